@@ -1,0 +1,67 @@
+# MangaAssist LLM serving stack. `make synth` and `make test` are all a newcomer needs; both set up
+# their own pinned toolchain (.venv from requirements-dev.txt, node_modules from package-lock.json).
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+ENVS := dev staging prod
+ENV ?= dev
+VENV := .venv
+PY := $(VENV)/bin/python
+CDK := node_modules/.bin/cdk
+CDK_FLAGS := --ci --no-notices --no-version-reporting --no-asset-metadata --no-path-metadata
+# jsii prints a banner on Node 20 (end of life); the CDK itself works and is tested on it.
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: help deps synth $(addprefix synth-,$(ENVS)) cfn-lint diff deploy test lint clean
+
+help:
+	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
+	@echo "make test             run every test"
+	@echo "make lint             ruff, hadolint, shellcheck"
+	@echo "make diff ENV=prod    cdk diff against the deployed stacks (needs AWS credentials)"
+	@echo "make deploy ENV=prod  cdk deploy one environment (needs AWS credentials)"
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+deps: $(VENV)/.installed node_modules/.installed
+
+# Each environment synthesises into its own cloud assembly; cdk-nag runs inside the synth and
+# fails it on any unacknowledged finding. cfn-lint then checks every template written.
+synth: deps
+	@$(MAKE) --no-print-directory -j 3 $(addprefix synth-,$(ENVS))
+	@$(MAKE) --no-print-directory cfn-lint
+
+$(addprefix synth-,$(ENVS)): synth-%: deps
+	@$(CDK) synth $(CDK_FLAGS) --quiet -c env=$* -o cdk.out/$* >/dev/null
+	@echo "synthesised $*: $$(ls cdk.out/$*/*.template.json | xargs -n1 basename | tr '\n' ' ')"
+
+cfn-lint: deps
+	@$(VENV)/bin/cfn-lint cdk.out/*/*.template.json
+	@echo "cfn-lint: no errors in $$(ls cdk.out/*/*.template.json | wc -l) templates"
+
+diff: deps
+	$(CDK) diff $(CDK_FLAGS) -c env=$(ENV) --all -o cdk.out/$(ENV)
+
+deploy: deps
+	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) --all -o cdk.out/$(ENV) --require-approval broadening
+
+test: deps
+	$(PY) -m pytest -q
+
+lint: deps
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/hadolint container/Dockerfile
+	find . -name '*.sh' -not -path './node_modules/*' -not -path './.venv/*' -print0 | xargs -0 -r $(VENV)/bin/shellcheck
+
+clean:
+	rm -rf cdk.out .pytest_cache

@@ -1,0 +1,89 @@
+"""Load and validate an environment's configuration, reporting every problem at once."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from config.checks import Problem, check_environment
+from config.schema import Catalog, EnvironmentConfig
+
+CONFIG_DIR = Path(__file__).resolve().parent
+ENVIRONMENTS_DIR = CONFIG_DIR / "environments"
+CATALOG_FILE = CONFIG_DIR / "catalog.yaml"
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class ConfigError(Exception):
+    """A configuration that must not be synthesised. `problems` holds (field path, message) pairs."""
+
+    def __init__(self, source: str, problems: list[Problem]):
+        self.source = source
+        self.problems = problems
+        lines = [f"{source}: {len(problems)} problem(s)"]
+        lines += [f"  - {path}: {message}" for path, message in problems]
+        super().__init__("\n".join(lines))
+
+
+def known_environments() -> list[str]:
+    return sorted(p.stem for p in ENVIRONMENTS_DIR.glob("*.yaml"))
+
+
+@cache
+def load_catalog() -> Catalog:
+    return _validate(Catalog, _read_yaml(CATALOG_FILE), str(CATALOG_FILE.name))
+
+
+def load_config(env_name: str) -> EnvironmentConfig:
+    known = known_environments()
+    if env_name not in known:
+        raise ConfigError("env", [("env", f"unknown environment '{env_name}'; known: {', '.join(known)}")])
+    return load_config_file(ENVIRONMENTS_DIR / f"{env_name}.yaml", env_name)
+
+
+def load_config_file(path: Path, env_name: str) -> EnvironmentConfig:
+    source = f"config/environments/{path.name}"
+    raw = _read_yaml(path)
+    cfg = _validate(EnvironmentConfig, raw, source)
+    problems = check_environment(cfg, load_catalog(), env_name)
+    if problems:
+        raise ConfigError(source, problems)
+    return cfg
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        return YAML(typ="safe", pure=True).load(path.read_text())
+    except (OSError, YAMLError) as error:
+        raise ConfigError(path.name, [("(file)", str(error).replace("\n", " "))]) from None
+
+
+def _validate(model: type[M], raw: Any, source: str) -> M:
+    try:
+        return model.model_validate(raw)
+    except ValidationError as error:
+        raise ConfigError(source, [_describe(e, raw) for e in error.errors()]) from None
+
+
+def _describe(error: dict, raw: Any) -> Problem:
+    """Turn a pydantic error into (path, message); list items are named by their `name` field."""
+    parts: list[str] = []
+    node = raw
+    for key in error["loc"]:
+        if isinstance(key, int) and isinstance(node, list) and key < len(node):
+            item = node[key]
+            parts.append(str(item.get("name", key)) if isinstance(item, dict) else str(key))
+            node = item
+        else:
+            parts.append(str(key))
+            node = node.get(key) if isinstance(node, dict) else None
+    message = error["msg"]
+    if error["type"] != "missing":
+        message += f", got {error['input']!r}"
+    return ".".join(parts) or "(root)", message

@@ -1,0 +1,25 @@
+"""Names shared by the CDK app and the operations CLI: stacks and their outputs."""
+
+from __future__ import annotations
+
+PROJECT = "MangaAssist"
+
+
+def image_stack_name(env_name: str) -> str:
+    return f"{PROJECT}-{env_name}-Image"
+
+
+def serving_stack_name(env_name: str) -> str:
+    return f"{PROJECT}-{env_name}-Serving"
+
+
+# CloudFormation output keys (the ops CLI reads them with DescribeStacks).
+OUTPUT_REPOSITORY_URI = "RepositoryUri"
+OUTPUT_REPOSITORY_NAME = "RepositoryName"
+OUTPUT_BUILD_PROJECT = "ImageBuildProject"
+OUTPUT_ENDPOINT_NAME = "EndpointName"
+OUTPUT_ENDPOINT_CONFIG_NAME = "EndpointConfigName"
+OUTPUT_VARIANT_NAMES = "VariantNames"  # comma-separated
+OUTPUT_ROLLBACK_ALARMS = "RollbackAlarmNames"  # comma-separated
+OUTPUT_DASHBOARD_NAME = "DashboardName"
+OUTPUT_ALARM_TOPIC_ARN = "AlarmTopicArn"

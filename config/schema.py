@@ -1,0 +1,142 @@
+"""Typed shape of one environment's configuration.
+
+Field-level rules (types, ranges, allowed values) live here as pydantic constraints; rules that
+relate several fields live in `config.checks`. Both report every problem by field path.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# vLLM accepts only these LoRA ranks (`--max-lora-rank` choices, vLLM 0.33).
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+
+# Image tags that move: an endpoint must never reference one.
+MUTABLE_TAGS = ("latest", "stable", "prod", "production", "staging", "dev", "main")
+
+NAME_PATTERN = r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"  # SageMaker endpoint and variant names
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- catalog (config/catalog.yaml) ---------------------------------------------------------------
+
+
+class InstanceType(Strict):
+    gpu: str
+    gpu_count: int = Field(ge=1)
+    gpu_memory_gib: float = Field(gt=0)
+    vcpus: int = Field(ge=1)
+    memory_gib: float = Field(gt=0)
+    local_nvme: bool
+    on_demand_usd_per_hour: float = Field(gt=0)
+
+
+class ModelProfile(Strict):
+    parameters_billion: float = Field(gt=0)
+    num_layers: int = Field(ge=1)
+    num_kv_heads: int = Field(ge=1)
+    head_dim: int = Field(ge=1)
+    kv_dtype_bytes: int = Field(ge=1)
+    weights_gib: float = Field(gt=0)
+    runtime_overhead_gib: float = Field(ge=0)
+    max_position_embeddings: int = Field(ge=1)
+    min_startup_seconds: int = Field(ge=60, le=3600)
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        return 2 * self.num_layers * self.num_kv_heads * self.head_dim * self.kv_dtype_bytes
+
+
+class Catalog(Strict):
+    instance_types: dict[str, InstanceType]
+    models: dict[str, ModelProfile]
+
+
+# --- one environment (config/environments/<env>.yaml) --------------------------------------------
+
+
+class Tags(Strict):
+    Project: str = Field(min_length=1)
+    Environment: str = Field(min_length=1)
+    CostCenter: str = Field(min_length=1)
+
+
+class Variant(Strict):
+    name: str = Field(pattern=NAME_PATTERN)
+    instance_type: str
+    initial_instance_count: int = Field(ge=1)
+    initial_weight: float = Field(ge=0, le=100)
+    # Immutable tag (the repository refuses to overwrite tags) or a digest `sha256:<64 hex>`.
+    image_tag: str = Field(pattern=r"^(sha256:[0-9a-f]{64}|[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$")
+    # Only for instance types without local NVMe storage; refused otherwise.
+    volume_size_gb: int | None = Field(default=None, ge=1, le=512)
+
+
+class Engine(Strict):
+    model: str
+    quantization: Literal["awq", "awq_marlin"] = "awq"
+    gpu_memory_utilization: float = Field(gt=0, le=1)
+    max_model_len: int = Field(ge=256)
+    max_num_seqs: int = Field(ge=1)
+    max_num_batched_tokens: int = Field(ge=1)
+    block_size: int = Field(ge=1)
+    max_loras: int = Field(ge=1)
+    max_lora_rank: int
+    adapters: list[str] = Field(min_length=1)
+    # KV-cache tokens each of max_num_seqs sequences must get before vLLM starts preempting.
+    kv_cache_min_tokens_per_sequence: int = Field(ge=16)
+    # Output tokens kept free in max_model_len; prompts longer than the rest are refused (400).
+    generation_reserve_tokens: int = Field(ge=1)
+
+
+class Container(Strict):
+    startup_health_check_timeout_seconds: int = Field(ge=60, le=3600)
+    warmup_requests: int = Field(ge=0, le=100)
+    warmup_timeout_seconds: int = Field(ge=1, le=3600)
+    # SageMaker sends SIGKILL 30 s after SIGTERM; the drain must finish before that.
+    drain_seconds: int = Field(ge=1, lt=30)
+    metrics_interval_seconds: int = Field(ge=1, le=60)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+
+class CapacitySize(Strict):
+    type: Literal["INSTANCE_COUNT", "CAPACITY_PERCENT"]
+    value: int = Field(ge=1)
+
+
+class Deployment(Strict):
+    traffic_routing: Literal["ALL_AT_ONCE", "CANARY", "LINEAR"]
+    # CanarySize for CANARY, LinearStepSize for LINEAR; unused for ALL_AT_ONCE.
+    step_size: CapacitySize | None = None
+    wait_interval_seconds: int = Field(ge=0, le=3600)  # the bake time of each step
+    termination_wait_seconds: int = Field(ge=0, le=3600)
+    maximum_execution_timeout_seconds: int = Field(ge=600, le=28800)
+
+
+class DataCapture(Strict):
+    enabled: bool
+    sampling_percentage: int = Field(default=5, ge=1, le=100)
+    retention_days: int = Field(default=30, ge=1)
+
+
+class EnvironmentConfig(Strict):
+    name: str
+    account: str | None = Field(default=None, pattern=r"^\d{12}$")
+    region: str | None = Field(default=None, pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")
+    endpoint_name: str = Field(pattern=NAME_PATTERN)
+    tags: Tags
+    # Storage-volume KMS key for the endpoint config; refused on local-NVMe instance types.
+    endpoint_kms_key_arn: str | None = None
+    variants: list[Variant] = Field(min_length=1, max_length=10)
+    engine: Engine
+    container: Container
+    deployment: Deployment
+    data_capture: DataCapture
+
+    def variant(self, name: str) -> Variant:
+        return next(v for v in self.variants if v.name == name)

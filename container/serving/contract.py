@@ -1,0 +1,64 @@
+"""The names the serving image shares with the CDK app and the operations CLI.
+
+This module is the single definition of:
+- the environment variables the SageMaker model passes to the container (engine settings), and
+- the CloudWatch metric namespace, metric names and dimensions the container emits as EMF,
+  which the scaling policies, alarms and dashboard consume.
+
+It has no third-party imports so that both the image and the CDK app can import it.
+"""
+
+from __future__ import annotations
+
+# --- Environment variables set on the SageMaker model --------------------------------------------
+# Prefix SERVING_ rather than VLLM_: vLLM warns about (and reserves) unknown VLLM_* variables.
+ENV_MODEL_DIR = "SERVING_MODEL_DIR"
+ENV_LORA_DIR = "SERVING_LORA_DIR"
+ENV_LORA_ADAPTERS = "SERVING_LORA_ADAPTERS"  # comma-separated adapter names, one dir each
+ENV_QUANTIZATION = "SERVING_QUANTIZATION"
+ENV_GPU_MEMORY_UTILIZATION = "SERVING_GPU_MEMORY_UTILIZATION"
+ENV_MAX_MODEL_LEN = "SERVING_MAX_MODEL_LEN"
+ENV_MAX_NUM_SEQS = "SERVING_MAX_NUM_SEQS"
+ENV_MAX_NUM_BATCHED_TOKENS = "SERVING_MAX_NUM_BATCHED_TOKENS"
+ENV_BLOCK_SIZE = "SERVING_BLOCK_SIZE"
+ENV_MAX_LORAS = "SERVING_MAX_LORAS"
+ENV_MAX_LORA_RANK = "SERVING_MAX_LORA_RANK"
+ENV_GENERATION_RESERVE_TOKENS = "SERVING_GENERATION_RESERVE_TOKENS"
+ENV_WARMUP_REQUESTS = "SERVING_WARMUP_REQUESTS"
+ENV_WARMUP_TIMEOUT_SECONDS = "SERVING_WARMUP_TIMEOUT_SECONDS"
+ENV_DRAIN_SECONDS = "SERVING_DRAIN_SECONDS"
+ENV_METRICS_INTERVAL_SECONDS = "SERVING_METRICS_INTERVAL_SECONDS"
+ENV_ENDPOINT_NAME = "SERVING_ENDPOINT_NAME"
+ENV_VARIANT_NAME = "SERVING_VARIANT_NAME"
+ENV_MODEL_VERSION = "SERVING_MODEL_VERSION"  # the image tag, logged with every request
+ENV_LOG_LEVEL = "SERVING_LOG_LEVEL"
+
+# --- CloudWatch metrics emitted by the container (Embedded Metric Format) -----------------------
+METRIC_NAMESPACE = "MangaAssist/LLMServing"
+DIM_ENDPOINT = "EndpointName"
+DIM_VARIANT = "VariantName"
+DIM_ADAPTER = "Adapter"
+VARIANT_DIMENSIONS = (DIM_ENDPOINT, DIM_VARIANT)
+ADAPTER_DIMENSIONS = (DIM_ENDPOINT, DIM_VARIANT, DIM_ADAPTER)
+
+METRIC_QUEUE_DEPTH = "QueueDepth"  # vllm:num_requests_waiting (gauge), Count
+METRIC_RUNNING_SEQUENCES = "RunningSequences"  # vllm:num_requests_running (gauge), Count
+METRIC_KV_CACHE_USAGE = "KVCacheUsagePercent"  # vllm:kv_cache_usage_perc x 100, Percent
+METRIC_PREFIX_CACHE_HIT_RATE = "PrefixCacheHitRatePercent"  # hits/queries over the interval, Percent
+METRIC_TTFT_P50 = "TimeToFirstTokenP50"  # from histogram deltas over the interval, Milliseconds
+METRIC_TTFT_P95 = "TimeToFirstTokenP95"  # Milliseconds
+METRIC_PREEMPTIONS = "Preemptions"  # vllm:num_preemptions delta, Count
+METRIC_OOM_ERRORS = "OutOfMemoryErrors"  # caught by the serving layer, Count
+METRIC_ADAPTER_REQUESTS = "AdapterRequests"  # per adapter (ADAPTER_DIMENSIONS), Count
+
+VARIANT_METRICS = {
+    METRIC_QUEUE_DEPTH: "Count",
+    METRIC_RUNNING_SEQUENCES: "Count",
+    METRIC_KV_CACHE_USAGE: "Percent",
+    METRIC_PREFIX_CACHE_HIT_RATE: "Percent",
+    METRIC_TTFT_P50: "Milliseconds",
+    METRIC_TTFT_P95: "Milliseconds",
+    METRIC_PREEMPTIONS: "Count",
+    METRIC_OOM_ERRORS: "Count",
+}
+ADAPTER_METRICS = {METRIC_ADAPTER_REQUESTS: "Count"}
