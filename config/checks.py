@@ -18,6 +18,8 @@ from config.schema import (
 Problem = tuple[str, str]
 GIB = 1024**3
 PROD_MIN_BAKE_SECONDS = 600
+MAX_ROLLBACK_ALARMS = 10  # AutoRollbackConfiguration accepts 1-10 alarms
+ROLLBACK_ALARMS_PER_VARIANT = 2  # 5XX rate and p99 model latency (constructs/serving_alarms.py)
 
 
 def check_environment(cfg: EnvironmentConfig, catalog: Catalog, env_name: str) -> list[Problem]:
@@ -49,6 +51,15 @@ def _check_variants(cfg: EnvironmentConfig, catalog: Catalog) -> list[Problem]:
     for name, count in Counter(v.name for v in cfg.variants).items():
         if count > 1:
             problems.append(("variants", f"variant names must be unique, '{name}' appears {count} times"))
+    if len(cfg.variants) * ROLLBACK_ALARMS_PER_VARIANT > MAX_ROLLBACK_ALARMS:
+        problems.append(
+            (
+                "variants",
+                f"at most {MAX_ROLLBACK_ALARMS // ROLLBACK_ALARMS_PER_VARIANT} variants (each adds "
+                f"{ROLLBACK_ALARMS_PER_VARIANT} rollback alarms, SageMaker takes {MAX_ROLLBACK_ALARMS}), "
+                f"got {len(cfg.variants)}",
+            )
+        )
     if all(v.initial_weight == 0 for v in cfg.variants):
         problems.append(("variants", "at least one variant needs initial_weight > 0, all are 0"))
     known = ", ".join(sorted(catalog.instance_types))

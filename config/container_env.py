@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from container.serving import contract as c
 from config.schema import EnvironmentConfig, Variant
+from container.serving import contract as c
 
 MODEL_DIR = "/opt/ml/model/base"
 LORA_DIR = "/opt/ml/model/lora"

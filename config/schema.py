@@ -6,7 +6,7 @@ relate several fields live in `config.checks`. Both report every problem by fiel
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -73,6 +73,9 @@ class Variant(Strict):
     initial_weight: float = Field(ge=0, le=100)
     # Immutable tag (the repository refuses to overwrite tags) or a digest `sha256:<64 hex>`.
     image_tag: str = Field(pattern=r"^(sha256:[0-9a-f]{64}|[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$")
+    # Uncompressed model data (S3 prefix holding base/ and lora/<adapter>/), mounted read-only at
+    # /opt/ml/model; network isolation keeps the container off the internet.
+    model_data_s3_uri: str = Field(pattern=r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/([^/]+/)+$")
     # Only for instance types without local NVMe storage; refused otherwise.
     volume_size_gb: int | None = Field(default=None, ge=1, le=512)
 
@@ -102,6 +105,7 @@ class Container(Strict):
     drain_seconds: int = Field(ge=1, lt=30)
     metrics_interval_seconds: int = Field(ge=1, le=60)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_retention_days: Literal[7, 14, 30, 60, 90, 180, 365, 731] = 90
 
 
 class CapacitySize(Strict):
@@ -124,6 +128,20 @@ class DataCapture(Strict):
     retention_days: int = Field(default=30, ge=1)
 
 
+class ImageBuild(Strict):
+    keep_images: int = Field(default=30, ge=2, le=1000)  # ECR lifecycle: newest N images kept
+
+
+class Alarms(Strict):
+    # Seeds' SLOs: error rate < 0.1 % (24 h); p99 total latency < 2,000 ms (1 h).
+    error_rate_5xx_percent: float = Field(gt=0, le=100)
+    model_latency_p99_ms: int = Field(ge=1)
+    evaluation_minutes: int = Field(default=5, ge=1, le=60)
+    email_subscriptions: list[Annotated[str, Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]] = Field(
+        default_factory=list
+    )
+
+
 class EnvironmentConfig(Strict):
     name: str
     account: str | None = Field(default=None, pattern=r"^\d{12}$")
@@ -137,6 +155,8 @@ class EnvironmentConfig(Strict):
     container: Container
     deployment: Deployment
     data_capture: DataCapture
+    image_build: ImageBuild = ImageBuild()
+    alarms: Alarms
 
     def variant(self, name: str) -> Variant:
         return next(v for v in self.variants if v.name == name)

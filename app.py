@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""CDK entry point: picks the environment from context (`-c env=prod`, default dev) and builds it.
+
+A bad config stops here with every problem listed, before any template is written.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks, NIST80053R5Checks
+
+from config import ConfigError, load_config
+from stacks.environment import build_environment
+
+
+def main() -> None:
+    app = cdk.App()
+    env_name = app.node.try_get_context("env") or "dev"
+    try:
+        cfg = load_config(env_name)
+    except ConfigError as error:
+        print(f"Refusing to synthesise: {error}", file=sys.stderr)
+        sys.exit(1)
+    build_environment(app, cfg)
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app), NIST80053R5Checks(app))
+    try:
+        app.synth()
+    except RuntimeError as error:  # cdk-nag findings: the report above says which and where
+        if "ValidationFailed" not in str(error):
+            raise
+        print(f"Refusing to synthesise {env_name}: unacknowledged cdk-nag findings (listed above)", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""The serving image's ECR repository and the CodeBuild project that builds container/ into it.
+
+`cdk synth` never needs Docker: container/ is zipped as a plain S3 asset, and the image is built
+by CodeBuild when someone starts the project (see README, "Building an image"). Tags are immutable,
+and the default tag is the content hash of container/, so one source tree maps to one image.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import aws_codebuild as codebuild
+from aws_cdk import aws_ecr as ecr
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3_assets as s3_assets
+
+from constructs import Construct
+from constructs.nag import INLINE_POLICY_REASON, acknowledge, arn_in_finding
+
+BUILDSPEC = {
+    "version": "0.2",
+    "env": {"shell": "bash"},
+    "phases": {
+        "pre_build": {
+            "commands": [
+                'REGISTRY="${REPOSITORY_URI%%/*}"',
+                'aws ecr get-login-password | docker login --username AWS --password-stdin "$REGISTRY"',
+                # Tags are immutable: an existing tag means this source is already built.
+                'if aws ecr describe-images --repository-name "$REPOSITORY_NAME" --image-ids imageTag="$IMAGE_TAG"'
+                ' >/dev/null 2>&1; then echo "$IMAGE_TAG already built"; SKIP=1; fi',
+            ]
+        },
+        "build": {
+            "commands": ['[ -n "${SKIP:-}" ] || docker build --pull --tag "$REPOSITORY_URI:$IMAGE_TAG" .'],
+        },
+        "post_build": {
+            "commands": [
+                '[ -n "${SKIP:-}" ] || docker push "$REPOSITORY_URI:$IMAGE_TAG"',
+                'echo "image: $REPOSITORY_URI:$IMAGE_TAG"',
+            ]
+        },
+    },
+}
+
+
+class ImageRepository(Construct):
+    """ECR repository (scan on push, immutable tags, lifecycle) plus its build project."""
+
+    def __init__(
+        self, scope: Construct, id: str, *, source_dir: Path, keep_images: int, encryption_key: kms.IKey
+    ) -> None:
+        super().__init__(scope, id)
+        self.repository = ecr.Repository(
+            self,
+            "Repository",
+            image_scan_on_push=True,
+            image_tag_mutability=ecr.TagMutability.IMMUTABLE,
+            encryption=ecr.RepositoryEncryption.KMS,
+            # Images referenced by a deployed endpoint must outlive a stack deletion.
+            removal_policy=RemovalPolicy.RETAIN,
+            lifecycle_rules=[
+                ecr.LifecycleRule(
+                    description="Drop untagged layers from interrupted builds",
+                    tag_status=ecr.TagStatus.UNTAGGED,
+                    max_image_age=Duration.days(7),
+                    rule_priority=1,
+                ),
+                ecr.LifecycleRule(
+                    description=f"Keep the newest {keep_images} images (rollback targets)",
+                    tag_status=ecr.TagStatus.ANY,
+                    max_image_count=keep_images,
+                    rule_priority=2,
+                ),
+            ],
+        )
+
+        source = s3_assets.Asset(self, "Source", path=str(source_dir))
+        self.default_tag = f"src-{source.asset_hash[:12]}"
+        build_logs = logs.LogGroup(
+            self,
+            "BuildLogs",
+            retention=logs.RetentionDays.THREE_MONTHS,
+            encryption_key=encryption_key,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.build_project = codebuild.Project(
+            self,
+            "Build",
+            description="Builds container/ into the serving image repository",
+            source=codebuild.Source.s3(bucket=source.bucket, path=source.s3_object_key),
+            environment=codebuild.BuildEnvironment(
+                build_image=codebuild.LinuxBuildImage.STANDARD_7_0,
+                compute_type=codebuild.ComputeType.LARGE,
+                privileged=True,  # docker build needs the Docker daemon
+            ),
+            environment_variables={
+                "REPOSITORY_URI": codebuild.BuildEnvironmentVariable(value=self.repository.repository_uri),
+                "REPOSITORY_NAME": codebuild.BuildEnvironmentVariable(value=self.repository.repository_name),
+                "IMAGE_TAG": codebuild.BuildEnvironmentVariable(value=self.default_tag),
+            },
+            build_spec=codebuild.BuildSpec.from_object(BUILDSPEC),
+            encryption_key=encryption_key,
+            timeout=Duration.minutes(60),
+            logging=codebuild.LoggingOptions(cloud_watch=codebuild.CloudWatchLoggingOptions(log_group=build_logs)),
+        )
+        self.repository.grant_pull_push(self.build_project)
+        role = self.build_project.role
+        project_id = Stack.of(self).resolve(Stack.of(self).get_logical_id(self.build_project.node.default_child))
+        for finding, reason in (
+            ("Resource::*", "ecr:GetAuthorizationToken has no resource type"),
+            ("Action::s3:GetObject*", "CodeBuild reads the container/ source asset (CDK's S3 source grant)"),
+            ("Action::s3:GetBucket*", "CodeBuild reads the container/ source asset (CDK's S3 source grant)"),
+            ("Action::s3:List*", "CodeBuild reads the container/ source asset (CDK's S3 source grant)"),
+            ("Action::kms:GenerateDataKey*", "encrypts build logs and artifacts with this stack's build key only"),
+            ("Action::kms:ReEncrypt*", "encrypts build logs and artifacts with this stack's build key only"),
+            (
+                f"Resource::{arn_in_finding(self, 'logs', f'log-group:/aws/codebuild/<{project_id}>:*')}",
+                "CodeBuild's own log group for this project (CDK default); streams are named per build",
+            ),
+            (
+                f"Resource::{arn_in_finding(self, 'codebuild', f'report-group/<{project_id}>-*')}",
+                "test report groups named after this project (CDK default)",
+            ),
+        ):
+            acknowledge(role, f"AwsSolutions::AwsSolutions-IAM5[{finding}]", reason)
+        acknowledge(role, "NIST.800.53.R5::NIST.800.53.R5-IAMNoInlinePolicy", INLINE_POLICY_REASON)
+        # describe-images for the "already built" check, on this repository only.
+        self.build_project.add_to_role_policy(
+            iam.PolicyStatement(actions=["ecr:DescribeImages"], resources=[self.repository.repository_arn])
+        )
+
+    def image_uri(self, tag: str) -> str:
+        """An image reference by immutable tag, or by digest when `tag` is `sha256:...`."""
+        separator = "@" if tag.startswith("sha256:") else ":"
+        return f"{self.repository.repository_uri}{separator}{tag}"
+
+    def grant_pull(self, grantee: iam.IGrantable) -> None:
+        self.repository.grant_pull(grantee)

@@ -1,0 +1,116 @@
+"""The endpoint config (variants, data capture) and the endpoint with its blue/green policy."""
+
+from __future__ import annotations
+
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_sagemaker as sagemaker
+
+from config.schema import EnvironmentConfig
+from constructs import Construct
+from constructs.capture_bucket import CaptureBucket
+from constructs.nag import acknowledge
+
+Endpoint = sagemaker.CfnEndpoint
+EndpointConfig = sagemaker.CfnEndpointConfig
+
+
+class InferenceEndpoint(Construct):
+    """Variants from config; updates go blue/green and roll back when a rollback alarm fires.
+
+    The endpoint config name is generated (its properties are create-only, so every change
+    replaces it); the endpoint name comes from config because clients invoke it by name and the
+    rollback alarms need it before the endpoint exists.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        cfg: EnvironmentConfig,
+        model_names: dict[str, str],
+        rollback_alarms: list[cloudwatch.IAlarm],
+        capture: CaptureBucket | None,
+    ) -> None:
+        super().__init__(scope, id)
+        self.config = EndpointConfig(
+            self,
+            "Config",
+            production_variants=[
+                EndpointConfig.ProductionVariantProperty(
+                    variant_name=v.name,
+                    model_name=model_names[v.name],
+                    instance_type=v.instance_type,
+                    initial_instance_count=v.initial_instance_count,
+                    initial_variant_weight=v.initial_weight,
+                    container_startup_health_check_timeout_in_seconds=cfg.container.startup_health_check_timeout_seconds,
+                    model_data_download_timeout_in_seconds=cfg.container.startup_health_check_timeout_seconds,
+                    volume_size_in_gb=v.volume_size_gb,  # None on local-NVMe types (config.checks)
+                )
+                for v in cfg.variants
+            ],
+            kms_key_id=cfg.endpoint_kms_key_arn,  # None on local-NVMe types (config.checks)
+            data_capture_config=self._data_capture(cfg, capture),
+        )
+        if cfg.endpoint_kms_key_arn is None:
+            acknowledge(
+                self.config,
+                "NIST.800.53.R5::NIST.800.53.R5-SageMakerEndpointConfigurationKMSKeyConfigured",
+                "The variants run on instance types with local NVMe storage, which SageMaker encrypts with a "
+                "hardware key; KmsKeyId does not apply to it and config validation refuses it there",
+            )
+        self.endpoint = Endpoint(
+            self,
+            "Endpoint",
+            endpoint_name=cfg.endpoint_name,
+            endpoint_config_name=self.config.attr_endpoint_config_name,
+            # Keep the instance counts and weights autoscaling and `ops shift` have set.
+            retain_all_variant_properties=True,
+            deployment_config=Endpoint.DeploymentConfigProperty(
+                blue_green_update_policy=self._blue_green(cfg),
+                auto_rollback_configuration=Endpoint.AutoRollbackConfigProperty(
+                    alarms=[Endpoint.AlarmProperty(alarm_name=a.alarm_name) for a in rollback_alarms]
+                ),
+            ),
+        )
+        self.endpoint_name = cfg.endpoint_name
+        self.variant_names = [v.name for v in cfg.variants]
+
+    @staticmethod
+    def _blue_green(cfg: EnvironmentConfig) -> Endpoint.BlueGreenUpdatePolicyProperty:
+        d = cfg.deployment
+        step = (
+            Endpoint.CapacitySizeProperty(type=d.step_size.type, value=d.step_size.value)
+            if d.step_size is not None and d.traffic_routing != "ALL_AT_ONCE"
+            else None
+        )
+        return Endpoint.BlueGreenUpdatePolicyProperty(
+            traffic_routing_configuration=Endpoint.TrafficRoutingConfigProperty(
+                type=d.traffic_routing,
+                wait_interval_in_seconds=d.wait_interval_seconds,
+                canary_size=step if d.traffic_routing == "CANARY" else None,
+                linear_step_size=step if d.traffic_routing == "LINEAR" else None,
+            ),
+            termination_wait_in_seconds=d.termination_wait_seconds,
+            maximum_execution_timeout_in_seconds=d.maximum_execution_timeout_seconds,
+        )
+
+    @staticmethod
+    def _data_capture(
+        cfg: EnvironmentConfig, capture: CaptureBucket | None
+    ) -> EndpointConfig.DataCaptureConfigProperty | None:
+        if capture is None:
+            return None
+        return EndpointConfig.DataCaptureConfigProperty(
+            enable_capture=True,
+            initial_sampling_percentage=cfg.data_capture.sampling_percentage,
+            destination_s3_uri=capture.destination_uri,
+            kms_key_id=capture.encryption_key.key_arn,
+            capture_options=[
+                EndpointConfig.CaptureOptionProperty(capture_mode="Input"),
+                EndpointConfig.CaptureOptionProperty(capture_mode="Output"),
+            ],
+            capture_content_type_header=EndpointConfig.CaptureContentTypeHeaderProperty(
+                json_content_types=["application/json"]
+            ),
+        )

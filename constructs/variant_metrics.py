@@ -1,0 +1,75 @@
+"""CloudWatch metrics of one production variant. Alarms, scaling and the dashboard use only these."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+
+from container.serving import contract
+
+SAGEMAKER_NAMESPACE = "AWS/SageMaker"  # invocations, errors, latencies (microseconds)
+INSTANCE_NAMESPACE = "/aws/sagemaker/Endpoints"  # CPU, memory, GPU (summed over GPUs)
+ONE_MINUTE = Duration.minutes(1)
+
+
+class VariantMetrics:
+    """Every metric here carries the EndpointName and VariantName dimensions of one variant."""
+
+    def __init__(self, endpoint_name: str, variant_name: str) -> None:
+        self.endpoint_name = endpoint_name
+        self.variant_name = variant_name
+
+    def metric(
+        self,
+        metric_name: str,
+        *,
+        namespace: str = SAGEMAKER_NAMESPACE,
+        statistic: str = "Average",
+        period: Duration = ONE_MINUTE,
+        extra_dimensions: dict[str, str] | None = None,
+    ) -> cloudwatch.Metric:
+        return cloudwatch.Metric(
+            namespace=namespace,
+            metric_name=metric_name,
+            dimensions_map={
+                contract.DIM_ENDPOINT: self.endpoint_name,
+                contract.DIM_VARIANT: self.variant_name,
+                **(extra_dimensions or {}),
+            },
+            statistic=statistic,
+            period=period,
+            label=f"{self.variant_name} {metric_name}",
+        )
+
+    def invocations(self, period: Duration = ONE_MINUTE) -> cloudwatch.Metric:
+        return self.metric("Invocations", statistic="Sum", period=period)
+
+    def errors_5xx(self, period: Duration = ONE_MINUTE) -> cloudwatch.Metric:
+        return self.metric("Invocation5XXErrors", statistic="Sum", period=period)
+
+    def errors_4xx(self, period: Duration = ONE_MINUTE) -> cloudwatch.Metric:
+        return self.metric("Invocation4XXErrors", statistic="Sum", period=period)
+
+    def error_rate(self, errors: cloudwatch.Metric, period: Duration = ONE_MINUTE) -> cloudwatch.MathExpression:
+        """Errors as a percentage of invocations; no invocations gives no data, not 0 %."""
+        return cloudwatch.MathExpression(
+            expression="100 * errors / invocations",
+            using_metrics={"errors": errors, "invocations": self.invocations(period)},
+            period=period,
+            label=f"{self.variant_name} {errors.metric_name} %",
+        )
+
+    def model_latency(self, statistic: str = "p99") -> cloudwatch.Metric:
+        return self.metric("ModelLatency", statistic=statistic)
+
+    def overhead_latency(self, statistic: str = "p99") -> cloudwatch.Metric:
+        return self.metric("OverheadLatency", statistic=statistic)
+
+    def instance_metric(self, metric_name: str, statistic: str = "Average") -> cloudwatch.Metric:
+        return self.metric(metric_name, namespace=INSTANCE_NAMESPACE, statistic=statistic)
+
+    def engine_metric(self, metric_name: str, statistic: str = "Average") -> cloudwatch.Metric:
+        """A metric the serving image emits as EMF (names in container/serving/contract.py)."""
+        if metric_name not in contract.VARIANT_METRICS:
+            raise ValueError(f"{metric_name} is not emitted by the serving image")
+        return self.metric(metric_name, namespace=contract.METRIC_NAMESPACE, statistic=statistic)

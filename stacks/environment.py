@@ -1,0 +1,37 @@
+"""One environment = the image stack plus the serving stack, both tagged from config."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+
+from config import naming
+from config.schema import EnvironmentConfig
+from constructs import Construct
+from stacks.image_stack import ImageStack
+from stacks.serving_stack import ServingStack
+
+
+def build_environment(scope: Construct, cfg: EnvironmentConfig) -> tuple[ImageStack, ServingStack]:
+    env = cdk.Environment(account=cfg.account, region=cfg.region) if cfg.account else None
+    tags = cfg.tags.model_dump()
+    image = ImageStack(
+        scope,
+        naming.image_stack_name(cfg.name),
+        cfg=cfg,
+        env=env,
+        tags=tags,
+        description=f"MangaAssist LLM serving image ({cfg.name})",
+    )
+    serving = ServingStack(
+        scope,
+        naming.serving_stack_name(cfg.name),
+        cfg=cfg,
+        image=image.image,
+        env=env,
+        tags=tags,
+        description=f"MangaAssist LLM SageMaker endpoint ({cfg.name})",
+    )
+    for stack in (image, serving):
+        for key, value in tags.items():
+            cdk.Tags.of(stack).add(key, value)
+    return image, serving

@@ -1,0 +1,58 @@
+"""The SageMaker endpoint and everything that watches it. Composes constructs; builds nothing itself."""
+
+from __future__ import annotations
+
+from aws_cdk import ArnFormat, CfnOutput, Stack
+
+from config import naming
+from config.schema import EnvironmentConfig
+from constructs import Construct
+from constructs.alarm_topic import AlarmTopic
+from constructs.capture_bucket import CaptureBucket
+from constructs.encryption_key import service_key
+from constructs.image_repository import ImageRepository
+from constructs.inference_endpoint import InferenceEndpoint
+from constructs.serving_alarms import ServingAlarms
+from constructs.serving_model import ServingModels
+
+
+class ServingStack(Stack):
+    def __init__(self, scope: Construct, id: str, *, cfg: EnvironmentConfig, image: ImageRepository, **kwargs) -> None:
+        super().__init__(scope, id, **kwargs)
+        key = service_key(self, "ServingKey", description=f"{cfg.endpoint_name}: logs, data capture, alarms")
+        models = ServingModels(self, "Models", cfg=cfg, image=image, encryption_key=key)
+
+        capture = None
+        if cfg.data_capture.enabled:
+            capture = CaptureBucket(
+                self, "DataCapture", encryption_key=key, retention_days=cfg.data_capture.retention_days
+            )
+            capture.grant_capture(models.role)
+
+        topic = AlarmTopic(
+            self, "Notifications", encryption_key=key, email_subscriptions=cfg.alarms.email_subscriptions
+        )
+        alarms = ServingAlarms(self, "Alarms", cfg=cfg)
+        for alarm in alarms.all_alarms:
+            topic.notify(alarm)
+        models.grant_describe_alarms([self._alarm_arn(a.alarm_name) for a in alarms.rollback_alarms])
+
+        endpoint = InferenceEndpoint(
+            self,
+            "Endpoint",
+            cfg=cfg,
+            model_names={name: model.attr_model_name for name, model in models.models.items()},
+            rollback_alarms=alarms.rollback_alarms,
+            capture=capture,
+        )
+
+        CfnOutput(self, naming.OUTPUT_ENDPOINT_NAME, value=endpoint.endpoint.attr_endpoint_name)
+        CfnOutput(self, naming.OUTPUT_ENDPOINT_CONFIG_NAME, value=endpoint.config.attr_endpoint_config_name)
+        CfnOutput(self, naming.OUTPUT_ALARM_TOPIC_ARN, value=topic.topic.topic_arn)
+        CfnOutput(self, naming.OUTPUT_VARIANT_NAMES, value=",".join(endpoint.variant_names))
+        CfnOutput(self, naming.OUTPUT_ROLLBACK_ALARMS, value=",".join(a.alarm_name for a in alarms.rollback_alarms))
+
+    def _alarm_arn(self, alarm_name: str) -> str:
+        return self.format_arn(
+            service="cloudwatch", resource="alarm", resource_name=alarm_name, arn_format=ArnFormat.COLON_RESOURCE_NAME
+        )
