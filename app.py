@@ -9,10 +9,9 @@ from __future__ import annotations
 import sys
 
 import aws_cdk as cdk
-from cdk_nag import AwsSolutionsChecks, NIST80053R5Checks
 
 from config import ConfigError, load_config
-from stacks.environment import build_environment
+from stacks.environment import add_compliance_checks, build_environment
 
 
 def main() -> None:
@@ -24,7 +23,7 @@ def main() -> None:
         print(f"Refusing to synthesise: {error}", file=sys.stderr)
         sys.exit(1)
     build_environment(app, cfg)
-    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app), NIST80053R5Checks(app))
+    add_compliance_checks(app)
     try:
         app.synth()
     except RuntimeError as error:  # cdk-nag findings: the report above says which and where

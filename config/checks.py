@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any, cast
 
 from config.schema import (
     MUTABLE_TAGS,
@@ -16,21 +19,29 @@ from config.schema import (
 )
 
 Problem = tuple[str, str]
+INVALID = object()  # a section that failed field validation; checks needing it are skipped
 GIB = 1024**3
 PROD_MIN_BAKE_SECONDS = 600
 MAX_ROLLBACK_ALARMS = 10  # AutoRollbackConfiguration accepts 1-10 alarms
 ROLLBACK_ALARMS_PER_VARIANT = 2  # 5XX rate and p99 model latency (constructs/serving_alarms.py)
 
 
-def check_environment(cfg: EnvironmentConfig, catalog: Catalog, env_name: str) -> list[Problem]:
-    return [
-        *_check_identity(cfg, env_name),
-        *_check_variants(cfg, catalog),
-        *_check_engine(cfg, catalog),
-        *_check_vram_budget(cfg, catalog),
-        *_check_container(cfg, catalog),
-        *_check_deployment(cfg, env_name),
+def check_environment(sections: dict[str, Any], catalog: Catalog, env_name: str) -> list[Problem]:
+    """Run every check whose sections passed field validation (see config.loader)."""
+    cfg = cast(EnvironmentConfig, SimpleNamespace(**sections))
+    checks: list[tuple[tuple[str, ...], Callable[[], list[Problem]]]] = [
+        (("name", "tags", "account", "region"), lambda: _check_identity(cfg, env_name)),
+        (("variants", "endpoint_kms_key_arn"), lambda: _check_variants(cfg, catalog)),
+        (("engine",), lambda: _check_engine(cfg, catalog)),
+        (("engine", "variants"), lambda: _check_vram_budget(cfg, catalog)),
+        (("engine", "container"), lambda: _check_container(cfg, catalog)),
+        (("deployment", "variants"), lambda: _check_deployment(cfg, env_name)),
     ]
+    problems: list[Problem] = []
+    for needs, check in checks:
+        if all(sections[name] is not INVALID for name in needs):
+            problems += check()
+    return problems
 
 
 def _check_identity(cfg: EnvironmentConfig, env_name: str) -> list[Problem]:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from config.checks import Problem, check_environment
+from config.checks import INVALID, Problem, check_environment
 from config.schema import Catalog, EnvironmentConfig
 
 CONFIG_DIR = Path(__file__).resolve().parent
@@ -48,13 +48,39 @@ def load_config(env_name: str) -> EnvironmentConfig:
 
 
 def load_config_file(path: Path, env_name: str) -> EnvironmentConfig:
+    """Validate each section on its own so one bad field does not hide the problems elsewhere."""
     source = f"config/environments/{path.name}"
     raw = _read_yaml(path)
-    cfg = _validate(EnvironmentConfig, raw, source)
-    problems = check_environment(cfg, load_catalog(), env_name)
+    if not isinstance(raw, dict):
+        raise ConfigError(source, [("(file)", "must be a mapping of settings")])
+    sections, problems = _validate_sections(raw)
+    problems += check_environment(sections, load_catalog(), env_name)
     if problems:
         raise ConfigError(source, problems)
-    return cfg
+    return EnvironmentConfig.model_validate(raw)
+
+
+def _validate_sections(raw: dict) -> tuple[dict[str, Any], list[Problem]]:
+    """Each top-level field validated alone; invalid ones map to INVALID and are reported."""
+    fields = EnvironmentConfig.model_fields
+    problems: list[Problem] = [
+        (key, f"unknown setting; known: {', '.join(fields)}") for key in raw if key not in fields
+    ]
+    sections: dict[str, Any] = {}
+    for name, field in fields.items():
+        if name not in raw:
+            if field.is_required():
+                problems.append((name, "Field required"))
+                sections[name] = INVALID
+            else:
+                sections[name] = field.get_default(call_default_factory=True)
+            continue
+        try:
+            sections[name] = TypeAdapter(Annotated[field.annotation, field]).validate_python(raw[name])
+        except ValidationError as error:
+            problems += [_describe({**e, "loc": (name, *e["loc"])}, raw) for e in error.errors()]
+            sections[name] = INVALID
+    return sections, problems
 
 
 def _read_yaml(path: Path) -> Any:

@@ -38,7 +38,6 @@ class VariantMetrics:
             },
             statistic=statistic,
             period=period,
-            label=f"{self.variant_name} {metric_name}",
         )
 
     def invocations(self, period: Duration = ONE_MINUTE) -> cloudwatch.Metric:

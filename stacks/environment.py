@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks, NIST80053R5Checks
 
 from config import naming
 from config.schema import EnvironmentConfig
@@ -35,3 +36,8 @@ def build_environment(scope: Construct, cfg: EnvironmentConfig) -> tuple[ImageSt
         for key, value in tags.items():
             cdk.Tags.of(stack).add(key, value)
     return image, serving
+
+
+def add_compliance_checks(app: cdk.App) -> None:
+    """cdk-nag packs run during synth; an unacknowledged finding fails it."""
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app), NIST80053R5Checks(app))

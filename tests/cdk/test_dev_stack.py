@@ -1,0 +1,30 @@
+"""The dev environment: environment-agnostic, one instance per variant, all-at-once rollout."""
+
+from __future__ import annotations
+
+from aws_cdk import Token
+from aws_cdk.assertions import Match
+
+
+def test_dev_synthesises_without_an_account(dev) -> None:
+    assert Token.is_unresolved(dev.serving_stack.account)
+    assert Token.is_unresolved(dev.serving_stack.region)
+
+
+def test_dev_rolls_out_all_at_once(dev) -> None:
+    dev.serving.has_resource_properties(
+        "AWS::SageMaker::Endpoint",
+        {
+            "DeploymentConfig": {
+                "BlueGreenUpdatePolicy": Match.object_like(
+                    {"TrafficRoutingConfiguration": {"Type": "ALL_AT_ONCE", "WaitIntervalInSeconds": 300}}
+                ),
+                "AutoRollbackConfiguration": Match.any_value(),
+            }
+        },
+    )
+
+
+def test_dev_has_no_data_capture(dev) -> None:
+    dev.serving.has_resource_properties("AWS::SageMaker::EndpointConfig", {"DataCaptureConfig": Match.absent()})
+    dev.serving.resource_count_is("AWS::S3::Bucket", 0)

@@ -1,0 +1,224 @@
+"""The prod serving stack, synthesised once for the module."""
+
+from __future__ import annotations
+
+from aws_cdk.assertions import Capture, Match
+
+from config.container_env import container_environment
+from container.serving import contract
+
+
+def test_two_variants_from_config(prod) -> None:
+    prod.serving.has_resource_properties(
+        "AWS::SageMaker::EndpointConfig",
+        {
+            "ProductionVariants": [
+                Match.object_like(
+                    {
+                        "VariantName": "primary",
+                        "InstanceType": "ml.g5.xlarge",
+                        "InitialInstanceCount": 4,
+                        "InitialVariantWeight": 95,
+                        "ContainerStartupHealthCheckTimeoutInSeconds": 900,
+                    }
+                ),
+                Match.object_like(
+                    {
+                        "VariantName": "canary",
+                        "InstanceType": "ml.g5.xlarge",
+                        "InitialInstanceCount": 1,
+                        "InitialVariantWeight": 5,
+                        "ContainerStartupHealthCheckTimeoutInSeconds": 900,
+                    }
+                ),
+            ]
+        },
+    )
+
+
+def test_no_volume_size_or_kms_key_on_nvme_instances(prod) -> None:
+    configs = prod.serving.find_resources("AWS::SageMaker::EndpointConfig")
+    (config,) = configs.values()
+    assert "KmsKeyId" not in config["Properties"]
+    for variant in config["Properties"]["ProductionVariants"]:
+        assert "VolumeSizeInGB" not in variant
+
+
+def test_endpoint_config_name_is_generated(prod) -> None:
+    prod.serving.has_resource_properties("AWS::SageMaker::EndpointConfig", {"EndpointConfigName": Match.absent()})
+    prod.serving.has_resource_properties("AWS::SageMaker::Model", {"ModelName": Match.absent()})
+
+
+def test_blue_green_canary_with_rollback_on_alarms_in_this_stack(prod) -> None:
+    alarms = Capture()
+    prod.serving.has_resource_properties(
+        "AWS::SageMaker::Endpoint",
+        {
+            "EndpointName": "mangaassist-llm-prod",
+            "RetainAllVariantProperties": True,
+            "DeploymentConfig": {
+                "BlueGreenUpdatePolicy": {
+                    "TrafficRoutingConfiguration": {
+                        "Type": "CANARY",
+                        "CanarySize": {"Type": "CAPACITY_PERCENT", "Value": 10},
+                        "WaitIntervalInSeconds": 600,
+                    },
+                    "TerminationWaitInSeconds": 300,
+                    "MaximumExecutionTimeoutInSeconds": 3600,
+                },
+                "AutoRollbackConfiguration": {"Alarms": alarms},
+            },
+        },
+    )
+    alarm_ids = {alarm["AlarmName"]["Ref"] for alarm in alarms.as_array()}
+    defined = prod.serving.find_resources("AWS::CloudWatch::Alarm")
+    assert alarm_ids <= set(defined), "every rollback alarm is defined in this stack"
+    metrics = {defined[a]["Properties"].get("MetricName") for a in alarm_ids}
+    assert "ModelLatency" in metrics
+    expressions = [m for a in alarm_ids for m in defined[a]["Properties"].get("Metrics", [])]
+    assert any(
+        m.get("MetricStat", {}).get("Metric", {}).get("MetricName") == "Invocation5XXErrors" for m in expressions
+    )
+
+
+def test_rollback_alarms_watch_the_endpoint_by_name(prod) -> None:
+    prod.serving.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "MetricName": "ModelLatency",
+            "Namespace": "AWS/SageMaker",
+            "ExtendedStatistic": "p99",
+            "Threshold": 2_000_000,  # 2,000 ms SLO in microseconds
+            "Dimensions": Match.array_with(
+                [{"Name": "EndpointName", "Value": "mangaassist-llm-prod"}, {"Name": "VariantName", "Value": "canary"}]
+            ),
+        },
+    )
+
+
+def test_models_are_network_isolated_and_use_config_engine_settings(prod) -> None:
+    env = Capture()
+    prod.serving.has_resource_properties(
+        "AWS::SageMaker::Model",
+        {
+            "EnableNetworkIsolation": True,
+            "PrimaryContainer": {
+                "Environment": env,
+                "Image": Match.any_value(),
+                "ModelDataSource": {
+                    "S3DataSource": {
+                        "S3Uri": "s3://mangaassist-models-prod/llama-3-8b-instruct-awq/2026-11-01/",
+                        "S3DataType": "S3Prefix",
+                        "CompressionType": "None",
+                    }
+                },
+            },
+        },
+    )
+    assert env.as_object() == container_environment(
+        prod.cfg, prod.cfg.variant(env.as_object()[contract.ENV_VARIANT_NAME])
+    )
+    assert env.as_object()[contract.ENV_MAX_NUM_SEQS] == "128"
+    assert env.as_object()[contract.ENV_GPU_MEMORY_UTILIZATION] == "0.92"
+
+
+def test_model_image_is_pinned_to_the_config_tag(prod) -> None:
+    models = prod.serving.find_resources("AWS::SageMaker::Model")
+    for model in models.values():
+        parts = model["Properties"]["PrimaryContainer"]["Image"]["Fn::Join"][1]
+        assert parts[-1] == ":v0.1.0"
+
+
+def test_no_managed_policies_at_all(prod) -> None:
+    for template in (prod.serving, prod.image):
+        for role in template.find_resources("AWS::IAM::Role").values():
+            assert "ManagedPolicyArns" not in role["Properties"]
+
+
+def _execution_role_statements(prod) -> list[dict]:
+    policies = prod.serving.find_resources("AWS::IAM::Policy")
+    (policy,) = [p for p in policies.values() if any("ExecutionRole" in r["Ref"] for r in p["Properties"]["Roles"])]
+    return policy["Properties"]["PolicyDocument"]["Statement"]
+
+
+def test_execution_role_is_least_privilege(prod) -> None:
+    statements = _execution_role_statements(prod)
+    by_action: dict[str, list] = {}
+    for statement in statements:
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        for action in actions:
+            by_action.setdefault(action, []).append(statement)
+    # ECR pulls only from the image stack's repository (imported ARN), never "*".
+    for action in ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"):
+        for statement in by_action[action]:
+            assert "Fn::ImportValue" in str(statement["Resource"])
+    # Rollback reads only the rollback alarms.
+    (describe,) = by_action["cloudwatch:DescribeAlarms"]
+    assert all("alarm:" in str(r) for r in describe["Resource"])
+    # Model data: read-only under the configured prefix.
+    (get_object,) = by_action["s3:GetObject"]
+    assert get_object["Resource"] == "arn:aws:s3:::mangaassist-models-prod/llama-3-8b-instruct-awq/2026-11-01/*"
+    assert "s3:DeleteObject" not in by_action and "s3:*" not in by_action
+    assert not any(a.endswith(":*") for a in by_action)
+
+
+def test_data_capture_goes_to_an_encrypted_ssl_only_logged_bucket(prod) -> None:
+    prod.serving.has_resource_properties(
+        "AWS::SageMaker::EndpointConfig",
+        {"DataCaptureConfig": Match.object_like({"EnableCapture": True, "InitialSamplingPercentage": 5})},
+    )
+    prod.serving.has_resource_properties(
+        "AWS::S3::Bucket",
+        {
+            "BucketEncryption": {
+                "ServerSideEncryptionConfiguration": [
+                    Match.object_like({"ServerSideEncryptionByDefault": Match.object_like({"SSEAlgorithm": "aws:kms"})})
+                ]
+            },
+            "LoggingConfiguration": Match.object_like({"DestinationBucketName": Match.any_value()}),
+        },
+    )
+    prod.serving.has_resource_properties(
+        "AWS::S3::BucketPolicy",
+        {
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [Match.object_like({"Effect": "Deny", "Condition": {"Bool": {"aws:SecureTransport": "false"}}})]
+                )
+            }
+        },
+    )
+
+
+def test_endpoint_log_group_is_encrypted_with_retention(prod) -> None:
+    prod.serving.has_resource_properties(
+        "AWS::Logs::LogGroup",
+        {
+            "LogGroupName": "/aws/sagemaker/Endpoints/mangaassist-llm-prod",
+            "RetentionInDays": 90,
+            "KmsKeyId": Match.any_value(),
+        },
+    )
+
+
+def test_outputs_for_operators(prod) -> None:
+    outputs = prod.serving.find_outputs("*")
+    for key in ("EndpointName", "EndpointConfigName", "VariantNames", "RollbackAlarmNames", "AlarmTopicArn"):
+        assert key in outputs
+    assert outputs["VariantNames"]["Value"] == "primary,canary"
+
+
+def test_resources_are_tagged_from_config(prod) -> None:
+    prod.serving.has_resource_properties(
+        "AWS::SageMaker::Endpoint",
+        {
+            "Tags": Match.array_with(
+                [{"Key": "CostCenter", "Value": "ml-platform"}, {"Key": "Environment", "Value": "prod"}]
+            )
+        },
+    )
+
+
+def test_prod_stacks_target_the_configured_account(prod) -> None:
+    assert prod.serving_stack.account == "222222222222"
+    assert prod.serving_stack.region == "ap-northeast-1"

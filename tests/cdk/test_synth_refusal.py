@@ -1,0 +1,64 @@
+"""A new user's mistakes, run through the real app.py process: refused with field names, no traceback."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _app_copy(tmp_path: Path) -> Path:
+    copy = tmp_path / "app"
+    for name in ("config", "constructs", "stacks"):
+        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "container" / "serving",
+        copy / "container" / "serving",
+        ignore=shutil.ignore_patterns("__pycache__", "tests"),
+    )
+    shutil.copy(ROOT / "app.py", copy / "app.py")
+    return copy
+
+
+def _synth(app_dir: Path, env_name: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CDK_CONTEXT_JSON": f'{{"env": "{env_name}"}}', "CDK_OUTDIR": str(app_dir / "cdk.out")}
+    return subprocess.run([sys.executable, "app.py"], cwd=app_dir, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_three_mistakes_in_prod_are_all_reported_before_any_template(tmp_path: Path) -> None:
+    app_dir = _app_copy(tmp_path)
+    prod = app_dir / "config" / "environments" / "prod.yaml"
+    text = prod.read_text()
+    text = text.replace("initial_weight: 5\n", "initial_weight: -5\n")  # the canary
+    text = text.replace("startup_health_check_timeout_seconds: 900", "startup_health_check_timeout_seconds: 300")
+    prod.write_text(text)
+
+    result = _synth(app_dir, "prod")
+
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "variants.canary.initial_weight: Input should be greater than or equal to 0, got -5" in result.stderr
+    assert "container.startup_health_check_timeout_seconds: a 8B model needs at least 600 s" in result.stderr
+    assert not (app_dir / "cdk.out" / "MangaAssist-prod-Serving.template.json").exists()
+
+
+def test_g4dn_is_refused_with_the_vram_numbers(tmp_path: Path) -> None:
+    app_dir = _app_copy(tmp_path)
+    prod = app_dir / "config" / "environments" / "prod.yaml"
+    prod.write_text(prod.read_text().replace("instance_type: ml.g5.xlarge", "instance_type: ml.g4dn.xlarge"))
+
+    result = _synth(app_dir, "prod")
+
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "variants.primary.instance_type: ml.g4dn.xlarge is too small" in result.stderr
+    assert "16 GiB x 0.92 = 14.72 GiB usable" in result.stderr
+
+
+def test_unknown_environment(tmp_path: Path) -> None:
+    result = _synth(_app_copy(tmp_path), "qa")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "unknown environment 'qa'; known: dev, prod, staging" in result.stderr
