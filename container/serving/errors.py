@@ -1,0 +1,47 @@
+"""The one error shape for everything the serving layer answers itself.
+
+It is vLLM's own shape (ErrorResponse/ErrorInfo in vllm/entrypoints/serve/engine/protocol.py, 0.33.0),
+so a client sees the same JSON whether our guard or the engine refused the request:
+    {"error": {"message": str, "type": str, "param": str | null, "code": int}}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+ERROR_TYPES = {
+    400: "BadRequestError",
+    413: "RequestEntityTooLargeError",
+    500: "InternalServerError",
+    503: "ServiceUnavailableError",
+}
+
+
+def error_body(status: int, message: str, param: str | None = None) -> bytes:
+    error = {"message": message, "type": ERROR_TYPES[status], "param": param, "code": status}
+    return json.dumps({"error": error}).encode()
+
+
+async def send_json(send: Send, status: int, body: bytes, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def send_error(
+    send: Send, status: int, message: str, param: str | None = None, headers: Iterable[tuple[bytes, bytes]] = ()
+) -> None:
+    await send_json(send, status, error_body(status, message, param), headers)

@@ -1,0 +1,107 @@
+"""Request guards: cheap checks that turn a bad request into a clear 4xx before it reaches the engine.
+
+Pure functions of the request's headers and body, so they are tested directly and reused by the
+middleware without any framework.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .settings import BASE_MODEL_NAME
+from .tokens import estimate_chat_tokens, estimate_completion_tokens
+
+# SageMaker's InvokeEndpoint body limit (6 MB = 6291456 bytes).
+MAX_BODY_BYTES = 6 * 1024 * 1024
+ADAPTER_HEADER = "x-amzn-sagemaker-adapter-identifier"
+CHAT_PATH = "/v1/chat/completions"
+COMPLETION_PATH = "/v1/completions"
+INVOCATIONS_PATH = "/invocations"
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    status: int
+    message: str
+    param: str | None = None
+
+
+TOO_LARGE = Rejection(413, f"request body is larger than {MAX_BODY_BYTES} bytes (SageMaker's 6 MB limit)")
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    adapter: str
+    stream: bool
+    estimated_prompt_tokens: int
+
+
+class RequestGuard:
+    def __init__(self, adapters: tuple[str, ...], max_model_len: int, generation_reserve_tokens: int) -> None:
+        self.served_models = frozenset((BASE_MODEL_NAME, *adapters))
+        self.available = ", ".join((BASE_MODEL_NAME, *sorted(adapters)))
+        self.max_model_len = max_model_len
+        self.reserve = generation_reserve_tokens
+        self.budget = max_model_len - generation_reserve_tokens
+
+    def check_headers(self, content_type: str | None, content_length: str | None) -> Rejection | None:
+        if content_length is not None and content_length.isdigit() and int(content_length) > MAX_BODY_BYTES:
+            return TOO_LARGE
+        media_type = (content_type or "").split(";", 1)[0].strip().lower()
+        if media_type != "application/json":
+            return Rejection(400, f"Content-Type must be application/json, got {content_type or 'none'!r}")
+        return None
+
+    def check_body(self, path: str, body: bytes, adapter_header: str | None) -> Rejection | Admitted:
+        try:
+            payload = json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            return Rejection(400, f"request body is not valid JSON: {exc}")
+        if not isinstance(payload, dict):
+            return Rejection(400, "request body must be a JSON object")
+
+        shape = self._prompt_shape(path, payload)
+        if isinstance(shape, Rejection):
+            return shape
+        field, estimate = shape
+
+        adapter = self._adapter(payload, adapter_header)
+        if isinstance(adapter, Rejection):
+            return adapter
+
+        if estimate > self.budget:
+            return Rejection(
+                400,
+                f"prompt is about {estimate} tokens, over the context budget of {self.budget} tokens "
+                f"(max_model_len {self.max_model_len} minus {self.reserve} tokens reserved for the answer); "
+                "shorten or summarise the conversation history",
+                field,
+            )
+        return Admitted(adapter=adapter, stream=payload.get("stream") is True, estimated_prompt_tokens=estimate)
+
+    def _prompt_shape(self, path: str, payload: dict[str, Any]) -> Rejection | tuple[str, int]:
+        messages, prompt = payload.get("messages"), payload.get("prompt")
+        wants_chat = path == CHAT_PATH or (path == INVOCATIONS_PATH and "messages" in payload)
+        if wants_chat:
+            if not isinstance(messages, list) or not messages:
+                return Rejection(400, "'messages' must be a non-empty list of chat messages", "messages")
+            return "messages", estimate_chat_tokens(messages)
+        if path == COMPLETION_PATH or "prompt" in payload:
+            if prompt in (None, "", []):
+                return Rejection(400, "'prompt' must be a non-empty string or list", "prompt")
+            return "prompt", estimate_completion_tokens(prompt)
+        return Rejection(400, "request needs 'messages' (chat) or 'prompt' (completion)", "messages")
+
+    def _adapter(self, payload: dict[str, Any], adapter_header: str | None) -> Rejection | str:
+        # vLLM copies the SageMaker header into `model`, so the header wins over the body.
+        source, name = ("the X-Amzn-SageMaker-Adapter-Identifier header", adapter_header) if adapter_header else (
+            "the 'model' field",
+            payload.get("model"),
+        )
+        if name is None:
+            return BASE_MODEL_NAME
+        if not isinstance(name, str) or name not in self.served_models:
+            return Rejection(400, f"unknown adapter {name!r} in {source}; available: {self.available}", "model")
+        return name

@@ -1,0 +1,341 @@
+"""What vLLM's API server lacks for SageMaker, added inside its own process.
+
+vLLM 0.33.0 imports `--middleware serving.middleware.ServingMiddleware` and installs it with
+`app.add_middleware(cls)` (vllm/entrypoints/serve/middleware/register.py), after its own middleware,
+so this class sees every request first. It is pure ASGI: non-HTTP scopes (lifespan, websockets) and
+every path it does not own pass straight through, and responses stream through it message by message.
+
+It owns:
+- `/ping`: SageMaker's readiness signal, answered from the supervisor's state file, never from the engine;
+- the traffic gate and request guards on the inference routes (one JSON error shape, 4xx not 5xx);
+- an out-of-memory error from the engine: counted and answered with a retryable 503;
+- one structured log line per inference request (never prompt or completion text);
+- `/_serving/stats` for the supervisor (loopback clients only): in-flight count and counters.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .errors import error_body, send_error, send_json
+from .guards import (
+    ADAPTER_HEADER,
+    CHAT_PATH,
+    COMPLETION_PATH,
+    INVOCATIONS_PATH,
+    MAX_BODY_BYTES,
+    TOO_LARGE,
+    Admitted,
+    Rejection,
+    RequestGuard,
+)
+from .jsonlog import JsonLogger
+from .settings import BASE_MODEL_NAME, Settings
+from .state import ServingState, StateReader
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+PING_PATH = "/ping"
+STATS_PATH = "/_serving/stats"
+INFERENCE_PATHS = frozenset((INVOCATIONS_PATH, CHAT_PATH, COMPLETION_PATH))
+# The supervisor's warmup requests carry this header; honoured only from loopback clients.
+WARMUP_HEADER = "x-serving-warmup"
+# CUDA's "CUDA out of memory" and torch's OutOfMemoryError message both contain this.
+OOM_MARKER = b"out of memory"
+RETRY_AFTER = (b"retry-after", b"1")
+READY_BODY = json.dumps({"status": ServingState.READY.value}).encode()
+_ADAPTER_HEADER_B = ADAPTER_HEADER.encode()
+_WARMUP_HEADER_B = WARMUP_HEADER.encode()
+
+
+def is_loopback(scope: Scope) -> bool:
+    client = scope.get("client")
+    host = client[0] if client else ""
+    return host == "::1" or host.startswith("127.")
+
+
+class ServingCounters:
+    """Cumulative since the process started; the supervisor turns them into per-interval deltas."""
+
+    def __init__(self, adapters: tuple[str, ...]) -> None:
+        self.in_flight = 0
+        self.oom_errors = 0
+        self.adapter_requests: Counter[str] = Counter(dict.fromkeys((BASE_MODEL_NAME, *adapters), 0))
+
+    def snapshot(self, state: ServingState) -> dict[str, Any]:
+        return {
+            "state": state.value,
+            "in_flight": self.in_flight,
+            "oom_errors": self.oom_errors,
+            "adapter_requests": dict(self.adapter_requests),
+        }
+
+
+class ServingMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        settings = Settings.from_env()
+        self.model_version = settings.model_version
+        self.state = StateReader(settings.state_file)
+        self.guard = RequestGuard(settings.adapters, settings.max_model_len, settings.generation_reserve_tokens)
+        self.counters = ServingCounters(settings.adapters)
+        self.log = JsonLogger("serving", settings.log_level)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope["path"]
+        if path == PING_PATH:
+            await self._ping(send)
+        elif path in INFERENCE_PATHS and scope["method"] == "POST":
+            await self._inference(scope, receive, send)
+        elif path == STATS_PATH and is_loopback(scope):
+            body = json.dumps(self.counters.snapshot(self.state.current().state)).encode()
+            await send_json(send, 200, body)
+        else:
+            await self.app(scope, receive, send)
+
+    async def _ping(self, send: Send) -> None:
+        record = self.state.current()
+        if record.state is ServingState.READY:
+            await send_json(send, 200, READY_BODY)
+        else:
+            await send_json(send, 503, json.dumps({"status": record.state.value, "reason": record.reason}).encode())
+
+    async def _inference(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.perf_counter()
+        content_type = content_length = adapter_header = request_id = None
+        warmup = False
+        for name, value in scope["headers"]:
+            if name == b"content-type":
+                content_type = value.decode("latin-1")
+            elif name == b"content-length":
+                content_length = value.decode("latin-1")
+            elif name == _ADAPTER_HEADER_B:
+                adapter_header = value.decode("latin-1").strip() or None
+            elif name == b"x-request-id":
+                request_id = value.decode("latin-1")
+            elif name == _WARMUP_HEADER_B:
+                warmup = True
+        warmup = warmup and is_loopback(scope)
+        request = _RequestLog(request_id or uuid.uuid4().hex, scope["path"], warmup, started)
+
+        record = self.state.current()
+        open_for_warmup = warmup and record.state in (ServingState.STARTING, ServingState.WARMING_UP)
+        if record.state is not ServingState.READY and not open_for_warmup:
+            message = f"not accepting requests: {record.state.value} ({record.reason})"
+            await self._refuse(send, request, Rejection(503, message), (RETRY_AFTER,))
+            return
+
+        rejection = self.guard.check_headers(content_type, content_length)
+        if rejection is not None:
+            await self._refuse(send, request, rejection)
+            return
+        body = await _read_body(receive)
+        if body is None:  # the client went away before sending its request
+            return
+        outcome = TOO_LARGE if isinstance(body, Rejection) else self.guard.check_body(request.path, body, adapter_header)
+        if isinstance(outcome, Rejection):
+            await self._refuse(send, request, outcome)
+            return
+        await self._forward(scope, receive, send, body, outcome, request)
+
+    async def _refuse(
+        self, send: Send, request: _RequestLog, rejection: Rejection, headers: tuple[tuple[bytes, bytes], ...] = ()
+    ) -> None:
+        await send_error(send, rejection.status, rejection.message, rejection.param, headers)
+        request.status, request.error = rejection.status, rejection.message
+        self.log.info("request", **request.fields(self.model_version))
+
+    async def _forward(
+        self, scope: Scope, receive: Receive, send: Send, body: bytes, admitted: Admitted, request: _RequestLog
+    ) -> None:
+        counters = self.counters
+        counters.in_flight += 1
+        if not request.warmup:
+            counters.adapter_requests[admitted.adapter] += 1
+        request.adapter, request.stream = admitted.adapter, admitted.stream
+        request_id_header = (b"x-request-id", request.request_id.encode())
+        streaming = admitted.stream
+        body_sent = False
+
+        async def replay_receive() -> Message:
+            # The guards consumed the body; hand it to vLLM once, then pass disconnects through.
+            nonlocal body_sent
+            if body_sent:
+                return await receive()
+            body_sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        # Per-message work below is a few comparisons: this path carries every streamed token.
+        response_started = False
+        held_start: Message | None = None  # a 5xx response, held until its body shows whether it is an OOM
+        held_body: list[bytes] = []
+        success_body: list[bytes] = []  # non-streamed 2xx JSON, parsed once at the end for usage
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal response_started, held_start
+            if message["type"] == "http.response.body":
+                chunk = message.get("body", b"")
+                if held_start is not None:
+                    held_body.append(chunk)
+                    if not message.get("more_body", False):
+                        await self._release_error(send, held_start, b"".join(held_body), request, request_id_header)
+                    return
+                if chunk:
+                    if not request.first_byte_at:
+                        request.first_byte_at = time.perf_counter()
+                    if streaming:
+                        if chunk.startswith(b"data: {"):
+                            request.last_event = chunk
+                            if chunk.startswith(b'data: {"error"'):
+                                request.note_stream_error(chunk)
+                    else:
+                        success_body.append(chunk)
+                await send(message)
+                return
+            if message["type"] == "http.response.start":
+                request.status = message["status"]
+                if request.status >= 500:
+                    held_start = message
+                    return
+                message["headers"] = [*message.get("headers", ()), request_id_header]
+                response_started = True
+            await send(message)
+
+        try:
+            await self.app(scope, replay_receive, tracked_send)
+        except Exception as exc:
+            if response_started:
+                raise  # headers are out; the server closes the connection and logs the traceback
+            oom = OOM_MARKER in str(exc).lower().encode()
+            request.error = "out_of_memory" if oom else f"unhandled {type(exc).__name__}"
+            request.oom = oom
+            await self._send_engine_error(send, oom, request, request_id_header)
+        finally:
+            counters.in_flight -= 1
+            if request.oom:
+                counters.oom_errors += 1
+            if not streaming and success_body and request.status < 300:
+                request.read_usage(b"".join(success_body))
+            elif streaming and request.last_event:
+                request.read_usage(_last_sse_json(request.last_event))
+            self.log.info("request", **request.fields(self.model_version))
+
+    async def _release_error(
+        self, send: Send, start: Message, body: bytes, request: _RequestLog, request_id_header: tuple[bytes, bytes]
+    ) -> None:
+        if OOM_MARKER in body.lower():
+            request.oom, request.error = True, "out_of_memory"
+            await self._send_engine_error(send, True, request, request_id_header)
+            return
+        request.error = "engine_error"
+        await send({**start, "headers": [*start.get("headers", ()), request_id_header]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _send_engine_error(
+        self, send: Send, oom: bool, request: _RequestLog, request_id_header: tuple[bytes, bytes]
+    ) -> None:
+        if oom:
+            request.status = 503
+            message = (
+                "the engine ran out of GPU memory for this request; retry shortly "
+                "(a shorter conversation history also helps)"
+            )
+            await send_json(send, 503, error_body(503, message), (RETRY_AFTER, request_id_header))
+        else:
+            request.status = 500
+            await send_json(send, 500, error_body(500, "internal error in the serving layer"), (request_id_header,))
+
+
+class _RequestLog:
+    """What one inference request's log line says. Token counts and engine timings come from the
+    response's `usage` and `metrics` (vLLM's --enable-force-include-usage / --enable-per-request-metrics)."""
+
+    __slots__ = (
+        "request_id", "path", "warmup", "started", "adapter", "stream", "status", "error", "oom",
+        "first_byte_at", "last_event", "usage", "metrics",
+    )  # fmt: skip
+
+    def __init__(self, request_id: str, path: str, warmup: bool, started: float) -> None:
+        self.request_id, self.path, self.warmup, self.started = request_id, path, warmup, started
+        self.adapter: str | None = None
+        self.stream = False
+        self.status = 0
+        self.error: str | None = None
+        self.oom = False
+        self.first_byte_at = 0.0
+        self.last_event = b""
+        self.usage: dict[str, Any] = {}
+        self.metrics: dict[str, Any] = {}
+
+    def note_stream_error(self, event: bytes) -> None:
+        self.oom = self.oom or OOM_MARKER in event.lower()
+        self.error = "out_of_memory" if self.oom else "stream_error"
+
+    def read_usage(self, document: bytes | None) -> None:
+        if not document:
+            return
+        try:
+            parsed = json.loads(document)
+        except ValueError:
+            return
+        if isinstance(parsed, dict):
+            self.usage = parsed.get("usage") or {}
+            self.metrics = parsed.get("metrics") or {}
+
+    def fields(self, model_version: str) -> dict[str, Any]:
+        queue_ms, engine_ttft_ms = self.metrics.get("queue_time_ms"), self.metrics.get("time_to_first_token_ms")
+        if self.stream and self.first_byte_at:
+            ttft_ms = round((self.first_byte_at - self.started) * 1000, 1)  # what the client saw
+        elif queue_ms is not None and engine_ttft_ms is not None:
+            ttft_ms = round(queue_ms + engine_ttft_ms, 1)
+        else:
+            ttft_ms = None
+        return {
+            "request_id": self.request_id,
+            "path": self.path,
+            "adapter": self.adapter,
+            "model_version": model_version,
+            "status": self.status,
+            "stream": self.stream,
+            "warmup": self.warmup,
+            "prompt_tokens": self.usage.get("prompt_tokens"),
+            "output_tokens": self.usage.get("completion_tokens"),
+            "queue_wait_ms": queue_ms,
+            "ttft_ms": ttft_ms,
+            "total_ms": round((time.perf_counter() - self.started) * 1000, 1),
+            "error": self.error,
+        }
+
+
+async def _read_body(receive: Receive) -> bytes | Rejection | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return TOO_LARGE
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _last_sse_json(chunk: bytes) -> bytes | None:
+    """The JSON of the newest `data: {...}` event in a body message (usually the only one)."""
+    events = [event for event in chunk.split(b"\n\n") if event.startswith(b"data: {")]
+    return events[-1][len(b"data: ") :] if events else None

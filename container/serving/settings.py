@@ -1,0 +1,186 @@
+"""The container's settings, read once from the environment and validated as a whole.
+
+The SERVING_* names the SageMaker model passes are defined in `contract`. The few names defined here
+are internal: the image's defaults are right on SageMaker and only local runs and tests change them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from . import contract as c
+
+# Internal settings (not set by the CDK app).
+ENV_HOST = "SERVING_HOST"
+ENV_PORT = "SERVING_PORT"
+ENV_STATE_FILE = "SERVING_STATE_FILE"
+ENV_GPU_CHECK_INTERVAL_SECONDS = "SERVING_GPU_CHECK_INTERVAL_SECONDS"
+
+SAGEMAKER_PORT = 8080
+# Name the base model is served under (`model` field); adapters are served under their own names.
+BASE_MODEL_NAME = "base"
+# vLLM's accepted `--max-lora-rank` values (vllm/config/lora.py, MaxLoRARanks, vLLM 0.33.0).
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+LOG_LEVELS = ("debug", "info", "warning", "error")
+# Time the supervisor keeps for stopping the engine after the HTTP drain; the rest of
+# SERVING_DRAIN_SECONDS is the drain itself.
+ENGINE_STOP_GRACE_SECONDS = 5.0
+# SageMaker sends SIGKILL 30 s after SIGTERM.
+SAGEMAKER_SIGKILL_SECONDS = 30
+
+_ADAPTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class SettingsError(ValueError):
+    """Every problem found in the environment, one per line, each naming the variable."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("invalid container environment:\n  " + "\n  ".join(problems))
+
+
+@dataclass(frozen=True)
+class Settings:
+    model_dir: str
+    lora_dir: str
+    adapters: tuple[str, ...]
+    quantization: str
+    gpu_memory_utilization: float
+    max_model_len: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    block_size: int
+    max_loras: int
+    max_lora_rank: int
+    generation_reserve_tokens: int
+    warmup_requests: int
+    warmup_timeout_seconds: float
+    drain_seconds: float
+    metrics_interval_seconds: float
+    endpoint_name: str
+    variant_name: str
+    model_version: str
+    log_level: str
+    host: str
+    port: int
+    state_file: str
+    gpu_check_interval_seconds: float
+
+    @property
+    def prompt_token_budget(self) -> int:
+        """Longest prompt accepted: the rest of max_model_len is kept for the answer."""
+        return self.max_model_len - self.generation_reserve_tokens
+
+    @property
+    def http_drain_seconds(self) -> float:
+        return self.drain_seconds - ENGINE_STOP_GRACE_SECONDS
+
+    def adapter_dir(self, adapter: str) -> str:
+        return os.path.join(self.lora_dir, adapter)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        reader = _Reader(os.environ if env is None else env)
+        settings = cls(
+            model_dir=reader.text(c.ENV_MODEL_DIR),
+            lora_dir=reader.text(c.ENV_LORA_DIR),
+            adapters=reader.adapters(c.ENV_LORA_ADAPTERS),
+            quantization=reader.text(c.ENV_QUANTIZATION),
+            gpu_memory_utilization=reader.number(c.ENV_GPU_MEMORY_UTILIZATION, float, lambda v: 0 < v <= 1, "in (0, 1]"),
+            max_model_len=reader.number(c.ENV_MAX_MODEL_LEN, int, lambda v: v >= 1, ">= 1"),
+            max_num_seqs=reader.number(c.ENV_MAX_NUM_SEQS, int, lambda v: v >= 1, ">= 1"),
+            max_num_batched_tokens=reader.number(c.ENV_MAX_NUM_BATCHED_TOKENS, int, lambda v: v >= 1, ">= 1"),
+            block_size=reader.number(c.ENV_BLOCK_SIZE, int, lambda v: v >= 1, ">= 1"),
+            max_loras=reader.number(c.ENV_MAX_LORAS, int, lambda v: v >= 1, ">= 1"),
+            max_lora_rank=reader.number(
+                c.ENV_MAX_LORA_RANK, int, lambda v: v in VLLM_LORA_RANKS, f"one of {list(VLLM_LORA_RANKS)}"
+            ),
+            generation_reserve_tokens=reader.number(c.ENV_GENERATION_RESERVE_TOKENS, int, lambda v: v >= 1, ">= 1"),
+            warmup_requests=reader.number(c.ENV_WARMUP_REQUESTS, int, lambda v: v >= 0, ">= 0"),
+            warmup_timeout_seconds=reader.number(c.ENV_WARMUP_TIMEOUT_SECONDS, float, lambda v: v > 0, "> 0"),
+            drain_seconds=reader.number(
+                c.ENV_DRAIN_SECONDS,
+                float,
+                lambda v: ENGINE_STOP_GRACE_SECONDS < v < SAGEMAKER_SIGKILL_SECONDS,
+                f"more than {ENGINE_STOP_GRACE_SECONDS:g} (kept for stopping the engine) and less than "
+                f"SageMaker's {SAGEMAKER_SIGKILL_SECONDS} s SIGKILL",
+            ),
+            metrics_interval_seconds=reader.number(c.ENV_METRICS_INTERVAL_SECONDS, float, lambda v: v > 0, "> 0"),
+            endpoint_name=reader.text(c.ENV_ENDPOINT_NAME),
+            variant_name=reader.text(c.ENV_VARIANT_NAME),
+            model_version=reader.text(c.ENV_MODEL_VERSION),
+            log_level=reader.choice(c.ENV_LOG_LEVEL, LOG_LEVELS, default="info"),
+            host=reader.text(ENV_HOST, default="0.0.0.0"),
+            port=reader.number(ENV_PORT, int, lambda v: 0 < v < 65536, "a TCP port", default=str(SAGEMAKER_PORT)),
+            state_file=reader.text(ENV_STATE_FILE, default="/tmp/serving/state.json"),
+            gpu_check_interval_seconds=reader.number(
+                ENV_GPU_CHECK_INTERVAL_SECONDS, float, lambda v: v > 0, "> 0", default="30"
+            ),
+        )
+        if not reader.problems and settings.generation_reserve_tokens >= settings.max_model_len:
+            reader.problems.append(
+                f"{c.ENV_GENERATION_RESERVE_TOKENS} must be less than {c.ENV_MAX_MODEL_LEN} "
+                f"({settings.max_model_len}), got {settings.generation_reserve_tokens}"
+            )
+        if reader.problems:
+            raise SettingsError(reader.problems)
+        return settings
+
+
+N = TypeVar("N", int, float)
+
+
+class _Reader:
+    """Reads variables and collects every problem instead of stopping at the first."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+        self.problems: list[str] = []
+
+    def _raw(self, name: str, default: str | None) -> str | None:
+        value = self.env.get(name, "").strip() or default
+        if value is None:
+            self.problems.append(f"{name} is required")
+        return value
+
+    def text(self, name: str, default: str | None = None) -> str:
+        return self._raw(name, default) or ""
+
+    def choice(self, name: str, allowed: tuple[str, ...], default: str) -> str:
+        value = (self._raw(name, default) or default).lower()
+        if value not in allowed:
+            self.problems.append(f"{name} must be one of {list(allowed)}, got {value!r}")
+        return value
+
+    def number(
+        self, name: str, kind: type[N], valid: Callable[[N], bool], rule: str, default: str | None = None
+    ) -> N:
+        raw = self._raw(name, default)
+        if raw is None:
+            return kind(0)
+        try:
+            value = kind(raw)
+        except ValueError:
+            self.problems.append(f"{name} must be {'an integer' if kind is int else 'a number'} {rule}, got {raw!r}")
+            return kind(0)
+        if not valid(value):
+            self.problems.append(f"{name} must be {rule}, got {raw!r}")
+        return value
+
+    def adapters(self, name: str) -> tuple[str, ...]:
+        raw = self._raw(name, None) or ""
+        names = tuple(part.strip() for part in raw.split(",") if part.strip())
+        if raw and not names:
+            self.problems.append(f"{name} must list at least one adapter name, got {raw!r}")
+        for adapter in names:
+            if not _ADAPTER_NAME.match(adapter):
+                self.problems.append(f"{name} has an invalid adapter name {adapter!r} (letters, digits, _ . -)")
+            elif adapter == BASE_MODEL_NAME:
+                self.problems.append(f"{name} must not use the base model's name {BASE_MODEL_NAME!r}")
+        if len(set(names)) != len(names):
+            self.problems.append(f"{name} lists an adapter twice: {raw!r}")
+        return names
