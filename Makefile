@@ -54,6 +54,7 @@ diff: deps
 
 deploy: deps
 	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) --all -o cdk.out/$(ENV) --require-approval broadening
+	$(PY) -m config.deployed record $(ENV)
 
 test: deps
 	$(PY) -m pytest -q

@@ -11,6 +11,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from config.checks import INVALID, Problem, check_environment
+from config.deployed import load_deployed
 from config.schema import Catalog, EnvironmentConfig
 
 CONFIG_DIR = Path(__file__).resolve().parent
@@ -44,17 +45,17 @@ def load_config(env_name: str) -> EnvironmentConfig:
     known = known_environments()
     if env_name not in known:
         raise ConfigError("env", [("env", f"unknown environment '{env_name}'; known: {', '.join(known)}")])
-    return load_config_file(ENVIRONMENTS_DIR / f"{env_name}.yaml", env_name)
+    return load_config_file(ENVIRONMENTS_DIR / f"{env_name}.yaml", env_name, load_deployed(env_name))
 
 
-def load_config_file(path: Path, env_name: str) -> EnvironmentConfig:
+def load_config_file(path: Path, env_name: str, deployed: dict[str, str] | None = None) -> EnvironmentConfig:
     """Validate each section on its own so one bad field does not hide the problems elsewhere."""
     source = f"config/environments/{path.name}"
     raw = _read_yaml(path)
     if not isinstance(raw, dict):
         raise ConfigError(source, [("(file)", "must be a mapping of settings")])
     sections, problems = _validate_sections(raw)
-    problems += check_environment(sections, load_catalog(), env_name)
+    problems += check_environment(sections, load_catalog(), env_name, deployed)
     if problems:
         raise ConfigError(source, problems)
     return EnvironmentConfig.model_validate(raw)

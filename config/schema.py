@@ -137,9 +137,65 @@ class Alarms(Strict):
     error_rate_5xx_percent: float = Field(gt=0, le=100)
     model_latency_p99_ms: int = Field(ge=1)
     evaluation_minutes: int = Field(default=5, ge=1, le=60)
+    error_rate_4xx_percent: float = Field(default=5, gt=0, le=100)
+    overhead_latency_p99_ms: int = Field(default=100, ge=1)
+    gpu_memory_percent: float = Field(default=95, gt=0, le=100)
+    cpu_percent: float = Field(default=90, gt=0, le=100)
+    gpu_idle_percent: float = Field(default=10, gt=0, le=100)  # cost: GPU mostly idle ...
+    gpu_idle_minutes: int = Field(default=60, ge=5, le=1440)  # ... for this long
+    # Serving-image alarms (seeds 001, scenario 8).
+    ttft_p95_ms: int = Field(default=500, ge=1)
+    queue_depth_critical: float = Field(default=80, gt=0)
+    kv_cache_percent: float = Field(default=95, gt=0, le=100)
+    prefix_cache_hit_min_percent: float = Field(default=50, ge=0, le=100)
     email_subscriptions: list[Annotated[str, Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]] = Field(
         default_factory=list
     )
+
+
+class TargetTracking(Strict):
+    # High resolution (10 s) scales out faster; it needs no extra endpoint setting.
+    metric: Literal[
+        "SageMakerVariantInvocationsPerInstance", "SageMakerVariantConcurrentRequestsPerModelHighResolution"
+    ] = "SageMakerVariantInvocationsPerInstance"
+    target_value: float = Field(gt=0)
+    scale_out_cooldown_seconds: int = Field(default=60, ge=0)
+    scale_in_cooldown_seconds: int = Field(default=300, ge=0)
+
+
+class StepAdjustment(Strict):
+    at_or_above: float = Field(ge=0)  # metric value where this step starts
+    add_instances: int = Field(ge=1)
+
+
+class EngineStepScaling(Strict):
+    """Step scaling on a metric the serving image emits (container/serving/contract.py)."""
+
+    metric: str
+    scale_out: list[StepAdjustment] = Field(min_length=1)
+    scale_out_after_minutes: int = Field(default=1, ge=1)
+    scale_in_below: float = Field(ge=0)
+    scale_in_after_minutes: int = Field(default=5, ge=1)  # conservative: five quiet minutes per step
+    cooldown_seconds: int = Field(default=60, ge=0)
+
+
+class ScheduledWindow(Strict):
+    """Raise the capacity range at `start`, return it to the target's range at `end` (local time)."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,40}$")
+    timezone: str
+    start: str
+    end: str
+    min_capacity: int = Field(ge=1)
+    max_capacity: int | None = Field(default=None, ge=1)
+
+
+class VariantScaling(Strict):
+    min_capacity: int = Field(ge=1)
+    max_capacity: int = Field(ge=1)
+    target_tracking: TargetTracking
+    step_scaling: list[EngineStepScaling] = Field(default_factory=list)
+    schedules: list[ScheduledWindow] = Field(default_factory=list)
 
 
 class EnvironmentConfig(Strict):
@@ -157,6 +213,7 @@ class EnvironmentConfig(Strict):
     data_capture: DataCapture
     image_build: ImageBuild = ImageBuild()
     alarms: Alarms
+    autoscaling: dict[str, VariantScaling]  # keyed by variant name
 
     def variant(self, name: str) -> Variant:
         return next(v for v in self.variants if v.name == name)

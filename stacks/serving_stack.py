@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aws_cdk import ArnFormat, CfnOutput, Stack
 
-from config import naming
+from config import load_catalog, naming
 from config.schema import EnvironmentConfig
 from constructs import Construct
 from constructs.alarm_topic import AlarmTopic
@@ -13,7 +13,9 @@ from constructs.encryption_key import service_key
 from constructs.image_repository import ImageRepository
 from constructs.inference_endpoint import InferenceEndpoint
 from constructs.serving_alarms import ServingAlarms
+from constructs.serving_dashboard import ServingDashboard
 from constructs.serving_model import ServingModels
+from constructs.variant_autoscaling import VariantAutoscaling
 
 
 class ServingStack(Stack):
@@ -32,7 +34,9 @@ class ServingStack(Stack):
         topic = AlarmTopic(
             self, "Notifications", encryption_key=key, email_subscriptions=cfg.alarms.email_subscriptions
         )
-        alarms = ServingAlarms(self, "Alarms", cfg=cfg)
+        catalog = load_catalog()
+        vcpus = {v.name: catalog.instance_types[v.instance_type].vcpus for v in cfg.variants}
+        alarms = ServingAlarms(self, "Alarms", cfg=cfg, vcpus=vcpus)
         for alarm in alarms.all_alarms:
             topic.notify(alarm)
         models.grant_describe_alarms([self._alarm_arn(a.alarm_name) for a in alarms.rollback_alarms])
@@ -46,6 +50,18 @@ class ServingStack(Stack):
             capture=capture,
         )
 
+        for variant_name, scaling in cfg.autoscaling.items():
+            VariantAutoscaling(
+                self,
+                f"Autoscaling-{variant_name}",
+                metrics=alarms.metrics[variant_name],
+                scaling=scaling,
+                endpoint=endpoint.endpoint,
+            )
+
+        dashboard = ServingDashboard(self, "Dashboard", cfg=cfg, alarms=alarms)
+
+        CfnOutput(self, naming.OUTPUT_DASHBOARD_NAME, value=dashboard.dashboard_name)
         CfnOutput(self, naming.OUTPUT_ENDPOINT_NAME, value=endpoint.endpoint.attr_endpoint_name)
         CfnOutput(self, naming.OUTPUT_ENDPOINT_CONFIG_NAME, value=endpoint.config.attr_endpoint_config_name)
         CfnOutput(self, naming.OUTPUT_ALARM_TOPIC_ARN, value=topic.topic.topic_arn)

@@ -1,0 +1,88 @@
+"""One CloudWatch dashboard per environment: traffic, latency, engine state, GPUs, capacity, alarms."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+
+from config.schema import EnvironmentConfig
+from constructs import Construct
+from constructs.serving_alarms import ServingAlarms
+from container.serving import contract
+
+WIDTH = 8
+
+
+class ServingDashboard(Construct):
+    def __init__(self, scope: Construct, id: str, *, cfg: EnvironmentConfig, alarms: ServingAlarms) -> None:
+        super().__init__(scope, id)
+        self.dashboard = cloudwatch.Dashboard(self, "Dashboard", default_interval=Duration.hours(6))
+        variants = alarms.metrics
+
+        def graph(title: str, metrics_for, unit_label: str = "", stacked: bool = False) -> cloudwatch.GraphWidget:
+            return cloudwatch.GraphWidget(
+                title=title,
+                left=[
+                    m.with_(label=name) if isinstance(m, cloudwatch.Metric) else m
+                    for name, v in variants.items()
+                    for m in metrics_for(v)
+                ],
+                left_y_axis=cloudwatch.YAxisProps(label=unit_label, show_units=False),
+                width=WIDTH,
+                stacked=stacked,
+            )
+
+        engine = contract
+        self.dashboard.add_widgets(
+            cloudwatch.AlarmStatusWidget(title="Alarms", alarms=alarms.all_alarms, width=24, height=4),
+        )
+        self.dashboard.add_widgets(
+            graph("Invocations / min", lambda v: [v.invocations()], "requests", stacked=True),
+            graph("Model latency p50 (µs)", lambda v: [v.model_latency("p50")], "µs"),
+            graph("Model latency p99 (µs)", lambda v: [v.model_latency("p99")], "µs"),
+        )
+        self.dashboard.add_widgets(
+            graph("Time to first token p50 (ms)", lambda v: [v.engine_metric(engine.METRIC_TTFT_P50)], "ms"),
+            graph("Time to first token p95 (ms)", lambda v: [v.engine_metric(engine.METRIC_TTFT_P95, "Maximum")], "ms"),
+            graph("Errors / min (5XX)", lambda v: [v.errors_5xx()], "errors"),
+        )
+        self.dashboard.add_widgets(
+            graph("Queue depth (waiting requests / instance)", lambda v: [v.engine_metric(engine.METRIC_QUEUE_DEPTH)]),
+            graph(
+                f"Running sequences (of max_num_seqs {cfg.engine.max_num_seqs})",
+                lambda v: [v.engine_metric(engine.METRIC_RUNNING_SEQUENCES)],
+            ),
+            graph("KV cache usage %", lambda v: [v.engine_metric(engine.METRIC_KV_CACHE_USAGE)], "%"),
+        )
+        self.dashboard.add_widgets(
+            graph("Prefix-cache hit rate %", lambda v: [v.engine_metric(engine.METRIC_PREFIX_CACHE_HIT_RATE)], "%"),
+            graph("GPU utilisation %", lambda v: [v.instance_metric("GPUUtilization")], "%"),
+            graph("GPU memory %", lambda v: [v.instance_metric("GPUMemoryUtilization")], "%"),
+        )
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Instances per variant (scheduled windows: see text)",
+                left=[alarms.instance_count(name) for name in variants],
+                left_annotations=[
+                    cloudwatch.HorizontalAnnotation(value=s.max_capacity, label=f"{name} max")
+                    for name, s in cfg.autoscaling.items()
+                ],
+                width=16,
+            ),
+            cloudwatch.TextWidget(markdown=self._schedule_text(cfg), width=8, height=6),
+        )
+
+    @staticmethod
+    def _schedule_text(cfg: EnvironmentConfig) -> str:
+        lines = ["### Scheduled capacity (local time)"]
+        for name, scaling in cfg.autoscaling.items():
+            lines.append(f"**{name}**: {scaling.min_capacity}-{scaling.max_capacity} outside windows")
+            lines += [
+                f"- {w.name}: min {w.min_capacity} from `{w.start}` to `{w.end}` ({w.timezone})"
+                for w in scaling.schedules
+            ]
+        return "\n".join(lines)
+
+    @property
+    def dashboard_name(self) -> str:
+        return self.dashboard.dashboard_name
