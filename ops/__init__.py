@@ -1,0 +1,1 @@
+"""Operations CLI for the MangaAssist LLM endpoint: `python -m ops --help`."""

@@ -1,0 +1,3 @@
+from ops.cli import app
+
+app(prog_name="ops")

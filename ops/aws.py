@@ -1,0 +1,108 @@
+"""boto3 clients for one region and account, all with the same retry and timeout policy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+from ops.errors import ExitCode, OpsError
+
+# Control-plane calls (describe, update weights, alarms, scaling) are what AWS throttles when several
+# tools poll one account: adaptive mode adds client-side rate limiting on top of exponential backoff.
+CONTROL_PLANE = Config(
+    retries={"mode": "adaptive", "max_attempts": 10},
+    connect_timeout=10,
+    read_timeout=30,
+    user_agent_extra="mangaassist-ops",
+)
+# Invocations: a non-streamed answer may take the container's full 60 s; retry only briefly, since a
+# smoke test that needs many retries has already found something.
+RUNTIME = Config(
+    retries={"mode": "standard", "max_attempts": 3},
+    connect_timeout=10,
+    read_timeout=70,
+    user_agent_extra="mangaassist-ops",
+)
+
+
+@dataclass
+class AwsClients:
+    """Lazily created clients. `overrides` lets tests hand in a client wired to botocore's Stubber."""
+
+    session: boto3.Session
+    overrides: dict[str, Any] = field(default_factory=dict)
+    _made: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+
+    @property
+    def region(self) -> str:
+        return self.session.region_name
+
+    def client(self, service: str) -> Any:
+        if service in self.overrides:
+            return self.overrides[service]
+        if service not in self._made:
+            config = RUNTIME if service == "sagemaker-runtime" else CONTROL_PLANE
+            self._made[service] = self.session.client(service, config=config)
+        return self._made[service]
+
+    @property
+    def sagemaker(self) -> Any:
+        return self.client("sagemaker")
+
+    @property
+    def runtime(self) -> Any:
+        return self.client("sagemaker-runtime")
+
+    @property
+    def cloudwatch(self) -> Any:
+        return self.client("cloudwatch")
+
+    @property
+    def autoscaling(self) -> Any:
+        return self.client("application-autoscaling")
+
+    @property
+    def cloudformation(self) -> Any:
+        return self.client("cloudformation")
+
+    @property
+    def s3(self) -> Any:
+        return self.client("s3")
+
+    @property
+    def bedrock(self) -> Any:
+        return self.client("bedrock")
+
+    def account_id(self) -> str:
+        return self.client("sts").get_caller_identity()["Account"]
+
+
+def open_session(config_region: str | None, requested_region: str | None) -> boto3.Session:
+    """The environment's region wins; --region fills in where the config has none (dev)."""
+    if config_region and requested_region and config_region != requested_region:
+        raise OpsError(
+            f"--region {requested_region} contradicts the environment's region {config_region}: drop --region",
+            ExitCode.USAGE,
+        )
+    session = boto3.Session(region_name=config_region or requested_region)
+    if not session.region_name:
+        raise OpsError(
+            "no AWS region: pass --region or set AWS_REGION (dev has no region in its config)", ExitCode.USAGE
+        )
+    return session
+
+
+def check_account(clients: AwsClients, expected_account: str | None, env_name: str) -> None:
+    """Refuse to operate on one account's endpoint with another account's credentials."""
+    if expected_account is None:
+        return
+    actual = clients.account_id()
+    if actual != expected_account:
+        raise OpsError(
+            f"the current credentials are for account {actual}, but {env_name} lives in {expected_account}: "
+            "switch AWS_PROFILE to that account",
+            ExitCode.CREDENTIALS,
+        )

@@ -1,0 +1,397 @@
+"""`python -m ops COMMAND …`: parse options, open the environment, call one module, set the exit code.
+
+Tests hand a `Runtime` in as click's context object (fast polls, a fake deployer, stubbed clients).
+"""
+
+import functools
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, tzinfo
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ops.aws import AwsClients, open_session
+from ops.bedrock_import import ImportJob, submit_import, validate_artifact, wait_for_import
+from ops.deploy import Deployer, deploy, make_deploy
+from ops.endpoint import read_endpoint
+from ops.environment import Environment, config_variant, load_environment_config, open_environment
+from ops.errors import EXPLAINED, ExitCode, OpsError, explain
+from ops.guard import GuardPolicy, check_canary
+from ops.output import Console, seconds
+from ops.promotion import plan_promotion, write_promotion
+from ops.scaling import ScalingSnapshot, restore_scaling
+from ops.smoke import DEFAULT_PROMPT, SmokeRequest, smoke_adapter
+from ops.status import show_status
+from ops.traffic import ShiftPlan, Target, rollback, shift
+from ops.verify import report, verify
+from ops.waiting import Timing
+
+EXIT_CODES = """Exit codes: 0 ok; 1 other AWS error; 2 usage, unknown environment/variant, invalid config or no
+region; 3 verify/smoke/artifact check failed; 4 refused by a guard (weights rolled back); 5 missing,
+expired or wrong-account credentials, or access denied; 6 endpoint, stack or S3 prefix not found;
+7 still throttled after retries; 8 a wait, deploy or import job failed (scaling restored); 9 scaling
+could NOT be restored (act now); 130 interrupted."""
+
+app = typer.Typer(
+    help=f"Day-two operations for the MangaAssist LLM endpoint (SageMaker, primary + canary).\n\n{EXIT_CODES}",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+@dataclass
+class Runtime:
+    timing: Timing = field(default_factory=Timing)
+    deployer: Deployer = make_deploy
+    zone: tzinfo | None = None  # None: the machine's local zone
+    state_dir: Path = Path(tempfile.gettempdir()) / "mangaassist-ops"  # scaling snapshots
+    client_overrides: dict[str, Any] = field(default_factory=dict)
+
+    def open(self, env: str, region: str | None) -> Environment:
+        return open_environment(env, region, self.client_overrides)
+
+
+def runtime(ctx: typer.Context) -> Runtime:
+    return ctx.obj if isinstance(ctx.obj, Runtime) else Runtime()
+
+
+def reports_errors(command: Callable[..., None]) -> Callable[..., None]:
+    """One line on stderr and a documented exit code instead of a traceback."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> None:
+        try:
+            command(*args, **kwargs)
+        except EXPLAINED as error:
+            problem = explain(error)
+            typer.echo(f"error: {problem}", err=True)
+            raise typer.Exit(problem.exit_code) from None
+        except KeyboardInterrupt:
+            typer.echo("error: interrupted; nothing more was changed (see `ops status ENV`)", err=True)
+            raise typer.Exit(ExitCode.INTERRUPTED) from None
+
+    return run
+
+
+DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+
+
+def parse_duration(value: str | float) -> float:
+    """`90`, `90s`, `10m`, `1h30m` → seconds."""
+    if isinstance(value, int | float):
+        return float(value)
+    text = value.strip()
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    match = DURATION.match(text)
+    if not text or not match:
+        raise typer.BadParameter(f"'{value}' is not a duration like 90s, 10m or 1h30m")
+    hours, minutes, secs = (int(g or 0) for g in match.groups())
+    return float(hours * 3600 + minutes * 60 + secs)
+
+
+EnvArg = Annotated[str, typer.Argument(help="Environment: a file in config/environments/ (dev, staging, prod).")]
+RegionOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="AWS region, for environments whose config has none (dev). Default: AWS_REGION or the profile's."
+    ),
+]
+CanaryOpt = Annotated[str, typer.Option(help="Name of the canary variant.")]
+PrimaryOpt = Annotated[str, typer.Option(help="Name of the primary variant.")]
+MarginOpt = Annotated[
+    float,
+    typer.Option(
+        "--max-5xx-margin",
+        min=0,
+        help="Refuse when the canary's 5XX rate exceeds the primary's by more than this many percentage points.",
+    ),
+]
+WindowOpt = Annotated[
+    float,
+    typer.Option(parser=parse_duration, metavar="DURATION", help="How far back the 5XX rates look (whole minutes)."),
+]
+
+
+def _require_variants(environment: Environment, *names: str) -> None:
+    for name in names:
+        config_variant(environment.cfg, name)
+
+
+def guard_policy(margin: float, window: float) -> GuardPolicy:
+    if window < 60 or window % 60:
+        raise typer.BadParameter(f"the error window must be whole minutes, got {seconds(window)}")
+    return GuardPolicy(max_5xx_margin=margin, window_seconds=int(window))
+
+
+@app.command()
+@reports_errors
+def status(ctx: typer.Context, env: EnvArg, region: RegionOpt = None) -> None:
+    """Endpoint status, the endpoint config in service, each variant's image, instance type, instance
+    counts and weights, autoscaling targets with their scheduled actions (in local time), alarms in ALARM."""
+    environment = runtime(ctx).open(env, region)
+    show_status(environment.clients, environment.cfg.endpoint_name, env, Console(runtime(ctx).zone))
+
+
+@app.command(name="shift")
+@reports_errors
+def shift_command(
+    ctx: typer.Context,
+    env: EnvArg,
+    canary_weight: Annotated[
+        float, typer.Option(min=0, max=100, help="Percent of traffic the canary should end with.", show_default=False)
+    ],
+    step: Annotated[
+        list[float] | None,
+        typer.Option(min=0, max=100, help="An intermediate canary percent; repeat it: --step 25 --step 50 --step 75."),
+    ] = None,
+    hold: Annotated[
+        float, typer.Option(parser=parse_duration, metavar="DURATION", help="Watch this long after each step.")
+    ] = 0,
+    check_every: Annotated[
+        float, typer.Option(parser=parse_duration, metavar="DURATION", help="Guard check interval during a hold.")
+    ] = 60,
+    max_5xx_margin: MarginOpt = 1.0,
+    error_window: WindowOpt = 300,
+    canary: CanaryOpt = "canary",
+    primary: PrimaryOpt = "primary",
+    region: RegionOpt = None,
+) -> None:
+    """Move traffic to (or from) the canary with UpdateEndpointWeightsAndCapacities, step by step.
+
+    Before each step that adds canary traffic, and during each hold, the guard refuses while an alarm
+    on the canary or the endpoint is in ALARM, or the canary's 5XX rate exceeds the primary's by more
+    than --max-5xx-margin; the canary weight then goes back to where it started (exit 4).
+    Example, seeds' ramp: shift prod --canary-weight 100 --step 25 --step 50 --step 75 --hold 30m
+    """
+    rt = runtime(ctx)
+    environment = rt.open(env, region)
+    _require_variants(environment, canary, primary)
+    plan = ShiftPlan(canary_weight, tuple(step or ()), hold, check_every, guard_policy(max_5xx_margin, error_window))
+    target = Target(env, environment.cfg.endpoint_name, canary, primary)
+    shift(environment.clients, target, plan, Console(rt.zone), rt.timing)
+
+
+@app.command(name="rollback")
+@reports_errors
+def rollback_command(
+    ctx: typer.Context,
+    env: EnvArg,
+    canary: CanaryOpt = "canary",
+    primary: PrimaryOpt = "primary",
+    region: RegionOpt = None,
+) -> None:
+    """All traffic to the primary at once (canary weight 0), confirmed by describing the endpoint until
+    the weights are in effect. A bad *primary* image is rolled back through the deploy path instead:
+    revert the config commit and run `ops deploy ENV` (see docs/operations.md)."""
+    rt = runtime(ctx)
+    environment = rt.open(env, region)
+    _require_variants(environment, canary, primary)
+    rollback(
+        environment.clients.sagemaker,
+        Target(env, environment.cfg.endpoint_name, canary, primary),
+        Console(rt.zone),
+        rt.timing,
+    )
+
+
+@app.command()
+@reports_errors
+def promote(
+    ctx: typer.Context,
+    env: EnvArg,
+    deploy_now: Annotated[
+        bool, typer.Option("--deploy/--no-deploy", help="Also deploy the promoted config (`ops deploy ENV`).")
+    ] = False,
+    max_5xx_margin: MarginOpt = 1.0,
+    error_window: WindowOpt = 300,
+    canary: CanaryOpt = "canary",
+    primary: PrimaryOpt = "primary",
+    region: RegionOpt = None,
+) -> None:
+    """Make the canary's image (and instance type) the primary's by editing config/environments/ENV.yaml,
+    so CloudFormation's blue/green policy rolls it out with automatic rollback and the template never
+    disagrees with the live endpoint. Refused (exit 4) unless the live canary runs exactly what the
+    config names and passes the guard. Without --deploy it prints the next steps."""
+    rt = runtime(ctx)
+    console = Console(rt.zone)
+    environment = rt.open(env, region)
+    cfg = environment.cfg
+    promotion = plan_promotion(cfg, primary, canary)
+    if not promotion.changes:
+        console.line(f"nothing to promote: {primary} already has {canary}'s image and instance type")
+        return
+    tested = config_variant(cfg, canary)
+    live = read_endpoint(environment.clients.sagemaker, cfg.endpoint_name, env).variant(canary)
+    if (live.image_tag, live.instance_type) != (tested.image_tag, tested.instance_type):
+        raise OpsError(
+            f"the live {canary} runs {live.image_tag} on {live.instance_type}, but the config names "
+            f"{tested.image_tag} on {tested.instance_type}: deploy the canary and let it bake before promoting",
+            ExitCode.REFUSED,
+        )
+    verdict = check_canary(
+        environment.clients.cloudwatch, cfg.endpoint_name, canary, primary, guard_policy(max_5xx_margin, error_window)
+    )
+    if not verdict.healthy:
+        raise OpsError(f"promotion refused: {'; '.join(verdict.problems)}", ExitCode.REFUSED)
+    console.ok(f"{canary} passes the guard ({verdict.summary})")
+    write_promotion(promotion)
+    for name, (old, new) in promotion.changes.items():
+        console.ok(f"{primary}.{name}: {old} → {new}")
+    console.line(promotion.diff())
+    if deploy_now:
+        deploy(environment.clients, load_environment_config(env), rt.deployer, console, rt.timing, rt.state_dir)
+        return
+    console.line(
+        f"next: commit config/environments/{env}.yaml, then `python -m ops deploy {env}` "
+        f"(it moves autoscaling aside if the instance type changes), then `python -m ops verify {env}`"
+    )
+
+
+@app.command(name="deploy")
+@reports_errors
+def deploy_command(ctx: typer.Context, env: EnvArg, region: RegionOpt = None) -> None:
+    """`make deploy ENV=…` that works when a variant registered with autoscaling changes instance type
+    (or goes away): deregister → deploy → wait → register again with the same policies and scheduled
+    actions, restored even when the deploy fails. A snapshot file is written first."""
+    rt = runtime(ctx)
+    environment = rt.open(env, region)
+    deploy(environment.clients, environment.cfg, rt.deployer, Console(rt.zone), rt.timing, rt.state_dir)
+
+
+@app.command(name="restore-scaling")
+@reports_errors
+def restore_scaling_command(
+    ctx: typer.Context,
+    env: EnvArg,
+    snapshot: Annotated[Path, typer.Argument(help="Snapshot file written by `deploy` (its path is printed).")],
+    region: RegionOpt = None,
+) -> None:
+    """Register scaling targets, policies and scheduled actions again from a snapshot file, e.g. after
+    a deploy was killed before it could restore them."""
+    rt = runtime(ctx)
+    environment = rt.open(env, region)
+    saved = ScalingSnapshot.load(snapshot)
+    if saved.endpoint != environment.cfg.endpoint_name:
+        raise OpsError(
+            f"{snapshot} is for endpoint {saved.endpoint}, not {environment.cfg.endpoint_name}", ExitCode.USAGE
+        )
+    restore_scaling(environment.clients.autoscaling, saved, Console(rt.zone), snapshot)
+
+
+@app.command(name="verify")
+@reports_errors
+def verify_command(
+    ctx: typer.Context,
+    env: EnvArg,
+    check_weights: Annotated[
+        bool,
+        typer.Option(
+            "--check-weights/--skip-weights", help="Skip during a canary ramp, when weights differ on purpose."
+        ),
+    ] = True,
+    region: RegionOpt = None,
+) -> None:
+    """After a deploy: the stack is healthy, the endpoint is InService and runs the endpoint config the
+    stack expects (catches a silent rollback), variants, images, instance types and weights are as the
+    config says, and no alarm is in ALARM. Exit 0 only if all hold, else 3."""
+    rt = runtime(ctx)
+    console = Console(rt.zone)
+    environment = rt.open(env, region)
+    console.line(f"Verifying {env} ({environment.cfg.endpoint_name}, {environment.clients.region})")
+    if not report(verify(environment, check_weights), console):
+        raise typer.Exit(ExitCode.CHECK_FAILED)
+
+
+@app.command()
+@reports_errors
+def smoke(
+    ctx: typer.Context,
+    env: EnvArg,
+    variant: Annotated[str | None, typer.Option(help="Send every request to this variant (e.g. canary).")] = None,
+    prompt: Annotated[str, typer.Option(help="The user message sent to each adapter.")] = DEFAULT_PROMPT,
+    max_tokens: Annotated[int, typer.Option(min=1, max=1024, help="max_tokens of each completion.")] = 64,
+    region: RegionOpt = None,
+) -> None:
+    """One chat completion per LoRA adapter in the config (engine.adapters), plain and streamed,
+    checking the response shape and reporting latency and time to first token. Exit 3 if any fails."""
+    rt = runtime(ctx)
+    console = Console(rt.zone)
+    environment = rt.open(env, region)
+    cfg = environment.cfg
+    live = read_endpoint(environment.clients.sagemaker, cfg.endpoint_name, env)
+    if variant:
+        live.variant(variant)
+    console.line(
+        f"Smoke test of {live.name} ({live.status}), {len(cfg.engine.adapters)} adapters"
+        + (f", variant {variant}" if variant else "")
+    )
+    results = []
+    for adapter in cfg.engine.adapters:
+        request = SmokeRequest(cfg.endpoint_name, adapter, prompt, max_tokens, variant)
+        results += smoke_adapter(environment.clients.runtime, request, rt.timing.clock)
+    console.table(
+        ["ADAPTER", "MODE", "VARIANT", "LATENCY", "TTFT", "TOKENS", "RESULT"],
+        [
+            [
+                r.adapter,
+                r.mode,
+                r.variant,
+                f"{r.latency * 1000:.0f} ms",
+                "-" if r.first_token is None else f"{r.first_token * 1000:.0f} ms",
+                "-" if r.tokens is None else r.tokens,
+                "ok" if r.passed else f"FAIL: {r.problem}",
+            ]
+            for r in results
+        ],
+    )
+    failed = [r for r in results if not r.passed]
+    console.line(f"\n{len(results) - len(failed)} of {len(results)} invocations answered as expected")
+    if failed:
+        raise typer.Exit(ExitCode.CHECK_FAILED)
+
+
+@app.command(name="bedrock-import")
+@reports_errors
+def bedrock_import(
+    ctx: typer.Context,
+    s3_uri: Annotated[str, typer.Argument(help="s3://bucket/prefix/ holding the Hugging Face model files.")],
+    model_name: Annotated[str | None, typer.Option(help="Name of the imported Bedrock model.")] = None,
+    role_arn: Annotated[str | None, typer.Option(help="IAM role Bedrock assumes to read the artifact.")] = None,
+    job_name: Annotated[str | None, typer.Option(help="Default: MODEL_NAME-<UTC timestamp>.")] = None,
+    validate_only: Annotated[bool, typer.Option(help="Check the artifact and stop.")] = False,
+    region: RegionOpt = None,
+) -> None:
+    """Bedrock Custom Model Import: validate the S3 artifact (required files, size limit, supported
+    architecture and precision from config.json), submit the import job, poll it to completion and
+    print the imported model's ARN. Exit 3 if the artifact fails validation, 8 if the job fails."""
+    rt = runtime(ctx)
+    console = Console(rt.zone)
+    if not validate_only and not (model_name and role_arn):
+        raise typer.BadParameter("--model-name and --role-arn are required unless --validate-only")
+    clients = AwsClients(open_session(None, region), rt.client_overrides)
+    artifact = validate_artifact(clients.s3, s3_uri)
+    console.line(
+        f"Artifact {artifact.uri}: {artifact.weight_files} safetensors file(s), "
+        f"{artifact.total_bytes / 10**9:.2f} GB, architecture {artifact.architecture or 'unknown'}"
+    )
+    for problem in artifact.problems:
+        console.fail(problem)
+    if artifact.problems:
+        raise typer.Exit(ExitCode.CHECK_FAILED)
+    console.ok("layout, size, architecture and precision are importable")
+    if validate_only:
+        return
+    assert model_name and role_arn
+    job = ImportJob(job_name or f"{model_name}-{datetime.now(UTC):%Y%m%d-%H%M%S}", model_name, role_arn, s3_uri)
+    job_arn = submit_import(clients.bedrock, job)
+    console.line(f"submitted import job {job.job_name}: {job_arn}")
+    imported = wait_for_import(clients.bedrock, job_arn, console, rt.timing)
+    console.ok("import job completed; the imported model's ARN:")
+    console.line(imported)

@@ -1,0 +1,142 @@
+"""Deploying through CloudFormation when the change is one SageMaker refuses while scaling is registered.
+
+`make deploy` applies the environment's config with the blue/green policy and its automatic rollback.
+If that deploy changes the instance type of, or removes, a variant registered with Application Auto
+Scaling, SageMaker rejects the update. The supported procedure is: deregister -> update -> wait ->
+register again with the same policies and schedules. The scaling is restored whether the deploy
+succeeds or fails, and a snapshot file is written first so nothing is lost if this process dies.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from config import EnvironmentConfig
+from ops.aws import AwsClients
+from ops.endpoint import LiveEndpoint, read_endpoint
+from ops.errors import ExitCode, OpsError, explain
+from ops.output import Console
+from ops.scaling import ScalingSnapshot, read_scaling, remove_scaling, restore_scaling
+from ops.waiting import Timing, builtin_waiter, wait
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# Runs the deploy for an environment and returns its exit status.
+Deployer = Callable[[str], int]
+
+
+def make_deploy(env_name: str) -> int:
+    """`make deploy ENV=<env>` from the repository root; its output streams straight to the terminal."""
+    return subprocess.run(["make", "deploy", f"ENV={env_name}"], cwd=REPO_ROOT, check=False).returncode
+
+
+def variants_needing_release(live: LiveEndpoint, cfg: EnvironmentConfig) -> dict[str, str]:
+    """Live variants the deploy would re-type or remove, with what happens to each."""
+    wanted = {v.name: v.instance_type for v in cfg.variants}
+    changes = {}
+    for variant in live.variants:
+        if variant.name not in wanted:
+            changes[variant.name] = "removed by the config"
+        elif wanted[variant.name] != variant.instance_type:
+            changes[variant.name] = f"instance type {variant.instance_type} → {wanted[variant.name]}"
+    return changes
+
+
+def deploy(
+    clients: AwsClients,
+    cfg: EnvironmentConfig,
+    deployer: Deployer,
+    console: Console,
+    timing: Timing,
+    state_dir: Path,
+) -> None:
+    live = read_endpoint(clients.sagemaker, cfg.endpoint_name, cfg.name)
+    if live.status != "InService":
+        raise OpsError(
+            f"endpoint {live.name} is {live.status}: wait for the running update to finish (`ops status {cfg.name}`)",
+            ExitCode.REFUSED,
+        )
+    releases = variants_needing_release(live, cfg)
+    snapshot = read_scaling(clients.autoscaling, live.name, list(releases))
+    if not snapshot.variants:
+        console.line(f"Deploying {cfg.name}: no variant registered with autoscaling changes type or goes away")
+        _deploy_and_wait(clients, cfg, deployer, console, timing)
+        return
+
+    saved_at = state_dir / f"scaling-{live.name}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
+    snapshot.save(saved_at)
+    console.line(
+        f"Deploying {cfg.name} with scaling moved aside (SageMaker refuses the update while it is registered):"
+    )
+    for scaling in snapshot.variants:
+        console.line(f"  {scaling.variant}: {releases[scaling.variant]}; scaling {scaling.describe()}")
+    console.line(f"  snapshot of the live scaling: {saved_at}")
+
+    failure: OpsError | None = None
+    try:
+        remove_scaling(clients.autoscaling, snapshot, console)
+        _deploy_and_wait(clients, cfg, deployer, console, timing)
+    except (OpsError, ClientError, BotoCoreError) as error:
+        failure = explain(error)
+    except KeyboardInterrupt:
+        failure = OpsError("interrupted", ExitCode.INTERRUPTED)
+    if failure is not None:
+        _settle(clients, cfg, console, timing)
+    _restore_present(clients, snapshot, console, saved_at, cfg.name)
+    if failure is not None:
+        restored = ", ".join(s.variant for s in snapshot.variants)
+        raise OpsError(f"{failure}; scaling of {restored} was restored as it was", failure.exit_code)
+
+
+def _deploy_and_wait(
+    clients: AwsClients, cfg: EnvironmentConfig, deployer: Deployer, console: Console, timing: Timing
+) -> None:
+    console.line(f"$ make deploy ENV={cfg.name}")
+    status = deployer(cfg.name)
+    if status != 0:
+        raise OpsError(
+            f"`make deploy ENV={cfg.name}` failed with status {status} (CloudFormation rolled the stack back; "
+            "see its events)",
+            ExitCode.OPERATION_FAILED,
+        )
+    _wait_in_service(clients, cfg, console, timing)
+    console.ok(f"deployed; next: `ops verify {cfg.name}`")
+
+
+def _wait_in_service(clients: AwsClients, cfg: EnvironmentConfig, console: Console, timing: Timing) -> None:
+    sagemaker = clients.sagemaker
+    wait(
+        builtin_waiter(sagemaker, "endpoint_in_service"),
+        sagemaker.describe_endpoint,
+        lambda r: f"endpoint {r['EndpointName']}: {r['EndpointStatus']}",
+        console,
+        timing,
+        EndpointName=cfg.endpoint_name,
+    )
+
+
+def _settle(clients: AwsClients, cfg: EnvironmentConfig, console: Console, timing: Timing) -> None:
+    """After a failed deploy, let a rollback in progress finish before registering scaling again."""
+    try:
+        _wait_in_service(clients, cfg, console, timing)
+    except (ClientError, BotoCoreError) as error:
+        console.warn(f"endpoint did not return to InService ({explain(error)}); restoring scaling anyway")
+
+
+def _restore_present(
+    clients: AwsClients, snapshot: ScalingSnapshot, console: Console, saved_at: Path, env_name: str
+) -> None:
+    """Restore scaling for the variants that exist now; a variant the deploy removed took its scaling along."""
+    try:
+        present = {v.name for v in read_endpoint(clients.sagemaker, snapshot.endpoint, env_name).variants}
+    except (OpsError, ClientError, BotoCoreError):
+        present = {s.variant for s in snapshot.variants}
+    for gone in [s for s in snapshot.variants if s.variant not in present]:
+        console.line(f"  {gone.variant} no longer exists; its scaling is not restored")
+    kept = ScalingSnapshot(snapshot.endpoint, [s for s in snapshot.variants if s.variant in present])
+    restore_scaling(clients.autoscaling, kept, console, saved_at)

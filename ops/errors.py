@@ -1,0 +1,118 @@
+"""Exit codes and the one-line explanations the CLI prints instead of tracebacks."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    PartialCredentialsError,
+    TokenRetrievalError,
+    UnauthorizedSSOTokenError,
+    WaiterError,
+)
+
+from config import ConfigError
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    AWS_ERROR = 1  # an AWS error not covered below; the line names its code
+    USAGE = 2  # bad option, unknown environment or variant, invalid config, no region (click uses 2 too)
+    CHECK_FAILED = 3  # verify, smoke or an artifact validation found a problem
+    REFUSED = 4  # a guard refused (alarm in ALARM, 5XX margin, untested canary); weights rolled back
+    CREDENTIALS = 5  # no, expired or wrong-account credentials, or access denied
+    NOT_FOUND = 6  # endpoint, stack or S3 prefix does not exist
+    THROTTLED = 7  # still throttled after the retries
+    OPERATION_FAILED = 8  # a wait, deploy or import job failed; scaling targets were put back
+    SCALING_NOT_RESTORED = 9  # scaling targets could not be put back: act now (see the message)
+    INTERRUPTED = 130  # Ctrl-C
+
+
+class OpsError(Exception):
+    """A failure the operator can act on: `str()` is the one line printed, `exit_code` the status."""
+
+    def __init__(self, message: str, exit_code: ExitCode = ExitCode.AWS_ERROR):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+THROTTLING_CODES = {
+    "Throttling",
+    "ThrottlingException",
+    "ThrottledException",
+    "TooManyRequestsException",
+    "RequestLimitExceeded",
+    "RequestThrottled",
+    "SlowDown",
+}
+ACCESS_DENIED_CODES = {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnrecognizedClientException"}
+EXPIRED_CODES = {"ExpiredToken", "ExpiredTokenException", "RequestExpired", "InvalidClientTokenId"}
+NOT_FOUND_CODES = {"ResourceNotFoundException", "NoSuchBucket", "NoSuchKey", "ObjectNotFoundException"}
+
+
+def explain(error: OpsError | ConfigError | ClientError | BotoCoreError) -> OpsError:
+    """Map an exception from boto3, botocore or the config loader to an actionable OpsError.
+
+    Anything else reaching the CLI is a bug in it and keeps its traceback.
+    """
+    if isinstance(error, OpsError):
+        return error
+    if isinstance(error, ConfigError):
+        return _explain_config(error)
+    if isinstance(error, NoCredentialsError | PartialCredentialsError):
+        return OpsError(
+            "no AWS credentials found: set AWS_PROFILE (then `aws sso login`) "
+            "or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+            ExitCode.CREDENTIALS,
+        )
+    if isinstance(error, TokenRetrievalError | UnauthorizedSSOTokenError):
+        return OpsError(f"AWS SSO session expired or invalid: run `aws sso login` ({error})", ExitCode.CREDENTIALS)
+    if isinstance(error, EndpointConnectionError):
+        return OpsError(f"cannot reach AWS ({error}): check the network and the region", ExitCode.AWS_ERROR)
+    if isinstance(error, WaiterError):
+        return _explain_waiter(error)
+    if isinstance(error, ClientError):
+        return _explain_client_error(error)
+    return OpsError(f"AWS SDK error: {error}", ExitCode.AWS_ERROR)
+
+
+# What the CLI turns into one line and an exit code.
+EXPLAINED = (OpsError, ConfigError, ClientError, BotoCoreError)
+
+
+def _explain_config(error: ConfigError) -> OpsError:
+    return OpsError(f"invalid configuration, fix it first: {error}", ExitCode.USAGE)
+
+
+def _explain_client_error(error: ClientError) -> OpsError:
+    code = error.response.get("Error", {}).get("Code", "Unknown")
+    message = error.response.get("Error", {}).get("Message", "")
+    operation = error.operation_name
+    if code in THROTTLING_CODES:
+        return OpsError(
+            f"AWS kept throttling {operation} after retries ({code}): wait a minute and rerun; "
+            "if it persists, look for other automation calling the same API",
+            ExitCode.THROTTLED,
+        )
+    if code in ACCESS_DENIED_CODES:
+        return OpsError(
+            f"access denied for {operation}: the current role lacks that permission ({message})", ExitCode.CREDENTIALS
+        )
+    if code in EXPIRED_CODES:
+        return OpsError(
+            f"AWS credentials are expired or invalid ({code}): refresh them and rerun", ExitCode.CREDENTIALS
+        )
+    if code in NOT_FOUND_CODES or "does not exist" in message or "Could not find" in message:
+        return OpsError(f"{operation}: {message or code}", ExitCode.NOT_FOUND)
+    return OpsError(f"{operation} failed ({code}): {message}", ExitCode.AWS_ERROR)
+
+
+def _explain_waiter(error: WaiterError) -> OpsError:
+    last = error.last_response or {}
+    if "Error" in last:
+        return _explain_client_error(ClientError(last, error.name))
+    return OpsError(f"gave up waiting ({error.name}): {error.kwargs.get('reason', error)}", ExitCode.OPERATION_FAILED)

@@ -1,0 +1,46 @@
+"""The serving stack's CloudFormation outputs: what the last successful deploy says should be live."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from config import naming
+from ops.errors import ExitCode, OpsError
+
+
+@dataclass(frozen=True)
+class ServingOutputs:
+    stack_name: str
+    stack_status: str
+    endpoint_name: str | None
+    endpoint_config_name: str | None
+    rollback_alarm_names: tuple[str, ...]
+
+
+def read_serving_outputs(cloudformation: Any, env_name: str) -> ServingOutputs:
+    stack_name = naming.serving_stack_name(env_name)
+    try:
+        stack = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]
+    except ClientError as error:
+        if "does not exist" in error.response.get("Error", {}).get("Message", ""):
+            raise OpsError(
+                f"stack {stack_name} does not exist in {cloudformation.meta.region_name}: "
+                f"deploy with `make deploy ENV={env_name}` (or check --region / AWS_PROFILE)",
+                ExitCode.NOT_FOUND,
+            ) from None
+        raise
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+    return ServingOutputs(
+        stack_name=stack_name,
+        stack_status=stack["StackStatus"],
+        endpoint_name=outputs.get(naming.OUTPUT_ENDPOINT_NAME),
+        endpoint_config_name=outputs.get(naming.OUTPUT_ENDPOINT_CONFIG_NAME),
+        rollback_alarm_names=_names(outputs.get(naming.OUTPUT_ROLLBACK_ALARMS)),
+    )
+
+
+def _names(joined: str | None) -> tuple[str, ...]:
+    return tuple(n.strip() for n in joined.split(",") if n.strip()) if joined else ()

@@ -1,0 +1,110 @@
+"""`status`: what the endpoint is doing now, its scaling and its alarms, times in the operator's zone."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, tzinfo
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from ops.alarms import firing_alarms
+from ops.aws import AwsClients
+from ops.endpoint import read_endpoint
+from ops.output import Console, local_time, percent
+from ops.scaling import VariantScaling, read_scaling
+
+CRON_AT_FIXED_TIME = re.compile(r"^cron\((\d{1,2}) (\d{1,2}) ")
+AT_TIME = re.compile(r"^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$")
+
+
+def show_status(clients: AwsClients, endpoint_name: str, env_name: str, console: Console) -> None:
+    live = read_endpoint(clients.sagemaker, endpoint_name, env_name)
+    console.line(f"Endpoint {live.name} ({clients.region}): {live.status}")
+    console.line(f"  endpoint config in service: {live.config_name}")
+    if live.pending_config_name:
+        console.line(f"  deploying endpoint config:  {live.pending_config_name}")
+    if live.failure_reason:
+        console.line(f"  failure reason: {live.failure_reason}")
+    console.line(f"  last modified: {console.time(live.last_modified)}")
+
+    console.heading("Variants")
+    console.table(
+        ["VARIANT", "IMAGE", "INSTANCE TYPE", "INSTANCES (now/desired)", "WEIGHT (now/desired)", "SHARE"],
+        [
+            [
+                v.name,
+                v.image,
+                v.instance_type,
+                f"{_count(v.current_instance_count)}/{_count(v.desired_instance_count)}",
+                f"{v.current_weight:g}/{v.desired_weight:g}",
+                percent(live.share(v.name)),
+            ]
+            for v in live.variants
+        ],
+    )
+
+    console.heading("Autoscaling")
+    registered = read_scaling(clients.autoscaling, live.name, [v.name for v in live.variants])
+    by_variant = {s.variant: s for s in registered.variants}
+    for variant in live.variants:
+        scaling = by_variant.get(variant.name)
+        if scaling is None:
+            console.line(f"  {variant.name}: not registered")
+        else:
+            _show_scaling(scaling, console)
+
+    console.heading("Alarms in ALARM")
+    alarms = firing_alarms(clients.cloudwatch, live.name)
+    if not alarms:
+        console.line("  none")
+    for alarm in alarms:
+        console.fail(f"{alarm.name}: {alarm.reason}")
+
+
+def _count(count: int | None) -> str:
+    return "-" if count is None else str(count)
+
+
+def _show_scaling(scaling: VariantScaling, console: Console) -> None:
+    suspended = [k for k, v in scaling.target.get("SuspendedState", {}).items() if v]
+    note = f" (suspended: {', '.join(suspended)})" if suspended else ""
+    console.line(f"  {scaling.variant}: min {scaling.target['MinCapacity']}, max {scaling.target['MaxCapacity']}{note}")
+    for policy in scaling.policies:
+        console.line(f"    policy {policy['PolicyName']} ({policy['PolicyType']}){_policy_target(policy)}")
+    for action in scaling.scheduled_actions:
+        console.line(f"    schedule {action['ScheduledActionName']}: {describe_schedule(action, console.zone)}")
+
+
+def _policy_target(policy: dict[str, Any]) -> str:
+    tracking = policy.get("TargetTrackingScalingPolicyConfiguration")
+    if not tracking:
+        return ""
+    metric = tracking.get("PredefinedMetricSpecification", {}).get("PredefinedMetricType") or tracking.get(
+        "CustomizedMetricSpecification", {}
+    ).get("MetricName", "custom metric")
+    return f": {metric} at {tracking['TargetValue']:g}"
+
+
+def describe_schedule(action: dict[str, Any], zone: tzinfo) -> str:
+    """The schedule as written, its time zone, and when that is on the operator's clock."""
+    expression = action["Schedule"]
+    zone_name = action.get("Timezone") or "UTC"
+    text = f"{expression} {zone_name}"
+    try:
+        schedule_zone = ZoneInfo(zone_name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return f"{text} (unknown time zone!)"
+    if match := AT_TIME.match(expression):
+        moment = datetime.fromisoformat(match.group(1)).replace(tzinfo=schedule_zone)
+        text += f" = {local_time(moment, zone)}"
+    elif match := CRON_AT_FIXED_TIME.match(expression):
+        minute, hour = int(match.group(1)), int(match.group(2))
+        today = datetime.now(schedule_zone).replace(hour=hour, minute=minute, second=0, microsecond=0)
+        text += f", {today:%H:%M} there = {today.astimezone(zone):%H:%M %Z} here"
+    target = action.get("ScalableTargetAction", {})
+    bounds = ", ".join(f"{k.removesuffix('Capacity').lower()} {v}" for k, v in target.items())
+    text += f" → {bounds}" if bounds else ""
+    for key, label in (("StartTime", "from"), ("EndTime", "until")):
+        if action.get(key):
+            text += f" {label} {local_time(datetime.fromisoformat(action[key]), zone)}"
+    return text

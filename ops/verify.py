@@ -1,0 +1,95 @@
+"""`verify`: after a deploy, does the live endpoint match what the stack and the config say?
+
+Running the endpoint config the stack expects catches a silent rollback: SageMaker's blue/green
+auto-rollback returns the endpoint to the old config while the operator may only have seen the
+deploy command finish.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ops.alarms import firing_alarms
+from ops.endpoint import read_endpoint
+from ops.environment import Environment
+from ops.output import Console, percent
+from ops.stack import read_serving_outputs
+
+HEALTHY_STACK_STATES = {"CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE"}
+
+
+@dataclass(frozen=True)
+class Check:
+    passed: bool
+    text: str
+
+
+def verify(env: Environment, check_weights: bool) -> list[Check]:
+    cfg, clients = env.cfg, env.clients
+    checks: list[Check] = []
+    outputs = read_serving_outputs(clients.cloudformation, env.name)
+    checks.append(
+        Check(outputs.stack_status in HEALTHY_STACK_STATES, f"stack {outputs.stack_name} is {outputs.stack_status}")
+    )
+    checks.append(
+        Check(
+            outputs.endpoint_name == cfg.endpoint_name,
+            f"stack output EndpointName is {outputs.endpoint_name}, config says {cfg.endpoint_name}",
+        )
+    )
+    live = read_endpoint(clients.sagemaker, cfg.endpoint_name, env.name)
+    checks.append(Check(live.status == "InService", f"endpoint {live.name} is {live.status}"))
+    checks.append(
+        Check(
+            live.config_name == outputs.endpoint_config_name,
+            f"endpoint runs config {live.config_name}, stack expects {outputs.endpoint_config_name}"
+            + ("" if live.config_name == outputs.endpoint_config_name else " (rolled back, or deployed out of band?)"),
+        )
+    )
+    wanted = {v.name: v for v in cfg.variants}
+    running = {v.name: v for v in live.variants}
+    checks.append(
+        Check(
+            set(wanted) == set(running),
+            f"variants live: {', '.join(sorted(running))}; config: {', '.join(sorted(wanted))}",
+        )
+    )
+    total_weight = sum(v.initial_weight for v in cfg.variants)
+    for name in sorted(set(wanted) & set(running)):
+        want, have = wanted[name], running[name]
+        checks.append(
+            Check(
+                have.instance_type == want.instance_type,
+                f"{name} instance type {have.instance_type}, config {want.instance_type}",
+            )
+        )
+        checks.append(
+            Check(have.image_tag == want.image_tag, f"{name} image {have.image}, config tag {want.image_tag}")
+        )
+        checks.append(
+            Check(
+                have.current_weight == have.desired_weight,
+                f"{name} weight {have.current_weight:g} in effect (desired {have.desired_weight:g})",
+            )
+        )
+        if check_weights:
+            expected = round(100 * want.initial_weight / total_weight, 2)
+            checks.append(
+                Check(
+                    live.share(name) == expected,
+                    f"{name} has {percent(live.share(name))} of traffic, config {percent(expected)}",
+                )
+            )
+    alarms = firing_alarms(clients.cloudwatch, live.name, outputs.rollback_alarm_names)
+    checks.append(
+        Check(not alarms, "no alarm in ALARM" if not alarms else f"in ALARM: {', '.join(a.name for a in alarms)}")
+    )
+    return checks
+
+
+def report(checks: list[Check], console: Console) -> bool:
+    for check in checks:
+        (console.ok if check.passed else console.fail)(check.text)
+    held = sum(c.passed for c in checks)
+    console.line(f"\n{held} of {len(checks)} checks hold")
+    return held == len(checks)

@@ -1,0 +1,322 @@
+"""Fixtures for the operations CLI: fake credentials, a moto-backed account holding one deployed
+environment, and a CLI runner whose waits and holds take no time.
+
+moto 5.2's create_endpoint_config refuses ml.g5.* instance types (a hard-coded list), so the moto
+world runs the environments' configs with their instance types set to ml.g4dn.xlarge (which moto
+accepts and the catalog knows) and max_num_seqs lowered so the VRAM check passes on its 16 GiB. The
+untouched ml.g5 configs are exercised with botocore's Stubber in test_verify.py.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+from ruamel.yaml import YAML
+from typer.testing import CliRunner
+
+from config import EnvironmentConfig, naming
+from config import loader as config_loader
+from ops.cli import Runtime, app
+from ops.environment import load_environment_config
+from ops.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
+from ops.waiting import Timing
+
+REAL_ENVIRONMENTS = Path(config_loader.ENVIRONMENTS_DIR)
+MOTO_INSTANCE_TYPE = "ml.g4dn.xlarge"
+REPOSITORY = "mangaassist-llm"
+
+
+@pytest.fixture(autouse=True)
+def fake_aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Credentials that only moto accepts; no profile, no instance metadata, no real config files."""
+    for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/dev/null")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+@pytest.fixture
+def environments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of config/environments made moto-compatible; the CLI reads (and promote writes) it."""
+    target = tmp_path / "environments"
+    target.mkdir()
+    yaml = YAML()
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    for source in REAL_ENVIRONMENTS.glob("*.yaml"):
+        document = yaml.load(source.read_text())
+        for variant in document["variants"]:
+            variant["instance_type"] = MOTO_INSTANCE_TYPE
+        document["engine"]["max_num_seqs"] = 64
+        with (target / source.name).open("w") as out:
+            yaml.dump(document, out)
+    monkeypatch.setattr(config_loader, "ENVIRONMENTS_DIR", target)
+    return target
+
+
+@pytest.fixture
+def real_environments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A byte-for-byte copy of config/environments (ml.g5 and all)."""
+    target = tmp_path / "real-environments"
+    shutil.copytree(REAL_ENVIRONMENTS, target)
+    monkeypatch.setattr(config_loader, "ENVIRONMENTS_DIR", target)
+    return target
+
+
+def edit_environment(directory: Path, env: str, edit: Callable[[Any], None]) -> None:
+    yaml = YAML()
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    path = directory / f"{env}.yaml"
+    document = yaml.load(path.read_text())
+    edit(document)
+    with path.open("w") as out:
+        yaml.dump(document, out)
+
+
+def image_uri(cfg: EnvironmentConfig, tag: str) -> str:
+    return f"{cfg.account or '123456789012'}.dkr.ecr.{cfg.region}.amazonaws.com/{REPOSITORY}:{tag}"
+
+
+@dataclass
+class World:
+    """A moto-backed account holding one environment's endpoint, stack, scaling, alarms and metrics."""
+
+    cfg: EnvironmentConfig
+    session: boto3.Session
+    deployments: int = 0
+    config_names: list[str] = field(default_factory=list)
+
+    def client(self, service: str) -> Any:
+        return self.session.client(service)
+
+    @property
+    def endpoint(self) -> str:
+        return self.cfg.endpoint_name
+
+    def deploy(self, images: dict[str, str] | None = None, stack_expects_latest: bool = True) -> str:
+        """Create models + an endpoint config from the config (tags overridable) and point the endpoint at it."""
+        sagemaker = self.client("sagemaker")
+        self.deployments += 1
+        config_name = f"{self.endpoint}-config-{self.deployments}"
+        variants = []
+        for variant in self.cfg.variants:
+            tag = (images or {}).get(variant.name, variant.image_tag)
+            model = f"{self.endpoint}-{variant.name}-{self.deployments}"
+            sagemaker.create_model(ModelName=model, PrimaryContainer={"Image": image_uri(self.cfg, tag)})
+            variants.append(
+                {
+                    "VariantName": variant.name,
+                    "ModelName": model,
+                    "InitialInstanceCount": variant.initial_instance_count,
+                    "InstanceType": variant.instance_type,
+                    "InitialVariantWeight": variant.initial_weight,
+                }
+            )
+        sagemaker.create_endpoint_config(EndpointConfigName=config_name, ProductionVariants=variants)
+        if self.deployments == 1:
+            sagemaker.create_endpoint(EndpointName=self.endpoint, EndpointConfigName=config_name)
+        else:  # moto has no update_endpoint: recreate, as far as describe calls can tell the same thing
+            sagemaker.delete_endpoint(EndpointName=self.endpoint)
+            sagemaker.create_endpoint(EndpointName=self.endpoint, EndpointConfigName=config_name)
+        self.config_names.append(config_name)
+        if stack_expects_latest:
+            self.stack(config_name)
+        return config_name
+
+    def stack(self, expected_config: str, rollback_alarms: tuple[str, ...] = ()) -> None:
+        cloudformation = self.client("cloudformation")
+        outputs = {
+            naming.OUTPUT_ENDPOINT_NAME: self.endpoint,
+            naming.OUTPUT_ENDPOINT_CONFIG_NAME: expected_config,
+            naming.OUTPUT_VARIANT_NAMES: ",".join(v.name for v in self.cfg.variants),
+        }
+        if rollback_alarms:
+            outputs[naming.OUTPUT_ROLLBACK_ALARMS] = ",".join(rollback_alarms)
+        template = json.dumps(
+            {
+                "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
+                "Outputs": {key: {"Value": value} for key, value in outputs.items()},
+            }
+        )
+        name = naming.serving_stack_name(self.cfg.name)
+        existing = {s["StackName"] for s in cloudformation.list_stacks()["StackSummaries"]}
+        if name in existing:
+            cloudformation.delete_stack(StackName=name)
+        cloudformation.create_stack(StackName=name, TemplateBody=template)
+
+    def weights(self) -> dict[str, float]:
+        described = self.client("sagemaker").describe_endpoint(EndpointName=self.endpoint)
+        return {v["VariantName"]: v["CurrentWeight"] for v in described["ProductionVariants"]}
+
+    def set_weights(self, **weights: float) -> None:
+        self.client("sagemaker").update_endpoint_weights_and_capacities(
+            EndpointName=self.endpoint,
+            DesiredWeightsAndCapacities=[{"VariantName": n, "DesiredWeight": w} for n, w in weights.items()],
+        )
+
+    def register_scaling(self, variant: str) -> None:
+        """The seeds' production scaling: a target-tracking policy and a JST evening pre-scale."""
+        autoscaling = self.client("application-autoscaling")
+        common = {
+            "ServiceNamespace": SERVICE_NAMESPACE,
+            "ResourceId": resource_id(self.endpoint, variant),
+            "ScalableDimension": SCALABLE_DIMENSION,
+        }
+        autoscaling.register_scalable_target(MinCapacity=2, MaxCapacity=8, **common)
+        autoscaling.put_scaling_policy(
+            PolicyName=f"{variant}-invocations",
+            PolicyType="TargetTrackingScaling",
+            TargetTrackingScalingPolicyConfiguration={
+                "TargetValue": 50.0,
+                "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"},
+                "ScaleOutCooldown": 60,
+                "ScaleInCooldown": 300,
+            },
+            **common,
+        )
+        autoscaling.put_scheduled_action(
+            ScheduledActionName=f"{variant}-jp-evening-peak",
+            Schedule="cron(45 17 * * ? *)",
+            Timezone="Asia/Tokyo",
+            ScalableTargetAction={"MinCapacity": 6, "MaxCapacity": 8},
+            **common,
+        )
+
+    def scaling(self) -> dict[str, Any]:
+        """Everything registered for the endpoint, minus the fields AWS generates (ARNs, times)."""
+        autoscaling = self.client("application-autoscaling")
+        ids = [resource_id(self.endpoint, v.name) for v in self.cfg.variants]
+        targets = autoscaling.describe_scalable_targets(ServiceNamespace=SERVICE_NAMESPACE, ResourceIds=ids)
+        result: dict[str, Any] = {}
+        for target in targets["ScalableTargets"]:
+            rid = target["ResourceId"]
+            policies = autoscaling.describe_scaling_policies(ServiceNamespace=SERVICE_NAMESPACE, ResourceId=rid)
+            actions = autoscaling.describe_scheduled_actions(ServiceNamespace=SERVICE_NAMESPACE, ResourceId=rid)
+            result[rid] = {
+                "min": target["MinCapacity"],
+                "max": target["MaxCapacity"],
+                "policies": sorted(
+                    (p["PolicyName"], p["PolicyType"], json.dumps(p["TargetTrackingScalingPolicyConfiguration"]))
+                    for p in policies["ScalingPolicies"]
+                ),
+                "schedules": sorted(
+                    (a["ScheduledActionName"], a["Schedule"], a.get("Timezone"), json.dumps(a["ScalableTargetAction"]))
+                    for a in actions["ScheduledActions"]
+                ),
+            }
+        return result
+
+    def alarm(self, name: str, variant: str | None, state: str = "ALARM") -> None:
+        cloudwatch = self.client("cloudwatch")
+        dimensions = [{"Name": "EndpointName", "Value": self.endpoint}]
+        if variant:
+            dimensions.append({"Name": "VariantName", "Value": variant})
+        cloudwatch.put_metric_alarm(
+            AlarmName=name,
+            Namespace="AWS/SageMaker",
+            MetricName="Invocation5XXErrors",
+            Dimensions=dimensions,
+            Statistic="Sum",
+            Period=60,
+            EvaluationPeriods=1,
+            Threshold=5,
+            ComparisonOperator="GreaterThanThreshold",
+        )
+        cloudwatch.set_alarm_state(AlarmName=name, StateValue=state, StateReason=f"test put it in {state}")
+
+    def traffic(self, variant: str, invocations: float, errors: float) -> None:
+        cloudwatch = self.client("cloudwatch")
+        dimensions = [{"Name": "EndpointName", "Value": self.endpoint}, {"Name": "VariantName", "Value": variant}]
+        now = datetime.now(UTC)
+        cloudwatch.put_metric_data(
+            Namespace="AWS/SageMaker",
+            MetricData=[
+                {"MetricName": "Invocations", "Dimensions": dimensions, "Value": invocations, "Timestamp": now},
+                {"MetricName": "Invocation5XXErrors", "Dimensions": dimensions, "Value": errors, "Timestamp": now},
+            ],
+        )
+
+
+@pytest.fixture
+def moto() -> Iterator[None]:
+    with mock_aws():
+        yield
+
+
+@pytest.fixture
+def worlds(environments: Path, moto: None, monkeypatch: pytest.MonkeyPatch) -> Callable[..., World]:
+    """Opens an environment's moto world; `region` stands in for dev's missing one."""
+
+    def open_world(env: str, region: str = "us-east-1") -> World:
+        cfg = load_environment_config(env)
+        if cfg.account:
+            monkeypatch.setenv("MOTO_ACCOUNT_ID", cfg.account)  # moto's STS then answers with the env's account
+        return World(cfg, boto3.Session(region_name=cfg.region or region))
+
+    return open_world
+
+
+@pytest.fixture
+def prod(worlds: Callable[..., World]) -> World:
+    """prod deployed in moto as its config says: 95/5, both variants on the config's image."""
+    world = worlds("prod")
+    world.deploy()
+    return world
+
+
+class FakeSleep:
+    """Records holds instead of sleeping; `on_call` lets a test change the world mid-hold."""
+
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+        self.on_call: Callable[[int], None] = lambda n: None
+
+    def __call__(self, duration: float) -> None:
+        self.calls.append(duration)
+        self.on_call(len(self.calls))
+
+
+class FakeClock:
+    """A monotonic clock that advances 50 ms per reading, so latencies are deterministic."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 0.05
+        return self.now
+
+
+@dataclass
+class Cli:
+    runtime: Runtime
+    sleep: FakeSleep
+    runner: CliRunner = field(default_factory=CliRunner)
+
+    def __call__(self, *args: str) -> Any:
+        return self.runner.invoke(app, list(args), obj=self.runtime)
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    sleep = FakeSleep()
+    runtime = Runtime(
+        timing=Timing(poll_seconds=0, max_polls=3, sleep=sleep, clock=FakeClock()),
+        deployer=lambda env: pytest.fail(f"this test must not deploy {env}"),
+        zone=UTC,
+        state_dir=tmp_path / "state",
+    )
+    return Cli(runtime, sleep)

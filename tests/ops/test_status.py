@@ -1,0 +1,127 @@
+"""`status`: endpoint, variants, scaling with schedules in local time, alarms - and its error paths."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from ops.status import describe_schedule
+
+
+def test_status_shows_endpoint_variants_scaling_and_alarms(prod, cli):
+    prod.register_scaling("primary")
+    prod.alarm("canary-5xx", "canary")
+    prod.alarm("primary-latency", "primary", state="OK")
+
+    result = cli("status", "prod")
+
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "Endpoint mangaassist-llm-prod (ap-northeast-1): InService" in out
+    assert f"endpoint config in service: {prod.config_names[-1]}" in out
+    primary_row = next(line for line in out.splitlines() if line.strip().startswith("primary "))
+    assert "mangaassist-llm:v0.1.0" in primary_row
+    assert "ml.g4dn.xlarge" in primary_row
+    assert "4/4" in primary_row and "95/95" in primary_row and "95%" in primary_row
+    assert "primary: min 2, max 8" in out
+    assert "policy primary-invocations (TargetTrackingScaling): SageMakerVariantInvocationsPerInstance at 50" in out
+    assert "cron(45 17 * * ? *) Asia/Tokyo, 17:45 there = 08:45 UTC here → min 6, max 8" in out
+    assert "canary: not registered" in out
+    assert "✗ canary-5xx" in out
+    assert "primary-latency" not in out  # in OK, not ALARM
+
+
+def test_unknown_environment_is_one_line_and_exit_2(environments, cli):
+    result = cli("status", "qa")
+
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "error: unknown environment 'qa'; known: dev, prod, staging"
+    assert "Traceback" not in result.output
+
+
+def test_missing_endpoint_says_how_to_deploy_it(environments, moto, monkeypatch, cli):
+    monkeypatch.setenv("MOTO_ACCOUNT_ID", "222222222222")
+
+    result = cli("status", "prod")
+
+    assert result.exit_code == 6
+    assert "endpoint mangaassist-llm-prod does not exist in ap-northeast-1" in result.stderr
+    assert "make deploy ENV=prod" in result.stderr
+
+
+def test_wrong_account_is_refused_before_touching_anything(environments, moto, monkeypatch, cli):
+    monkeypatch.setenv("MOTO_ACCOUNT_ID", "111111111111")  # staging's account, asked about prod
+
+    result = cli("status", "prod")
+
+    assert result.exit_code == 5
+    assert "credentials are for account 111111111111, but prod lives in 222222222222" in result.stderr
+
+
+def test_missing_credentials_exit_5_without_network(environments, monkeypatch, cli):
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+
+    result = cli("status", "prod")
+
+    assert result.exit_code == 5
+    assert result.stderr.startswith("error: no AWS credentials found: set AWS_PROFILE")
+
+
+def test_dev_needs_a_region_from_somewhere(environments, moto, monkeypatch, cli):
+    monkeypatch.delenv("AWS_DEFAULT_REGION")
+
+    result = cli("status", "dev")
+
+    assert result.exit_code == 2
+    assert "no AWS region: pass --region or set AWS_REGION" in result.stderr
+
+
+def test_dev_takes_region_from_the_option(worlds, monkeypatch, cli):
+    monkeypatch.delenv("AWS_DEFAULT_REGION")
+    worlds("dev", region="eu-west-1").deploy()
+
+    result = cli("status", "dev", "--region", "eu-west-1")
+
+    assert result.exit_code == 0, result.output
+    assert "Endpoint mangaassist-llm-dev (eu-west-1): InService" in result.output
+
+
+def test_region_contradicting_the_config_is_refused(environments, cli):
+    result = cli("status", "prod", "--region", "us-east-1")
+
+    assert result.exit_code == 2
+    assert "contradicts the environment's region ap-northeast-1" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("action", "expected"),
+    [
+        (
+            {"Schedule": "cron(45 17 * * ? *)", "Timezone": "Asia/Tokyo", "ScalableTargetAction": {"MinCapacity": 6}},
+            "cron(45 17 * * ? *) Asia/Tokyo, 17:45 there = 08:45 UTC here → min 6",
+        ),
+        (
+            {"Schedule": "at(2026-12-24T18:00:00)", "Timezone": "America/New_York"},
+            "at(2026-12-24T18:00:00) America/New_York = 2026-12-24 23:00 UTC",
+        ),
+        ({"Schedule": "rate(1 hour)"}, "rate(1 hour) UTC"),
+        ({"Schedule": "cron(0 9 * * ? *)", "Timezone": "Mars/Olympus"}, "cron(0 9 * * ? *) Mars/Olympus (unknown"),
+    ],
+)
+def test_schedules_are_shown_on_the_operators_clock(action, expected):
+    assert describe_schedule(action, UTC).startswith(expected)
+
+
+def test_schedule_window_in_local_time():
+    action = {
+        "Schedule": "rate(1 day)",
+        "StartTime": "2026-12-01T00:00:00+00:00",
+        "EndTime": "2026-12-31T00:00:00+00:00",
+    }
+
+    text = describe_schedule(action, ZoneInfo("Asia/Tokyo"))
+
+    assert text == "rate(1 day) UTC from 2026-12-01 09:00 JST until 2026-12-31 09:00 JST"
