@@ -2,31 +2,9 @@
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable
-from pathlib import Path
-
 import pytest
-from ruamel.yaml import YAML
 
-from config import ConfigError, load_config, load_config_file
-from config.loader import ENVIRONMENTS_DIR
-
-PROD = YAML(typ="safe", pure=True).load((ENVIRONMENTS_DIR / "prod.yaml").read_text())
-
-
-def problems(tmp_path: Path, mutate: Callable[[dict], None], env_name: str = "prod") -> list[str]:
-    raw = copy.deepcopy(PROD)
-    raw["name"] = raw["tags"]["Environment"] = env_name
-    mutate(raw)
-    path = tmp_path / f"{env_name}.yaml"
-    with path.open("w") as handle:
-        YAML().dump(raw, handle)
-    try:
-        load_config_file(path, env_name)
-    except ConfigError as error:
-        return [f"{field}: {message}" for field, message in error.problems]
-    return []
+from config import ConfigError, load_config
 
 
 def canary(raw: dict) -> dict:
@@ -44,81 +22,79 @@ def test_unknown_environment_lists_the_known_ones() -> None:
     assert "unknown environment 'production'; known: dev, prod, staging" in str(error.value)
 
 
-def test_unchanged_prod_has_no_problems(tmp_path: Path) -> None:
-    assert problems(tmp_path, lambda raw: None) == []
+def test_unchanged_prod_has_no_problems(problems) -> None:
+    assert problems(lambda raw: None) == []
 
 
-def test_negative_weight_names_the_variant_and_value(tmp_path: Path) -> None:
-    found = problems(tmp_path, lambda raw: canary(raw).update(initial_weight=-5))
+def test_negative_weight_names_the_variant_and_value(problems) -> None:
+    found = problems(lambda raw: canary(raw).update(initial_weight=-5))
     assert found == ["variants.canary.initial_weight: Input should be greater than or equal to 0, got -5"]
 
 
-def test_weight_above_100(tmp_path: Path) -> None:
-    found = problems(tmp_path, lambda raw: canary(raw).update(initial_weight=150))
+def test_weight_above_100(problems) -> None:
+    found = problems(lambda raw: canary(raw).update(initial_weight=150))
     assert found == ["variants.canary.initial_weight: Input should be less than or equal to 100, got 150"]
 
 
-def test_all_weights_zero(tmp_path: Path) -> None:
+def test_all_weights_zero(problems) -> None:
     def zero(raw: dict) -> None:
         for v in raw["variants"]:
             v["initial_weight"] = 0
 
-    assert "variants: at least one variant needs initial_weight > 0, all are 0" in problems(tmp_path, zero)
+    assert "variants: at least one variant needs initial_weight > 0, all are 0" in problems(zero)
 
 
-def test_instance_count_below_one(tmp_path: Path) -> None:
-    found = problems(tmp_path, lambda raw: canary(raw).update(initial_instance_count=0))
+def test_instance_count_below_one(problems) -> None:
+    found = problems(lambda raw: canary(raw).update(initial_instance_count=0))
     assert found == ["variants.canary.initial_instance_count: Input should be greater than or equal to 1, got 0"]
 
 
-def test_duplicate_variant_names(tmp_path: Path) -> None:
-    found = problems(tmp_path, lambda raw: canary(raw).update(name="primary"))
+def test_duplicate_variant_names(problems) -> None:
+    found = problems(lambda raw: canary(raw).update(name="primary"))
     assert "variants: variant names must be unique, 'primary' appears 2 times" in found
 
 
-def test_unknown_instance_type_lists_known_ones(tmp_path: Path) -> None:
-    found = problems(tmp_path, lambda raw: canary(raw).update(instance_type="ml.g5.mega"))
+def test_unknown_instance_type_lists_known_ones(problems) -> None:
+    found = problems(lambda raw: canary(raw).update(instance_type="ml.g5.mega"))
     assert len(found) == 1
     assert found[0].startswith("variants.canary.instance_type: unknown instance type 'ml.g5.mega'; known: ")
     assert "ml.g5.xlarge" in found[0]
 
 
 @pytest.mark.parametrize("timeout", [59, 3601])
-def test_startup_timeout_outside_platform_range(tmp_path: Path, timeout: int) -> None:
-    found = problems(tmp_path, lambda raw: raw["container"].update(startup_health_check_timeout_seconds=timeout))
+def test_startup_timeout_outside_platform_range(problems, timeout: int) -> None:
+    found = problems(lambda raw: raw["container"].update(startup_health_check_timeout_seconds=timeout))
     assert len(found) == 1
     assert found[0].startswith("container.startup_health_check_timeout_seconds: Input should be")
     assert f"got {timeout}" in found[0]
 
 
-def test_five_minute_startup_on_an_8b_model(tmp_path: Path) -> None:
-    found = problems(tmp_path, lambda raw: raw["container"].update(startup_health_check_timeout_seconds=300))
+def test_five_minute_startup_on_an_8b_model(problems) -> None:
+    found = problems(lambda raw: raw["container"].update(startup_health_check_timeout_seconds=300))
     assert found == [
         "container.startup_health_check_timeout_seconds: a 8B model needs at least 600 s to pull, load, "
         "capture CUDA graphs and warm up, got 300 s (allowed 600-3600)"
     ]
 
 
-def test_canary_size_over_half_of_a_variant(tmp_path: Path) -> None:
+def test_canary_size_over_half_of_a_variant(problems) -> None:
     def one_instance(raw: dict) -> None:
         raw["deployment"]["step_size"] = {"type": "INSTANCE_COUNT", "value": 1}
 
-    found = problems(tmp_path, one_instance)
+    found = problems(one_instance)
     assert found == [
         "deployment.step_size.value: CANARY size 1 instance(s) is more than 50% of variant 'canary' "
         "(1 instance(s)); use CAPACITY_PERCENT or at most 0"
     ]
 
 
-def test_canary_percent_over_half(tmp_path: Path) -> None:
-    found = problems(
-        tmp_path, lambda raw: raw["deployment"].update(step_size={"type": "CAPACITY_PERCENT", "value": 60})
-    )
+def test_canary_percent_over_half(problems) -> None:
+    found = problems(lambda raw: raw["deployment"].update(step_size={"type": "CAPACITY_PERCENT", "value": 60}))
     assert found == ["deployment.step_size.value: CANARY capacity must be 1-50% of each variant, got 60%"]
 
 
-def test_waits_that_do_not_fit_the_execution_timeout(tmp_path: Path) -> None:
-    found = problems(tmp_path, lambda raw: raw["deployment"].update(maximum_execution_timeout_seconds=1200))
+def test_waits_that_do_not_fit_the_execution_timeout(problems) -> None:
+    found = problems(lambda raw: raw["deployment"].update(maximum_execution_timeout_seconds=1200))
     assert found == [
         "deployment.maximum_execution_timeout_seconds: must exceed the waits added up (2 x wait_interval_seconds "
         "600 + termination_wait_seconds 300 = 1500 s), got 1200 (allowed up to 28800)"
@@ -126,44 +102,42 @@ def test_waits_that_do_not_fit_the_execution_timeout(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("timeout", [599, 28801])
-def test_execution_timeout_outside_platform_range(tmp_path: Path, timeout: int) -> None:
-    found = problems(tmp_path, lambda raw: raw["deployment"].update(maximum_execution_timeout_seconds=timeout))
+def test_execution_timeout_outside_platform_range(problems, timeout: int) -> None:
+    found = problems(lambda raw: raw["deployment"].update(maximum_execution_timeout_seconds=timeout))
     assert found[0].startswith("deployment.maximum_execution_timeout_seconds: Input should be")
 
 
-def test_prod_bake_time_at_least_ten_minutes(tmp_path: Path) -> None:
-    found = problems(tmp_path, lambda raw: raw["deployment"].update(wait_interval_seconds=300))
+def test_prod_bake_time_at_least_ten_minutes(problems) -> None:
+    found = problems(lambda raw: raw["deployment"].update(wait_interval_seconds=300))
     assert found == ["deployment.wait_interval_seconds: prod bakes each step at least 600 s, got 300"]
 
 
-def test_max_lora_rank_outside_vllm_choices(tmp_path: Path) -> None:
-    found = problems(tmp_path, lambda raw: raw["engine"].update(max_lora_rank=24))
+def test_max_lora_rank_outside_vllm_choices(problems) -> None:
+    found = problems(lambda raw: raw["engine"].update(max_lora_rank=24))
     assert found == ["engine.max_lora_rank: must be one of 1, 8, 16, 32, 64, 128, 256, 320, 512, got 24"]
 
 
-def test_duplicate_adapters(tmp_path: Path) -> None:
-    found = problems(tmp_path, lambda raw: raw["engine"]["adapters"].append("jp_style_v1"))
+def test_duplicate_adapters(problems) -> None:
+    found = problems(lambda raw: raw["engine"]["adapters"].append("jp_style_v1"))
     assert found == ["engine.adapters: adapter names must be unique, 'jp_style_v1' appears 2 times"]
 
 
-def test_volume_size_on_nvme_instance(tmp_path: Path) -> None:
-    found = problems(tmp_path, lambda raw: canary(raw).update(volume_size_gb=50))
+def test_volume_size_on_nvme_instance(problems) -> None:
+    found = problems(lambda raw: canary(raw).update(volume_size_gb=50))
     assert found == [
         "variants.canary.volume_size_gb: ml.g5.xlarge has local NVMe storage; SageMaker refuses VolumeSizeInGB "
         "on it, got 50 (remove the field)"
     ]
 
 
-def test_kms_key_on_nvme_instances(tmp_path: Path) -> None:
-    found = problems(
-        tmp_path, lambda raw: raw.update(endpoint_kms_key_arn="arn:aws:kms:ap-northeast-1:222222222222:key/x")
-    )
+def test_kms_key_on_nvme_instances(problems) -> None:
+    found = problems(lambda raw: raw.update(endpoint_kms_key_arn="arn:aws:kms:ap-northeast-1:222222222222:key/x"))
     assert len(found) == 2  # one per variant
     assert found[0].startswith("endpoint_kms_key_arn: variant 'primary' runs on ml.g5.xlarge, which has local NVMe")
 
 
-def test_g4dn_with_prod_engine_settings_is_refused_with_the_numbers(tmp_path: Path) -> None:
-    found = problems(tmp_path, lambda raw: canary(raw).update(instance_type="ml.g4dn.xlarge"))
+def test_g4dn_with_prod_engine_settings_is_refused_with_the_numbers(problems) -> None:
+    found = problems(lambda raw: canary(raw).update(instance_type="ml.g4dn.xlarge"))
     assert found == [
         "variants.canary.instance_type: ml.g4dn.xlarge is too small for engine.max_num_seqs 128 x "
         "engine.kv_cache_min_tokens_per_sequence 768 tokens x 128 KiB/token = 12.00 GiB of KV cache: "
@@ -172,44 +146,44 @@ def test_g4dn_with_prod_engine_settings_is_refused_with_the_numbers(tmp_path: Pa
     ]
 
 
-def test_g4dn_passes_with_fewer_sequences(tmp_path: Path) -> None:
+def test_g4dn_passes_with_fewer_sequences(problems) -> None:
     """The budget is arithmetic, not a blocklist: 64 sequences x 768 tokens = 6 GiB fits in 6.92 GiB."""
 
     def smaller(raw: dict) -> None:
         canary(raw).update(instance_type="ml.g4dn.xlarge")
         raw["engine"]["max_num_seqs"] = 64
 
-    assert problems(tmp_path, smaller) == []
+    assert problems(smaller) == []
 
 
-def test_context_that_cannot_fit_one_sequence(tmp_path: Path) -> None:
+def test_context_that_cannot_fit_one_sequence(problems) -> None:
     def tiny_gpu_share(raw: dict) -> None:
         raw["engine"]["gpu_memory_utilization"] = 0.33
 
-    found = problems(tmp_path, tiny_gpu_share)
+    found = problems(tiny_gpu_share)
     assert found[0].startswith("variants.primary.instance_type: ml.g5.xlarge cannot hold one 4096-token sequence")
 
 
-def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
+def test_every_problem_is_reported_at_once(problems) -> None:
     def several(raw: dict) -> None:
         canary(raw).update(initial_weight=-1, initial_instance_count=0)
         raw["container"]["drain_seconds"] = 45
 
-    found = problems(tmp_path, several)
+    found = problems(several)
     assert len(found) == 3
     assert any(p.startswith("container.drain_seconds: Input should be less than 30") for p in found)
 
 
-def test_unknown_field_is_refused(tmp_path: Path) -> None:
-    found = problems(tmp_path, lambda raw: raw["engine"].update(swap_space=4))
+def test_unknown_field_is_refused(problems) -> None:
+    found = problems(lambda raw: raw["engine"].update(swap_space=4))
     assert found == ["engine.swap_space: Extra inputs are not permitted, got 4"]
 
 
-def test_mutable_image_tag(tmp_path: Path) -> None:
-    found = problems(tmp_path, lambda raw: canary(raw).update(image_tag="latest"))
+def test_mutable_image_tag(problems) -> None:
+    found = problems(lambda raw: canary(raw).update(image_tag="latest"))
     assert found == ["variants.canary.image_tag: must be an immutable tag or sha256 digest, got mutable 'latest'"]
 
 
-def test_environment_tag_must_match(tmp_path: Path) -> None:
-    found = problems(tmp_path, lambda raw: raw["tags"].update(Environment="production"))
+def test_environment_tag_must_match(problems) -> None:
+    found = problems(lambda raw: raw["tags"].update(Environment="production"))
     assert found == ["tags.Environment: must be the environment name 'prod', got 'production'"]

@@ -1,0 +1,173 @@
+"""Issue 3 in the prod template: scaling policies, schedules, alarms, topic and dashboard."""
+
+from __future__ import annotations
+
+import json
+
+from aws_cdk.assertions import Capture, Match
+
+from container.serving import contract
+
+
+def test_scalable_targets_per_variant_depend_on_the_endpoint(prod) -> None:
+    targets = prod.serving.find_resources("AWS::ApplicationAutoScaling::ScalableTarget")
+    by_resource = {t["Properties"]["ResourceId"]: t for t in targets.values()}
+    primary = by_resource["endpoint/mangaassist-llm-prod/variant/primary"]
+    assert (primary["Properties"]["MinCapacity"], primary["Properties"]["MaxCapacity"]) == (2, 8)
+    assert "endpoint/mangaassist-llm-prod/variant/canary" in by_resource
+    (endpoint_id,) = prod.serving.find_resources("AWS::SageMaker::Endpoint")
+    for target in targets.values():
+        assert endpoint_id in target["DependsOn"]
+        assert "AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint" in json.dumps(
+            target["Properties"]["RoleARN"]
+        )
+
+
+def test_target_tracking_with_asymmetric_cooldowns(prod) -> None:
+    prod.serving.has_resource_properties(
+        "AWS::ApplicationAutoScaling::ScalingPolicy",
+        {
+            "PolicyType": "TargetTrackingScaling",
+            "TargetTrackingScalingPolicyConfiguration": {
+                "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"},
+                "TargetValue": 50,
+                "ScaleOutCooldown": 60,
+                "ScaleInCooldown": 300,
+            },
+        },
+    )
+
+
+def test_step_scaling_on_the_queue_depth_the_image_publishes(prod) -> None:
+    prod.serving.has_resource_properties(
+        "AWS::ApplicationAutoScaling::ScalingPolicy",
+        {
+            "PolicyType": "StepScaling",
+            "StepScalingPolicyConfiguration": Match.object_like(
+                {"StepAdjustments": Match.array_with([Match.object_like({"ScalingAdjustment": 4})])}
+            ),
+        },
+    )
+    prod.serving.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "Namespace": contract.METRIC_NAMESPACE,
+            "MetricName": contract.METRIC_QUEUE_DEPTH,
+            "Threshold": 50,
+            "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+            "EvaluationPeriods": 1,
+            "AlarmActions": [Match.object_like({"Ref": Match.string_like_regexp("QueueDepthScaleOutUpperPolicy")})],
+        },
+    )
+
+
+def test_scheduled_peaks_use_iana_time_zones(prod) -> None:
+    actions = Capture()
+    prod.serving.has_resource_properties(
+        "AWS::ApplicationAutoScaling::ScalableTarget",
+        {"ResourceId": "endpoint/mangaassist-llm-prod/variant/primary", "ScheduledActions": actions},
+    )
+    by_name = {a["ScheduledActionName"]: a for a in actions.as_array()}
+    assert by_name["tokyo-evening-peak-start"]["Timezone"] == "Asia/Tokyo"
+    assert by_name["tokyo-evening-peak-start"]["Schedule"] == "cron(45 17 ? * TUE,THU,SAT,SUN *)"
+    assert by_name["tokyo-evening-peak-start"]["ScalableTargetAction"] == {"MinCapacity": 6, "MaxCapacity": 8}
+    assert by_name["tokyo-evening-peak-end"]["ScalableTargetAction"] == {"MinCapacity": 2, "MaxCapacity": 8}
+    assert by_name["us-eastern-evening-peak-start"]["Timezone"] == "America/New_York"
+    assert by_name["tokyo-friday-release-start"]["Schedule"] == "cron(0 16 ? * FRI *)"
+    assert all(name.endswith(("-start", "-end")) for name in by_name)
+    assert len(by_name) == 10  # five windows, each with a return
+
+
+def test_every_alarm_notifies_the_encrypted_topic(prod) -> None:
+    prod.serving.has_resource_properties("AWS::SNS::Topic", {"KmsMasterKeyId": Match.any_value()})
+    prod.serving.has_resource_properties(
+        "AWS::SNS::TopicPolicy",
+        {
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [Match.object_like({"Effect": "Deny", "Condition": {"Bool": {"aws:SecureTransport": "false"}}})]
+                )
+            }
+        },
+    )
+    alarms = prod.serving.find_resources("AWS::CloudWatch::Alarm")
+    own = {k: a for k, a in alarms.items() if "Autoscaling" not in k}  # scaling alarms trigger policies
+    assert len(own) == 2 * 14  # per variant: 3 rollback, 5 platform, 5 engine, 1 capacity
+    for alarm in own.values():
+        assert "NotificationsTopic" in json.dumps(alarm["Properties"]["AlarmActions"])
+
+
+def test_canary_rollback_alarms_are_the_ones_the_endpoint_watches(prod) -> None:
+    rollback = Capture()
+    prod.serving.has_resource_properties(
+        "AWS::SageMaker::Endpoint",
+        {"DeploymentConfig": Match.object_like({"AutoRollbackConfiguration": {"Alarms": rollback}})},
+    )
+    ids = [a["AlarmName"]["Ref"] for a in rollback.as_array()]
+    assert len(ids) == 6 and len(ids) <= 10
+    alarms = prod.serving.find_resources("AWS::CloudWatch::Alarm")
+    canary = [alarms[i]["Properties"]["AlarmDescription"] for i in ids if i.startswith("Alarmscanary")]
+    assert len(canary) == 3
+    assert all("rolls back a blue/green deployment" in d for d in canary)
+
+
+def test_silence_from_the_engine_is_not_healthy(prod) -> None:
+    prod.serving.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {"MetricName": contract.METRIC_QUEUE_DEPTH, "Statistic": "SampleCount", "TreatMissingData": "breaching"},
+    )
+    prod.serving.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {"MetricName": "ModelLatency", "TreatMissingData": "notBreaching"},
+    )
+
+
+def test_engine_alarms_from_the_seeds(prod) -> None:
+    for metric, threshold, periods, comparison in (
+        (contract.METRIC_TTFT_P95, 500, 5, "GreaterThanThreshold"),
+        (contract.METRIC_QUEUE_DEPTH, 80, 2, "GreaterThanThreshold"),
+        (contract.METRIC_KV_CACHE_USAGE, 95, 5, "GreaterThanThreshold"),
+        (contract.METRIC_OOM_ERRORS, 0, 1, "GreaterThanThreshold"),
+        (contract.METRIC_PREFIX_CACHE_HIT_RATE, 50, 1, "LessThanThreshold"),
+    ):
+        prod.serving.has_resource_properties(
+            "AWS::CloudWatch::Alarm",
+            {
+                "MetricName": metric,
+                "Threshold": threshold,
+                "EvaluationPeriods": periods,
+                "ComparisonOperator": comparison,
+            },
+        )
+
+
+def test_dashboard_and_its_name_output(prod) -> None:
+    dashboards = prod.serving.find_resources("AWS::CloudWatch::Dashboard")
+    assert len(dashboards) == 1
+    body = json.dumps(dashboards)
+    for needle in (
+        "Time to first token",
+        "Queue depth",
+        "KV cache",
+        "Prefix-cache",
+        "GPU utilisation",
+        "Instances per variant",
+        "alarm",
+    ):
+        assert needle in body
+    assert "DashboardName" in prod.serving.find_outputs("*")
+
+
+def test_metric_names_in_the_template_are_the_ones_the_image_emits(prod) -> None:
+    """Alarms, scaling alarms and dashboard: every custom metric they use is in the shared contract."""
+    template = json.dumps(prod.serving.to_json())
+    used = set()
+    for alarm in prod.serving.find_resources("AWS::CloudWatch::Alarm").values():
+        if alarm["Properties"].get("Namespace") == contract.METRIC_NAMESPACE:
+            used.add(alarm["Properties"]["MetricName"])
+    assert used and used <= set(contract.VARIANT_METRICS)
+    assert contract.METRIC_NAMESPACE in template  # dashboard widgets reference it too
+    for name in contract.VARIANT_METRICS:
+        if f'\\"{contract.METRIC_NAMESPACE}\\",\\"{name}\\"' in template:
+            used.add(name)
+    assert {contract.METRIC_RUNNING_SEQUENCES, contract.METRIC_TTFT_P50} <= used

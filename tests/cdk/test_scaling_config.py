@@ -1,0 +1,111 @@
+"""Autoscaling settings a new user might get wrong, refused with the field named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def primary_windows(raw: dict) -> list[dict]:
+    return raw["autoscaling"]["primary"]["schedules"]
+
+
+def test_abbreviated_time_zone(problems) -> None:
+    found = problems(lambda raw: primary_windows(raw)[0].update(timezone="JST"))
+    assert found == [
+        "autoscaling.primary.schedules[0].timezone: 'JST' is not an IANA time zone name (e.g. Asia/Tokyo, America/New_York)"
+    ]
+
+
+def test_unknown_time_zone(problems) -> None:
+    found = problems(lambda raw: primary_windows(raw)[0].update(timezone="Asia/Osaka"))
+    assert found == ["autoscaling.primary.schedules[0].timezone: unknown IANA time zone 'Asia/Osaka'"]
+
+
+def test_five_field_cron(problems) -> None:
+    found = problems(lambda raw: primary_windows(raw)[0].update(start="cron(45 17 * * *)"))
+    assert found == [
+        "autoscaling.primary.schedules[0].start: needs six fields (minutes hours day-of-month month day-of-week year), "
+        "got 5: 'cron(45 17 * * *)'"
+    ]
+
+
+def test_peak_min_above_the_targets_max(problems) -> None:
+    found = problems(lambda raw: primary_windows(raw)[0].update(min_capacity=12))
+    assert found == [
+        "autoscaling.primary.schedules[0].min_capacity: must lie within the target's 1-8 (max_capacity), got 12"
+    ]
+
+
+def test_peak_with_no_end(problems) -> None:
+    found = problems(lambda raw: primary_windows(raw)[0].pop("end"))
+    assert found == ["autoscaling.primary.schedules.tokyo-evening-peak.end: Field required"]
+
+
+def test_end_that_never_follows_the_start(problems) -> None:
+    """An end cron that fires only in February never returns a January raise."""
+    found = problems(lambda raw: primary_windows(raw)[0].update(end="cron(0 22 ? 2 TUE *)"))
+    assert found == [
+        "autoscaling.primary.schedules: tokyo-evening-peak raises capacity at Tue 17:45 JST with no end before it fires again"
+    ]
+
+
+def test_two_actions_at_the_same_instant(problems) -> None:
+    def collide(raw: dict) -> None:
+        primary_windows(raw)[0]["start"] = "cron(45 17 * * ? *)"  # every day, also Mon/Wed/Fri...
+        primary_windows(raw)[0]["end"] = "cron(0 22 * * ? *)"  # ... when magazine days also end at 22:00
+
+    found = problems(collide)
+    assert any("tokyo-magazine-days.end and tokyo-evening-peak.end both fire at" in p for p in found)
+
+
+def test_overlapping_windows(problems) -> None:
+    found = problems(lambda raw: primary_windows(raw)[4].update(end="cron(0 9 * * ? *)"))
+    assert any(p.startswith("autoscaling.primary.schedules: ") and "overlap" in p for p in found)
+
+
+def test_initial_count_outside_the_scaling_range(problems) -> None:
+    found = problems(lambda raw: raw["autoscaling"]["primary"].update(min_capacity=5))
+    assert (
+        "autoscaling.primary: variants.primary.initial_instance_count 4 must lie in 5-8 (min_capacity-max_capacity)"
+        in found
+    )
+
+
+def test_scaling_for_an_unknown_variant(problems) -> None:
+    found = problems(lambda raw: raw["autoscaling"].update(shadow=raw["autoscaling"]["canary"]))
+    assert found == ["autoscaling.shadow: no variant named 'shadow'; variants: primary, canary"]
+
+
+def test_step_scaling_on_a_metric_the_image_does_not_emit(problems) -> None:
+    found = problems(lambda raw: raw["autoscaling"]["primary"]["step_scaling"][0].update(metric="queue_depth"))
+    assert found[0].startswith(
+        "autoscaling.primary.step_scaling[0].metric: the serving image emits no 'queue_depth'; it emits QueueDepth"
+    )
+
+
+def test_removing_a_scaled_variant_is_refused_until_the_procedure_is_followed(tmp_path: Path) -> None:
+    from config import ConfigError, load_config_file
+    from config.loader import ENVIRONMENTS_DIR
+
+    deployed = {"primary": "ml.g5.xlarge", "canary": "ml.g5.xlarge"}
+    text = (
+        (ENVIRONMENTS_DIR / "prod.yaml")
+        .read_text()
+        .replace("instance_type: ml.g5.xlarge", "instance_type: ml.g6.xlarge", 1)
+    )
+    path = tmp_path / "prod.yaml"
+    path.write_text(text)
+    try:
+        load_config_file(path, "prod", deployed)
+    except ConfigError as error:
+        assert error.problems == [
+            (
+                "variants.primary.instance_type",
+                "changes scaled variant 'primary' from ml.g5.xlarge to ml.g6.xlarge; CloudFormation cannot apply this "
+                "while the variant is registered with Application Auto Scaling; follow README 'Changing a scaled "
+                "variant' (deregister, update, re-register)",
+            )
+        ]
+    else:
+        raise AssertionError("the instance-type change was accepted")
+    assert load_config_file(path, "prod", {}).variants[0].instance_type == "ml.g6.xlarge"  # first deploy: fine
