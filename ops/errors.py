@@ -113,6 +113,7 @@ def _explain_client_error(error: ClientError) -> OpsError:
 
 def _explain_waiter(error: WaiterError) -> OpsError:
     last = error.last_response or {}
+    name = error.kwargs.get("name", "waiter")
     if "Error" in last:
-        return _explain_client_error(ClientError(last, error.name))
-    return OpsError(f"gave up waiting ({error.name}): {error.kwargs.get('reason', error)}", ExitCode.OPERATION_FAILED)
+        return _explain_client_error(ClientError(last, name))
+    return OpsError(f"gave up waiting ({name}): {error.kwargs.get('reason', error)}", ExitCode.OPERATION_FAILED)

@@ -59,7 +59,8 @@ def _rate(rate: float | None) -> str:
 
 def _error_rates(cloudwatch: Any, endpoint: str, variants: list[str], window_seconds: int) -> dict[str, float | None]:
     """5XX errors as a percentage of invocations per variant; None where there were no invocations."""
-    end = datetime.now(UTC)
+    # End on the next whole minute so the current, still-filling minute counts.
+    end = (datetime.now(UTC) + timedelta(minutes=1)).replace(second=0, microsecond=0)
     queries = []
     for index, variant in enumerate(variants):
         for metric in ("Invocations", "Invocation5XXErrors"):

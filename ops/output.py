@@ -61,4 +61,10 @@ def percent(value: float) -> str:
 
 
 def seconds(value: float) -> str:
-    return f"{value:.0f}s" if value < 120 else f"{value / 60:.1f}min"
+    """90 → 90s, 600 → 10min, 7200 → 2h, 150 → 2.5min."""
+    if value < 120:
+        return f"{value:.0f}s"
+    minutes = value / 60
+    if minutes % 60 == 0:
+        return f"{minutes / 60:.0f}h"
+    return f"{minutes:.0f}min" if minutes.is_integer() else f"{minutes:.1f}min"

@@ -60,7 +60,7 @@ def set_canary_weight(sagemaker: Any, target: Target, weight: float, console: Co
 
 def _weights_in_effect(weights: dict[str, float]) -> Any:
     in_effect = " && ".join(
-        f"ProductionVariants[?VariantName=='{name}'] | [0].CurrentWeight == `{json.dumps(weight)}`"
+        f"length(ProductionVariants[?VariantName=='{name}' && CurrentWeight == `{json.dumps(weight)}`]) == `1`"
         for name, weight in weights.items()
     )
     return custom_waiter(
@@ -121,7 +121,8 @@ def shift(clients: AwsClients, target: Target, plan: ShiftPlan, console: Console
     console.line(f"Shifting {target.endpoint}: canary {' → '.join(percent(w) for w in [start, *route])}")
     if guarded:
         console.line(
-            f"  guard: alarms on {target.canary}/endpoint and 5XX margin {plan.policy.max_5xx_margin:g} points; "
+            f"  guard: alarms on {target.canary} or the endpoint, canary 5XX at most {plan.policy.max_5xx_margin:g} "
+            "points over the primary's; "
             f"hold {seconds(plan.hold_seconds)} after each step, checked every {seconds(plan.check_seconds)}"
         )
     current = start

@@ -9,6 +9,7 @@ untouched ml.g5 configs are exercised with botocore's Stubber in test_verify.py.
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from collections.abc import Callable, Iterator
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+import botocore.loaders
+import botocore.session
 import pytest
 from moto import mock_aws
 from ruamel.yaml import YAML
@@ -35,6 +38,16 @@ MOTO_INSTANCE_TYPE = "ml.g4dn.xlarge"
 REPOSITORY = "mangaassist-llm"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def shared_service_models() -> Iterator[None]:
+    """Every boto3 session parses botocore's JSON service models anew; the CLI opens one session per
+    command, so tests share one loader to stay fast. Behaviour is unchanged: the loader is read-only."""
+    loader = botocore.loaders.create_loader()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(botocore.session, "create_loader", lambda *args, **kwargs: loader)
+        yield
+
+
 @pytest.fixture(autouse=True)
 def fake_aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     """Credentials that only moto accepts; no profile, no instance metadata, no real config files."""
@@ -49,20 +62,30 @@ def fake_aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 
-@pytest.fixture
-def environments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A copy of config/environments made moto-compatible; the CLI reads (and promote writes) it."""
-    target = tmp_path / "environments"
-    target.mkdir()
+@pytest.fixture(scope="session")
+def moto_environment_files() -> dict[str, str]:
+    """config/environments/*.yaml with moto-accepted instance types, computed once per session."""
     yaml = YAML()
     yaml.indent(mapping=2, sequence=4, offset=2)
+    files = {}
     for source in REAL_ENVIRONMENTS.glob("*.yaml"):
         document = yaml.load(source.read_text())
         for variant in document["variants"]:
             variant["instance_type"] = MOTO_INSTANCE_TYPE
         document["engine"]["max_num_seqs"] = 64
-        with (target / source.name).open("w") as out:
-            yaml.dump(document, out)
+        buffer = io.StringIO()
+        yaml.dump(document, buffer)
+        files[source.name] = buffer.getvalue()
+    return files
+
+
+@pytest.fixture
+def environments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moto_environment_files: dict[str, str]) -> Path:
+    """A moto-compatible copy of config/environments; the CLI reads (and promote writes) it."""
+    target = tmp_path / "environments"
+    target.mkdir()
+    for name, text in moto_environment_files.items():
+        (target / name).write_text(text)
     monkeypatch.setattr(config_loader, "ENVIRONMENTS_DIR", target)
     return target
 
@@ -98,9 +121,12 @@ class World:
     session: boto3.Session
     deployments: int = 0
     config_names: list[str] = field(default_factory=list)
+    clients: dict[str, Any] = field(default_factory=dict)
 
     def client(self, service: str) -> Any:
-        return self.session.client(service)
+        if service not in self.clients:
+            self.clients[service] = self.session.client(service)
+        return self.clients[service]
 
     @property
     def endpoint(self) -> str:
