@@ -96,9 +96,13 @@ class RequestGuard:
 
     def _adapter(self, payload: dict[str, Any], adapter_header: str | None) -> Rejection | str:
         # vLLM copies the SageMaker header into `model`, so the header wins over the body.
-        source, name = ("the X-Amzn-SageMaker-Adapter-Identifier header", adapter_header) if adapter_header else (
-            "the 'model' field",
-            payload.get("model"),
+        source, name = (
+            ("the X-Amzn-SageMaker-Adapter-Identifier header", adapter_header)
+            if adapter_header
+            else (
+                "the 'model' field",
+                payload.get("model"),
+            )
         )
         if name is None:
             return BASE_MODEL_NAME

@@ -24,7 +24,9 @@ class JsonLogger:
 
     def log(self, level: str, event: str, **fields: Any) -> None:
         if _LEVELS[level] >= self.threshold:
-            write_line({"ts": round(time.time(), 3), "level": level, "component": self.component, "event": event, **fields})
+            write_line(
+                {"ts": round(time.time(), 3), "level": level, "component": self.component, "event": event, **fields}
+            )
 
     def debug(self, event: str, **fields: Any) -> None:
         self.log("debug", event, **fields)

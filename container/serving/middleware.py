@@ -144,7 +144,9 @@ class ServingMiddleware:
         body = await _read_body(receive)
         if body is None:  # the client went away before sending its request
             return
-        outcome = TOO_LARGE if isinstance(body, Rejection) else self.guard.check_body(request.path, body, adapter_header)
+        outcome = (
+            TOO_LARGE if isinstance(body, Rejection) else self.guard.check_body(request.path, body, adapter_header)
+        )
         if isinstance(outcome, Rejection):
             await self._refuse(send, request, outcome)
             return

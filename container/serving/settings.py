@@ -90,7 +90,9 @@ class Settings:
             lora_dir=reader.text(c.ENV_LORA_DIR),
             adapters=reader.adapters(c.ENV_LORA_ADAPTERS),
             quantization=reader.text(c.ENV_QUANTIZATION),
-            gpu_memory_utilization=reader.number(c.ENV_GPU_MEMORY_UTILIZATION, float, lambda v: 0 < v <= 1, "in (0, 1]"),
+            gpu_memory_utilization=reader.number(
+                c.ENV_GPU_MEMORY_UTILIZATION, float, lambda v: 0 < v <= 1, "in (0, 1]"
+            ),
             max_model_len=reader.number(c.ENV_MAX_MODEL_LEN, int, lambda v: v >= 1, ">= 1"),
             max_num_seqs=reader.number(c.ENV_MAX_NUM_SEQS, int, lambda v: v >= 1, ">= 1"),
             max_num_batched_tokens=reader.number(c.ENV_MAX_NUM_BATCHED_TOKENS, int, lambda v: v >= 1, ">= 1"),
@@ -156,9 +158,7 @@ class _Reader:
             self.problems.append(f"{name} must be one of {list(allowed)}, got {value!r}")
         return value
 
-    def number(
-        self, name: str, kind: type[N], valid: Callable[[N], bool], rule: str, default: str | None = None
-    ) -> N:
+    def number(self, name: str, kind: type[N], valid: Callable[[N], bool], rule: str, default: str | None = None) -> N:
         raw = self._raw(name, default)
         if raw is None:
             return kind(0)

@@ -81,8 +81,7 @@ class Supervisor:
         if self.state in STICKY_STATES and state is not ServingState.FAILED:
             return
         write_state(self.settings.state_file, StateRecord(state, reason))
-        if state is not self.state:
-            self.log.info("state", state=state.value, previous=self.state.value, reason=reason)
+        self.log.info("state", state=state.value, previous=self.state.value, reason=reason)
         self.state = state
 
     @contextmanager
@@ -96,7 +95,9 @@ class Supervisor:
             outcome.update(status="error", error=f"{type(exc).__name__}: {exc}")
             raise
         finally:
-            self.log.info("phase_finished", phase=name, duration_ms=round((time.monotonic() - started) * 1000), **outcome)
+            self.log.info(
+                "phase_finished", phase=name, duration_ms=round((time.monotonic() - started) * 1000), **outcome
+            )
 
     async def _lifecycle(self) -> int:
         settings = self.settings

@@ -133,7 +133,9 @@ class Process:
         try:
             return self.popen.wait(timeout)
         except subprocess.TimeoutExpired as exc:
-            raise AssertionError(f"process did not exit within {timeout:g} s; output:\n{self.output()[-4000:]}") from exc
+            raise AssertionError(
+                f"process did not exit within {timeout:g} s; output:\n{self.output()[-4000:]}"
+            ) from exc
 
     def stop(self) -> None:
         """SIGTERM first: a supervisor then stops its engine, which runs in a session of its own."""

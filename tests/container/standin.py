@@ -28,7 +28,8 @@ Test support only: it is not in the image. Everything the serving layer relies o
 Test switches (POST /_standin/mode): crash (engine dead: /health 503, process exits after
 STANDIN_WATCHDOG_SECONDS like vLLM's watchdog), exit (the process dies at once), stall (tokens stop,
 /health stays 200), error500, oom (a CUDA out-of-memory error for the next requests), hold (streams
-pause after N tokens until POST /_standin/release), normal.
+pause after N tokens until POST /_standin/release), normal. Requests still running when the
+shutdown timeout ends are aborted, as vLLM's engine shutdown does.
 Environment: STANDIN_STARTUP_DELAY (s), STANDIN_TOKEN_INTERVAL (s), STANDIN_MODE, STANDIN_WATCHDOG_SECONDS.
 """
 
@@ -100,7 +101,9 @@ class Histogram:
 
     def lines(self, name: str, labels: str) -> list[str]:
         out = [f"# TYPE {name} histogram"]
-        out += [f'{name}_bucket{{{labels},le="{b}"}} {float(c)}' for b, c in zip(self.buckets, self.counts, strict=True)]
+        out += [
+            f'{name}_bucket{{{labels},le="{b}"}} {float(c)}' for b, c in zip(self.buckets, self.counts, strict=True)
+        ]
         out += [
             f'{name}_bucket{{{labels},le="+Inf"}} {float(self.count)}',
             f"{name}_count{{{labels}}} {float(self.count)}",
@@ -147,6 +150,12 @@ class FakeEngine:
         if mode == "crash":
             self.dead = True
 
+    def abort_all(self) -> None:
+        """What vLLM's engine shutdown does to requests still running when --shutdown-timeout ends."""
+        self.dead = True
+        self.released.set()
+        self.unstalled.set()
+
     def admit(self, model: str, messages: list | None, prompt_text: str) -> int:
         """Counts the request, simulates the prefix cache, returns the prompt's token count."""
         if self.dead:
@@ -184,7 +193,7 @@ class FakeEngine:
             for index in range(max_tokens):
                 if hold_after is not None and index == hold_after:
                     await self.released.wait()
-                if self.mode == "stall":
+                if self.mode == "stall" and not self.dead:
                     await self.unstalled.wait()
                 await asyncio.sleep(self.token_interval)
                 if self.dead:
@@ -380,7 +389,9 @@ def create_app(args: argparse.Namespace, engine: FakeEngine) -> FastAPI:
             return await complete(body, chat=True)
         if "prompt" in body:
             return await complete(body, chat=False)
-        message = "Cannot find suitable handler for request. Expected one of: ['ChatCompletionRequest', 'CompletionRequest']"
+        message = (
+            "Cannot find suitable handler for request. Expected one of: ['ChatCompletionRequest', 'CompletionRequest']"
+        )
         return error_response(400, message, "BadRequestError")
 
     @app.get("/v1/models")
@@ -506,6 +517,7 @@ async def serve(args: argparse.Namespace, sock: socket.socket) -> None:
         deadline = time.monotonic() + args.shutdown_timeout
         while engine.unfinished and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
+        engine.abort_all()
         server.should_exit = True
 
     shutdown = asyncio.create_task(handle_shutdown())
