@@ -71,6 +71,8 @@ class ScalingSnapshot:
 def read_scaling(autoscaling: Any, endpoint: str, variants: list[str]) -> ScalingSnapshot:
     """What Application Auto Scaling has registered for these variants (unregistered ones are left out)."""
     ids = {resource_id(endpoint, v): v for v in variants}
+    if not ids:  # an empty ResourceIds filter would list every target in the account
+        return ScalingSnapshot(endpoint, [])
     targets = _all(
         autoscaling,
         "describe_scalable_targets",

@@ -65,8 +65,7 @@ def fake_aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="session")
 def moto_environment_files() -> dict[str, str]:
     """config/environments/*.yaml with moto-accepted instance types, computed once per session."""
-    yaml = YAML()
-    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml = layout_keeping_yaml()
     files = {}
     for source in REAL_ENVIRONMENTS.glob("*.yaml"):
         document = yaml.load(source.read_text())
@@ -99,9 +98,17 @@ def real_environments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return target
 
 
-def edit_environment(directory: Path, env: str, edit: Callable[[Any], None]) -> None:
+def layout_keeping_yaml() -> YAML:
+    """Round-trip YAML that reproduces config/environments/*.yaml byte for byte."""
     yaml = YAML()
+    yaml.preserve_quotes = True
     yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 4096
+    return yaml
+
+
+def edit_environment(directory: Path, env: str, edit: Callable[[Any], None]) -> None:
+    yaml = layout_keeping_yaml()
     path = directory / f"{env}.yaml"
     document = yaml.load(path.read_text())
     edit(document)

@@ -1,0 +1,208 @@
+"""`promote` edits the environment's YAML; `deploy` runs the deploy, moving scaling aside when needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ops.promotion import Promotion, write_promotion
+from tests.ops.conftest import edit_environment
+
+
+def set_variant(directory: Path, variant: str, **values: str) -> None:
+    def edit(document):
+        entry = next(v for v in document["variants"] if v["name"] == variant)
+        entry.update(values)
+
+    edit_environment(directory, "prod", edit)
+
+
+@pytest.fixture
+def canary_on_v2(environments, worlds):
+    """prod whose canary was deployed with v0.2.0 and has baked."""
+    set_variant(environments, "canary", image_tag="v0.2.0")
+    world = worlds("prod")
+    world.deploy()
+    return world
+
+
+class RecordingDeployer:
+    def __init__(self, world, status: int = 0, during=None):
+        self.world, self.status, self.during = world, status, during
+        self.calls: list[str] = []
+        self.scaling_seen: dict | None = None
+
+    def __call__(self, env: str) -> int:
+        self.calls.append(env)
+        self.scaling_seen = self.world.scaling()
+        if self.during:
+            self.during()
+        return self.status
+
+
+def test_promote_writes_the_canary_image_into_the_primary_keeping_comments_and_layout(canary_on_v2, environments, cli):
+    path = environments / "prod.yaml"
+    before = path.read_text()
+
+    result = cli("promote", "prod")
+
+    assert result.exit_code == 0, result.output
+    after = path.read_text()
+    changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b]
+    assert changed == [("    image_tag: v0.1.0", "    image_tag: v0.2.0")]
+    assert after.index("image_tag: v0.2.0") < after.index("name: canary")  # the primary's entry changed
+    assert "# Production:" in after
+    assert "primary.image_tag: v0.1.0 → v0.2.0" in result.output
+    assert "+    image_tag: v0.2.0" in result.output  # the diff is shown
+    assert "next: commit config/environments/prod.yaml, then `python -m ops deploy prod`" in result.output
+
+
+def test_nothing_to_promote_when_primary_already_runs_the_canary_image(prod, cli):
+    result = cli("promote", "prod")
+
+    assert result.exit_code == 0
+    assert "nothing to promote" in result.output
+
+
+def test_promotion_refused_while_a_canary_alarm_fires(canary_on_v2, environments, cli):
+    canary_on_v2.alarm("mangaassist-prod-canary-5xx", "canary")
+    before = (environments / "prod.yaml").read_text()
+
+    result = cli("promote", "prod")
+
+    assert result.exit_code == 4
+    assert "promotion refused: alarm mangaassist-prod-canary-5xx is in ALARM" in result.stderr
+    assert (environments / "prod.yaml").read_text() == before
+
+
+def test_promotion_refused_when_the_canary_never_ran_the_image(environments, worlds, cli):
+    world = worlds("prod")
+    world.deploy()  # canary live on v0.1.0 ...
+    set_variant(environments, "canary", image_tag="v0.2.0")  # ... while the config already names v0.2.0
+
+    result = cli("promote", "prod")
+
+    assert result.exit_code == 4
+    assert "the live canary runs v0.1.0 on ml.g4dn.xlarge, but the config names v0.2.0" in result.stderr
+
+
+def test_an_invalid_promoted_config_is_never_written(environments):
+    path = environments / "prod.yaml"
+    before = path.read_text()
+    broken = Promotion("prod", path, {"image_tag": ("v0.1.0", "latest")}, before, before.replace("v0.1.0", "latest"))
+
+    with pytest.raises(Exception, match="the promoted config would be invalid, nothing written"):
+        write_promotion(broken)
+
+    assert path.read_text() == before
+    assert sorted(p.name for p in environments.iterdir()) == ["dev.yaml", "prod.yaml", "staging.yaml"]
+
+
+def test_promote_and_deploy_without_instance_type_change_leaves_scaling_alone(canary_on_v2, cli):
+    canary_on_v2.register_scaling("primary")
+    scaling = canary_on_v2.scaling()
+    deployer = RecordingDeployer(canary_on_v2)
+    cli.runtime.deployer = deployer
+
+    result = cli("promote", "prod", "--deploy")
+
+    assert result.exit_code == 0, result.output
+    assert deployer.calls == ["prod"]
+    assert deployer.scaling_seen == scaling  # registered throughout
+    assert "no variant registered with autoscaling changes type or goes away" in result.output
+    assert "deployed; next: `ops verify prod`" in result.output
+
+
+@pytest.fixture
+def primary_changes_type(environments, prod):
+    """Live primary on ml.g4dn.xlarge with scaling registered; the config moves it to ml.g5.xlarge."""
+    prod.register_scaling("primary")
+    set_variant(environments, "primary", instance_type="ml.g5.xlarge")
+    return prod
+
+
+def test_instance_type_change_deregisters_deploys_and_restores_the_same_scaling(primary_changes_type, cli, tmp_path):
+    world = primary_changes_type
+    before = world.scaling()
+    deployer = RecordingDeployer(world)
+    cli.runtime.deployer = deployer
+
+    result = cli("deploy", "prod")
+
+    assert result.exit_code == 0, result.output
+    assert deployer.scaling_seen == {}  # SageMaker would refuse the update otherwise
+    assert world.scaling() == before
+    assert "primary: instance type ml.g4dn.xlarge → ml.g5.xlarge" in result.output
+    assert "deregistered scaling of primary: min 2, max 8, 1 policies, 1 scheduled actions" in result.output
+    assert "restored scaling of primary" in result.output
+    snapshots = list((tmp_path / "state").glob("scaling-mangaassist-llm-prod-*.json"))
+    assert len(snapshots) == 1
+
+
+def test_a_failed_deploy_still_restores_scaling_and_says_so(primary_changes_type, cli):
+    world = primary_changes_type
+    before = world.scaling()
+    cli.runtime.deployer = RecordingDeployer(world, status=2)
+
+    result = cli("deploy", "prod")
+
+    assert result.exit_code == 8
+    assert world.scaling() == before
+    assert "`make deploy ENV=prod` failed with status 2" in result.stderr
+    assert "scaling of primary was restored as it was" in result.stderr
+
+
+def test_an_interrupted_deploy_still_restores_scaling(primary_changes_type, cli):
+    world = primary_changes_type
+    before = world.scaling()
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    cli.runtime.deployer = RecordingDeployer(world, during=interrupted)
+
+    result = cli("deploy", "prod")
+
+    assert result.exit_code == 130
+    assert world.scaling() == before
+
+
+def test_scaling_that_cannot_be_restored_is_loud_and_the_snapshot_restores_it_later(primary_changes_type, cli):
+    """moto registers every target; a before-call hook refuses the re-registration, as an expired
+    session or a missing permission would."""
+    world = primary_changes_type
+    before = world.scaling()
+    autoscaling = world.client("application-autoscaling")
+
+    def refuse(**kwargs):
+        raise world.client("sts").exceptions.ClientError(
+            {"Error": {"Code": "AccessDeniedException", "Message": "not allowed"}}, "RegisterScalableTarget"
+        )
+
+    autoscaling.meta.events.register("before-call.application-autoscaling.RegisterScalableTarget", refuse)
+    cli.runtime.client_overrides["application-autoscaling"] = autoscaling
+    cli.runtime.deployer = RecordingDeployer(world)
+
+    result = cli("deploy", "prod")
+
+    assert result.exit_code == 9
+    assert "scaling NOT fully restored on mangaassist-llm-prod: primary target (access denied" in result.stderr
+    snapshot = result.stderr.split("the snapshot is in ")[1].split(" - ")[0]
+    assert "`ops restore-scaling ENV " in result.stderr
+
+    autoscaling.meta.events.unregister("before-call.application-autoscaling.RegisterScalableTarget", refuse)
+    restored = cli("restore-scaling", "prod", snapshot)
+
+    assert restored.exit_code == 0, restored.output
+    assert world.scaling() == before
+
+
+def test_restore_scaling_refuses_another_endpoints_snapshot(prod, cli, tmp_path):
+    snapshot = tmp_path / "other.json"
+    snapshot.write_text('{"endpoint": "mangaassist-llm-staging", "variants": []}')
+
+    result = cli("restore-scaling", "prod", str(snapshot))
+
+    assert result.exit_code == 2
+    assert "is for endpoint mangaassist-llm-staging, not mangaassist-llm-prod" in result.stderr
