@@ -1,0 +1,153 @@
+"""`verify`: exit 0 only when the live endpoint is what the stack and the config say."""
+
+from __future__ import annotations
+
+import boto3
+from botocore.stub import Stubber
+
+from ops.environment import load_environment_config
+from tests.ops.conftest import World, edit_environment
+
+
+def test_everything_holds_after_a_clean_deploy(prod, cli):
+    result = cli("verify", "prod")
+
+    assert result.exit_code == 0, result.output
+    assert "✗" not in result.output
+    assert f"endpoint runs config {prod.config_names[-1]}, stack expects {prod.config_names[-1]}" in result.output
+    assert "canary has 5% of traffic, config 5%" in result.output
+    assert result.output.rstrip().endswith("checks hold")
+
+
+def test_a_silent_rollback_is_caught(prod, cli):
+    expected = prod.deploy()  # the stack now expects config-2 ...
+    sagemaker = prod.client("sagemaker")
+    sagemaker.delete_endpoint(EndpointName=prod.endpoint)  # ... but SageMaker went back to config-1
+    sagemaker.create_endpoint(EndpointName=prod.endpoint, EndpointConfigName=prod.config_names[0])
+
+    result = cli("verify", "prod")
+
+    assert result.exit_code == 3
+    assert (
+        f"✗ endpoint runs config {prod.config_names[0]}, stack expects {expected} (rolled back, or deployed out of band?)"
+        in result.output
+    )
+
+
+def test_shifted_weights_fail_unless_skipped(prod, cli):
+    prod.set_weights(primary=75, canary=25)
+
+    failed = cli("verify", "prod")
+    skipped = cli("verify", "prod", "--skip-weights")
+
+    assert failed.exit_code == 3
+    assert "✗ canary has 25% of traffic, config 5%" in failed.output
+    assert skipped.exit_code == 0, skipped.output
+
+
+def test_an_image_other_than_the_configs_fails(environments, prod, cli):
+    edit_environment(environments, "prod", lambda d: d["variants"][1].update(image_tag="v0.3.0"))
+
+    result = cli("verify", "prod")
+
+    assert result.exit_code == 3
+    assert (
+        "✗ canary image 222222222222.dkr.ecr.ap-northeast-1.amazonaws.com/mangaassist-llm:v0.1.0, config tag v0.3.0"
+        in (result.output)
+    )
+
+
+def test_a_rollback_alarm_in_alarm_fails(prod, cli):
+    cloudwatch = prod.client("cloudwatch")
+    cloudwatch.put_metric_alarm(
+        AlarmName="composite-like-rollback-alarm",
+        Namespace="MangaAssist/LLMServing",
+        MetricName="QueueDepth",
+        Statistic="Maximum",
+        Period=60,
+        EvaluationPeriods=1,
+        Threshold=1,
+        ComparisonOperator="GreaterThanThreshold",
+    )
+    cloudwatch.set_alarm_state(AlarmName="composite-like-rollback-alarm", StateValue="ALARM", StateReason="test")
+    prod.stack(prod.config_names[-1], rollback_alarms=("composite-like-rollback-alarm",))
+
+    result = cli("verify", "prod")
+
+    assert result.exit_code == 3
+    assert "✗ in ALARM: composite-like-rollback-alarm" in result.output
+
+
+def test_missing_stack_is_not_found(environments, worlds, cli):
+    world = worlds("prod")
+    world.deploy(stack_expects_latest=False)
+
+    result = cli("verify", "prod")
+
+    assert result.exit_code == 6
+    assert "stack MangaAssist-prod-Serving does not exist in ap-northeast-1" in result.stderr
+
+
+def test_the_real_ml_g5_prod_config_verifies(real_environments, moto, monkeypatch, cli):
+    """The checked-in prod.yaml runs on ml.g5.xlarge, which moto's create_endpoint_config refuses, so
+    the sagemaker client is botocore's Stubber answering as SageMaker would; CloudFormation, STS and
+    CloudWatch stay on moto."""
+    monkeypatch.setenv("MOTO_ACCOUNT_ID", "222222222222")
+    cfg = load_environment_config("prod")
+    World(cfg, boto3.Session(region_name=cfg.region)).stack("mangaassist-llm-prod-config-7")
+    sagemaker = boto3.client("sagemaker", region_name=cfg.region)
+    stub = Stubber(sagemaker)
+    arn = "arn:aws:sagemaker:ap-northeast-1:222222222222"
+    stub.add_response(
+        "describe_endpoint",
+        {
+            "EndpointName": cfg.endpoint_name,
+            "EndpointArn": f"{arn}:endpoint/{cfg.endpoint_name}",
+            "EndpointConfigName": "mangaassist-llm-prod-config-7",
+            "EndpointStatus": "InService",
+            "CreationTime": "2026-11-01T00:00:00Z",
+            "LastModifiedTime": "2026-11-20T00:00:00Z",
+            "ProductionVariants": [
+                {
+                    "VariantName": v.name,
+                    "CurrentWeight": v.initial_weight,
+                    "DesiredWeight": v.initial_weight,
+                    "CurrentInstanceCount": v.initial_instance_count,
+                    "DesiredInstanceCount": v.initial_instance_count,
+                }
+                for v in cfg.variants
+            ],
+        },
+    )
+    stub.add_response(
+        "describe_endpoint_config",
+        {
+            "EndpointConfigName": "mangaassist-llm-prod-config-7",
+            "EndpointConfigArn": f"{arn}:endpoint-config/mangaassist-llm-prod-config-7",
+            "CreationTime": "2026-11-01T00:00:00Z",
+            "ProductionVariants": [
+                {"VariantName": v.name, "ModelName": f"model-{v.name}", "InstanceType": v.instance_type}
+                for v in cfg.variants
+            ],
+        },
+    )
+    for variant in cfg.variants:
+        stub.add_response(
+            "describe_model",
+            {
+                "ModelName": f"model-{variant.name}",
+                "ModelArn": f"{arn}:model/model-{variant.name}",
+                "CreationTime": "2026-11-01T00:00:00Z",
+                "PrimaryContainer": {
+                    "Image": f"222222222222.dkr.ecr.ap-northeast-1.amazonaws.com/mangaassist-llm:{variant.image_tag}"
+                },
+            },
+        )
+    cli.runtime.client_overrides["sagemaker"] = sagemaker
+
+    with stub:
+        result = cli("verify", "prod")
+        stub.assert_no_pending_responses()
+
+    assert result.exit_code == 0, result.output
+    assert "primary instance type ml.g5.xlarge, config ml.g5.xlarge" in result.output
