@@ -13,7 +13,7 @@ from ops.errors import ExitCode, OpsError
 # Control-plane calls (describe, update weights, alarms, scaling) are what AWS throttles when several
 # tools poll one account: adaptive mode adds client-side rate limiting on top of exponential backoff.
 CONTROL_PLANE = Config(
-    retries={"mode": "adaptive", "max_attempts": 10},
+    retries={"mode": "adaptive", "total_max_attempts": 10},
     connect_timeout=10,
     read_timeout=30,
     user_agent_extra="mangaassist-ops",
@@ -21,7 +21,7 @@ CONTROL_PLANE = Config(
 # Invocations: a non-streamed answer may take the container's full 60 s; retry only briefly, since a
 # smoke test that needs many retries has already found something.
 RUNTIME = Config(
-    retries={"mode": "standard", "max_attempts": 3},
+    retries={"mode": "standard", "total_max_attempts": 3},
     connect_timeout=10,
     read_timeout=70,
     user_agent_extra="mangaassist-ops",
