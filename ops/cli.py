@@ -73,7 +73,7 @@ def reports_errors(command: Callable[..., None]) -> Callable[..., None]:
             typer.echo(f"error: {problem}", err=True)
             raise typer.Exit(problem.exit_code) from None
         except KeyboardInterrupt:
-            typer.echo("error: interrupted; nothing more was changed (see `ops status ENV`)", err=True)
+            typer.echo("error: interrupted; nothing more was changed (see `python -m ops status ENV`)", err=True)
             raise typer.Exit(ExitCode.INTERRUPTED) from None
 
     return run
@@ -189,7 +189,7 @@ def rollback_command(
 ) -> None:
     """All traffic to the primary at once (canary weight 0), confirmed by describing the endpoint until
     the weights are in effect. A bad *primary* image is rolled back through the deploy path instead:
-    revert the config commit and run `ops deploy ENV` (see docs/operations.md)."""
+    revert the config commit and run `python -m ops deploy ENV` (see docs/operations.md)."""
     rt = runtime(ctx)
     environment = rt.open(env, region)
     _require_variants(environment, canary, primary)
@@ -207,7 +207,7 @@ def promote(
     ctx: typer.Context,
     env: EnvArg,
     deploy_now: Annotated[
-        bool, typer.Option("--deploy/--no-deploy", help="Also deploy the promoted config (`ops deploy ENV`).")
+        bool, typer.Option("--deploy/--no-deploy", help="Also deploy the promoted config (`python -m ops deploy ENV`).")
     ] = False,
     max_5xx_margin: MarginOpt = 1.0,
     error_window: WindowOpt = 300,
@@ -224,6 +224,7 @@ def promote(
     environment = rt.open(env, region)
     cfg = environment.cfg
     promotion = plan_promotion(cfg, primary, canary)
+    console.line(f"Promoting {canary} → {primary} in config/environments/{env}.yaml")
     if not promotion.changes:
         console.line(f"nothing to promote: {primary} already has {canary}'s image and instance type")
         return

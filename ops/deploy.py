@@ -58,7 +58,7 @@ def deploy(
     live = read_endpoint(clients.sagemaker, cfg.endpoint_name, cfg.name)
     if live.status != "InService":
         raise OpsError(
-            f"endpoint {live.name} is {live.status}: wait for the running update to finish (`ops status {cfg.name}`)",
+            f"endpoint {live.name} is {live.status}: wait for the running update to finish (`python -m ops status {cfg.name}`)",
             ExitCode.REFUSED,
         )
     releases = variants_needing_release(live, cfg)
@@ -105,7 +105,7 @@ def _deploy_and_wait(
             ExitCode.OPERATION_FAILED,
         )
     _wait_in_service(clients, cfg, console, timing)
-    console.ok(f"deployed; next: `ops verify {cfg.name}`")
+    console.ok(f"deployed; next: `python -m ops verify {cfg.name}`")
 
 
 def _wait_in_service(clients: AwsClients, cfg: EnvironmentConfig, console: Console, timing: Timing) -> None:

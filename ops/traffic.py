@@ -110,7 +110,7 @@ def shift(clients: AwsClients, target: Target, plan: ShiftPlan, console: Console
     start = live.share(target.canary)
     if live.status != "InService":
         raise OpsError(
-            f"endpoint {target.endpoint} is {live.status}: wait until it is InService (`ops status {target.env_name}`)",
+            f"endpoint {target.endpoint} is {live.status}: wait until it is InService (`python -m ops status {target.env_name}`)",
             ExitCode.REFUSED,
         )
     if start == plan.weight:
@@ -121,8 +121,8 @@ def shift(clients: AwsClients, target: Target, plan: ShiftPlan, console: Console
     console.line(f"Shifting {target.endpoint}: canary {' → '.join(percent(w) for w in [start, *route])}")
     if guarded:
         console.line(
-            f"  guard: alarms on {target.canary} or the endpoint, canary 5XX at most {plan.policy.max_5xx_margin:g} "
-            "points over the primary's; "
+            f"  guard: alarms on {target.canary} or the endpoint, canary 5XX at most {plan.policy.max_5xx_margin:g} pp "
+            "above the primary's; "
             f"hold {seconds(plan.hold_seconds)} after each step, checked every {seconds(plan.check_seconds)}"
         )
     current = start
@@ -142,7 +142,7 @@ def shift(clients: AwsClients, target: Target, plan: ShiftPlan, console: Console
             raise OpsError(f"shift stopped: {problem}; no weight was changed", code) from None
         outcome = _return_to(clients.sagemaker, target, start, console, timing)
         raise OpsError(f"shift stopped at canary {percent(current)}: {problem}; {outcome}", code) from None
-    console.ok(f"shift complete: canary {target.canary} has {percent(plan.weight)} of traffic")
+    console.ok(f"shift complete: {target.canary} has {percent(plan.weight)} of traffic")
 
 
 def _hold(cloudwatch: Any, target: Target, plan: ShiftPlan, guarded: bool, console: Console, timing: Timing) -> None:
@@ -170,5 +170,7 @@ def _return_to(sagemaker: Any, target: Target, weight: float, console: Console, 
         set_canary_weight(sagemaker, target, weight, console, timing)
     except (ClientError, BotoCoreError) as error:
         failure = explain(error)
-        return f"rolling back to {percent(weight)} ALSO failed ({failure}): run `ops rollback {target.env_name}`"
+        return (
+            f"rolling back to {percent(weight)} ALSO failed ({failure}): run `python -m ops rollback {target.env_name}`"
+        )
     return f"canary weight rolled back to {percent(weight)}"

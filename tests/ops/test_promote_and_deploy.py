@@ -111,7 +111,7 @@ def test_promote_and_deploy_without_instance_type_change_leaves_scaling_alone(ca
     assert deployer.calls == ["prod"]
     assert deployer.scaling_seen == scaling  # registered throughout
     assert "no variant registered with autoscaling changes type or goes away" in result.output
-    assert "deployed; next: `ops verify prod`" in result.output
+    assert "deployed; next: `python -m ops verify prod`" in result.output
 
 
 @pytest.fixture
@@ -189,7 +189,7 @@ def test_scaling_that_cannot_be_restored_is_loud_and_the_snapshot_restores_it_la
     assert result.exit_code == 9
     assert "scaling NOT fully restored on mangaassist-llm-prod: primary target (access denied" in result.stderr
     snapshot = result.stderr.split("the snapshot is in ")[1].split(" - ")[0]
-    assert "`ops restore-scaling ENV " in result.stderr
+    assert "`python -m ops restore-scaling ENV " in result.stderr
 
     autoscaling.meta.events.unregister("before-call.application-autoscaling.RegisterScalableTarget", refuse)
     restored = cli("restore-scaling", "prod", snapshot)
