@@ -35,9 +35,9 @@ def completion(model: str, content: str = "Try Dungeon Meshi: food, friendship a
     )
 
 
-def queue_completions(account: str, region: str, bodies: list[str]) -> None:
+def queue_completions(account: str, region: str, bodies: list[str], variant: str = "primary") -> None:
     results = [
-        {"Body": body, "ContentType": "application/json", "InvokedProductionVariant": "primary"} for body in bodies
+        {"Body": body, "ContentType": "application/json", "InvokedProductionVariant": variant} for body in bodies
     ]
     requests.post(MOTO_RESULTS, json={"account_id": account, "region": region, "results": results}, timeout=5)
 
