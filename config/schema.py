@@ -101,8 +101,9 @@ class Container(Strict):
     startup_health_check_timeout_seconds: int = Field(ge=60, le=3600)
     warmup_requests: int = Field(ge=0, le=100)
     warmup_timeout_seconds: int = Field(ge=1, le=3600)
-    # SageMaker sends SIGKILL 30 s after SIGTERM; the drain must finish before that.
-    drain_seconds: int = Field(ge=1, lt=30)
+    # SageMaker sends SIGKILL 30 s after SIGTERM; the drain must finish before that, and the
+    # container keeps 5 s of it to stop the engine (container/serving/settings.py).
+    drain_seconds: int = Field(gt=5, lt=30)
     metrics_interval_seconds: int = Field(ge=1, le=60)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_retention_days: Literal[7, 14, 30, 60, 90, 180, 365, 731] = 90

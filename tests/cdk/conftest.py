@@ -1,4 +1,4 @@
-"""Synthesise each environment once per test module, with the same context the CDK CLI uses."""
+"""Synthesise each environment once per test run, with the same context the CDK CLI uses."""
 
 from __future__ import annotations
 
@@ -34,12 +34,12 @@ def cdk_context() -> dict:
     return dict(CDK_CONTEXT)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def prod() -> Synthesised:
     return Synthesised("prod")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def dev() -> Synthesised:
     return Synthesised("dev")
 

@@ -1,0 +1,87 @@
+"""The stacks and the serving image agree: env vars the model sets parse in the container, and the
+metrics alarms/scaling/dashboard read are exactly the ones the image's emitter writes."""
+
+from __future__ import annotations
+
+import pytest
+
+from config import load_config
+from config.container_env import container_environment
+from container.serving import contract
+from container.serving.engine_command import engine_command
+from container.serving.metrics import Snapshot, interval_documents
+from container.serving.settings import Settings
+
+EXPOSITION = """\
+vllm:num_requests_running{engine="0",model_name="base"} 3.0
+vllm:num_requests_waiting{engine="0",model_name="base"} 7.0
+vllm:kv_cache_usage_perc{engine="0",model_name="base"} 0.25
+vllm:prefix_cache_queries_total{engine="0",model_name="base"} @queries@
+vllm:prefix_cache_hits_total{engine="0",model_name="base"} @hits@
+vllm:num_preemptions_total{engine="0",model_name="base"} 2.0
+vllm:time_to_first_token_seconds_bucket{engine="0",le="0.1",model_name="base"} @fast@
+vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf",model_name="base"} @all@
+"""
+
+
+@pytest.mark.parametrize("env_name", ["dev", "staging", "prod"])
+def test_every_variants_environment_parses_in_the_container(env_name: str) -> None:
+    cfg = load_config(env_name)
+    for variant in cfg.variants:
+        settings = Settings.from_env(container_environment(cfg, variant))
+        assert settings.max_num_seqs == cfg.engine.max_num_seqs
+        assert settings.adapters == tuple(cfg.engine.adapters)
+        assert settings.variant_name == variant.name and settings.model_version == variant.image_tag
+        command = " ".join(engine_command(settings))
+        assert f"--max-num-seqs {cfg.engine.max_num_seqs}" in command
+        assert f"--max-lora-rank {cfg.engine.max_lora_rank}" in command
+
+
+@pytest.mark.parametrize("drain_seconds", [6, 29])
+def test_the_drain_range_config_allows_is_the_range_the_container_accepts(problems, drain_seconds: int) -> None:
+    cfg = load_config("prod")
+    assert problems(lambda raw: raw["container"].update(drain_seconds=drain_seconds)) == []
+    env = {**container_environment(cfg, cfg.variants[0]), contract.ENV_DRAIN_SECONDS: str(drain_seconds)}
+    assert Settings.from_env(env).drain_seconds == drain_seconds
+
+
+def test_a_drain_the_container_would_refuse_is_refused_at_synth(problems) -> None:
+    assert problems(lambda raw: raw["container"].update(drain_seconds=5)) == [
+        "container.drain_seconds: Input should be greater than 5, got 5"
+    ]
+
+
+def emitted_documents() -> list[dict]:
+    settings = Settings.from_env(container_environment(load_config("prod"), load_config("prod").variants[0]))
+
+    def snap(queries: int, hits: int, fast: int, total: int, ooms: int, requests: int) -> Snapshot:
+        text = EXPOSITION
+        for name, value in (("queries", queries), ("hits", hits), ("fast", fast), ("all", total)):
+            text = text.replace(f"@{name}@", str(value))
+        return Snapshot.from_scrapes(text, {"oom_errors": ooms, "adapter_requests": {"jp_style_v1": requests}})
+
+    return interval_documents(settings, snap(100, 50, 5, 10, 0, 1), snap(200, 120, 15, 30, 1, 4), 1_700_000_000_000)
+
+
+def test_the_emitter_writes_every_contract_metric_with_the_contract_dimensions() -> None:
+    emitted: dict[str, list[str]] = {}
+    for document in emitted_documents():
+        (directive,) = document["_aws"]["CloudWatchMetrics"]
+        assert directive["Namespace"] == contract.METRIC_NAMESPACE
+        for metric in directive["Metrics"]:
+            emitted[metric["Name"]] = directive["Dimensions"][0]
+    assert set(emitted) == set(contract.VARIANT_METRICS) | set(contract.ADAPTER_METRICS)
+    assert emitted[contract.METRIC_QUEUE_DEPTH] == list(contract.VARIANT_DIMENSIONS)
+    assert emitted[contract.METRIC_ADAPTER_REQUESTS] == list(contract.ADAPTER_DIMENSIONS)
+
+
+def test_alarms_and_scaling_read_only_metrics_the_emitter_writes(prod) -> None:
+    emitted = {m["Name"] for d in emitted_documents() for m in d["_aws"]["CloudWatchMetrics"][0]["Metrics"]}
+    read = {}
+    for alarm in prod.serving.find_resources("AWS::CloudWatch::Alarm").values():
+        props = alarm["Properties"]
+        if props.get("Namespace") == contract.METRIC_NAMESPACE:
+            read[props["MetricName"]] = sorted(d["Name"] for d in props["Dimensions"])
+    assert read, "no alarm reads the serving image's metrics"
+    assert set(read) <= emitted
+    assert all(dimensions == sorted(contract.VARIANT_DIMENSIONS) for dimensions in read.values())
