@@ -22,4 +22,5 @@ OUTPUT_ENDPOINT_CONFIG_NAME = "EndpointConfigName"
 OUTPUT_VARIANT_NAMES = "VariantNames"  # comma-separated
 OUTPUT_ROLLBACK_ALARMS = "RollbackAlarmNames"  # comma-separated
 OUTPUT_DASHBOARD_NAME = "DashboardName"
+OUTPUT_MONTHLY_COST = "MonthlyCostUsd"  # "floor-ceiling", on demand
 OUTPUT_ALARM_TOPIC_ARN = "AlarmTopicArn"

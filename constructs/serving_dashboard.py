@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 
 from config.schema import EnvironmentConfig
 from constructs import Construct
 from constructs.serving_alarms import ServingAlarms
+from constructs.variant_metrics import VariantMetrics
 from container.serving import contract
 
 WIDTH = 8
@@ -17,52 +20,40 @@ class ServingDashboard(Construct):
     def __init__(self, scope: Construct, id: str, *, cfg: EnvironmentConfig, alarms: ServingAlarms) -> None:
         super().__init__(scope, id)
         self.dashboard = cloudwatch.Dashboard(self, "Dashboard", default_interval=Duration.hours(6))
-        variants = alarms.metrics
-
-        def graph(title: str, metrics_for, unit_label: str = "", stacked: bool = False) -> cloudwatch.GraphWidget:
-            return cloudwatch.GraphWidget(
-                title=title,
-                left=[
-                    m.with_(label=name) if isinstance(m, cloudwatch.Metric) else m
-                    for name, v in variants.items()
-                    for m in metrics_for(v)
-                ],
-                left_y_axis=cloudwatch.YAxisProps(label=unit_label, show_units=False),
-                width=WIDTH,
-                stacked=stacked,
-            )
-
-        engine = contract
+        self.variants = alarms.metrics
+        graph = self._graph
         self.dashboard.add_widgets(
             cloudwatch.AlarmStatusWidget(title="Alarms", alarms=alarms.all_alarms, width=24, height=4),
         )
         self.dashboard.add_widgets(
-            graph("Invocations / min", lambda v: [v.invocations()], "requests", stacked=True),
-            graph("Model latency p50 (µs)", lambda v: [v.model_latency("p50")], "µs"),
-            graph("Model latency p99 (µs)", lambda v: [v.model_latency("p99")], "µs"),
+            graph("Invocations / min", lambda v: v.invocations(), stacked=True),
+            graph("Model latency p50 (µs)", lambda v: v.model_latency("p50")),
+            graph("Model latency p99 (µs)", lambda v: v.model_latency("p99")),
         )
         self.dashboard.add_widgets(
-            graph("Time to first token p50 (ms)", lambda v: [v.engine_metric(engine.METRIC_TTFT_P50)], "ms"),
-            graph("Time to first token p95 (ms)", lambda v: [v.engine_metric(engine.METRIC_TTFT_P95, "Maximum")], "ms"),
-            graph("Errors / min (5XX)", lambda v: [v.errors_5xx()], "errors"),
+            graph("Time to first token p50 (ms)", lambda v: v.engine_metric(contract.METRIC_TTFT_P50)),
+            graph("Time to first token p95 (ms)", lambda v: v.engine_metric(contract.METRIC_TTFT_P95, "Maximum")),
+            graph("5XX errors / min", lambda v: v.errors_5xx()),
         )
         self.dashboard.add_widgets(
-            graph("Queue depth (waiting requests / instance)", lambda v: [v.engine_metric(engine.METRIC_QUEUE_DEPTH)]),
+            graph(
+                "Queue depth (waiting requests per instance)", lambda v: v.engine_metric(contract.METRIC_QUEUE_DEPTH)
+            ),
             graph(
                 f"Running sequences (of max_num_seqs {cfg.engine.max_num_seqs})",
-                lambda v: [v.engine_metric(engine.METRIC_RUNNING_SEQUENCES)],
+                lambda v: v.engine_metric(contract.METRIC_RUNNING_SEQUENCES),
             ),
-            graph("KV cache usage %", lambda v: [v.engine_metric(engine.METRIC_KV_CACHE_USAGE)], "%"),
+            graph("KV cache usage %", lambda v: v.engine_metric(contract.METRIC_KV_CACHE_USAGE)),
         )
         self.dashboard.add_widgets(
-            graph("Prefix-cache hit rate %", lambda v: [v.engine_metric(engine.METRIC_PREFIX_CACHE_HIT_RATE)], "%"),
-            graph("GPU utilisation %", lambda v: [v.instance_metric("GPUUtilization")], "%"),
-            graph("GPU memory %", lambda v: [v.instance_metric("GPUMemoryUtilization")], "%"),
+            graph("Prefix-cache hit rate %", lambda v: v.engine_metric(contract.METRIC_PREFIX_CACHE_HIT_RATE)),
+            graph("GPU utilisation %", lambda v: v.instance_metric("GPUUtilization")),
+            graph("GPU memory %", lambda v: v.instance_metric("GPUMemoryUtilization")),
         )
         self.dashboard.add_widgets(
             cloudwatch.GraphWidget(
                 title="Instances per variant (scheduled windows: see text)",
-                left=[alarms.instance_count(name) for name in variants],
+                left=[alarms.instance_count(name) for name in self.variants],
                 left_annotations=[
                     cloudwatch.HorizontalAnnotation(value=s.max_capacity, label=f"{name} max")
                     for name, s in cfg.autoscaling.items()
@@ -70,6 +61,17 @@ class ServingDashboard(Construct):
                 width=16,
             ),
             cloudwatch.TextWidget(markdown=self._schedule_text(cfg), width=8, height=6),
+        )
+
+    def _graph(
+        self, title: str, metric_of: Callable[[VariantMetrics], cloudwatch.Metric], stacked: bool = False
+    ) -> cloudwatch.GraphWidget:
+        """One line per variant."""
+        return cloudwatch.GraphWidget(
+            title=title,
+            left=[metric_of(metrics).with_(label=name) for name, metrics in self.variants.items()],
+            width=WIDTH,
+            stacked=stacked,
         )
 
     @staticmethod

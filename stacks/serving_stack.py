@@ -5,6 +5,7 @@ from __future__ import annotations
 from aws_cdk import ArnFormat, CfnOutput, Stack
 
 from config import load_catalog, naming
+from config.cost import floor_and_ceiling_usd
 from config.schema import EnvironmentConfig
 from constructs import Construct
 from constructs.alarm_topic import AlarmTopic
@@ -61,6 +62,13 @@ class ServingStack(Stack):
 
         dashboard = ServingDashboard(self, "Dashboard", cfg=cfg, alarms=alarms)
 
+        floor, ceiling = floor_and_ceiling_usd(cfg, catalog)
+        CfnOutput(
+            self,
+            naming.OUTPUT_MONTHLY_COST,
+            value=f"{floor:.0f}-{ceiling:.0f}",
+            description="On-demand USD per month at the autoscaling floor and ceiling (config/catalog.yaml prices)",
+        )
         CfnOutput(self, naming.OUTPUT_DASHBOARD_NAME, value=dashboard.dashboard_name)
         CfnOutput(self, naming.OUTPUT_ENDPOINT_NAME, value=endpoint.endpoint.attr_endpoint_name)
         CfnOutput(self, naming.OUTPUT_ENDPOINT_CONFIG_NAME, value=endpoint.config.attr_endpoint_config_name)

@@ -222,3 +222,8 @@ def test_resources_are_tagged_from_config(prod) -> None:
 def test_prod_stacks_target_the_configured_account(prod) -> None:
     assert prod.serving_stack.account == "222222222222"
     assert prod.serving_stack.region == "ap-northeast-1"
+
+
+def test_monthly_cost_output_uses_catalog_prices(prod) -> None:
+    # floor: (2 primary + 1 canary) x $1.408 x 730 h; ceiling: (8 + 8) x $1.408 x 730 h
+    assert prod.serving.find_outputs("MonthlyCostUsd")["MonthlyCostUsd"]["Value"] == "3084-16445"

@@ -1,0 +1,22 @@
+"""On-demand cost of an environment's fleet, from the catalog's prices (config, not constants)."""
+
+from __future__ import annotations
+
+from config.schema import Catalog, EnvironmentConfig
+
+HOURS_PER_MONTH = 730
+
+
+def monthly_cost_usd(cfg: EnvironmentConfig, catalog: Catalog, instances: dict[str, int]) -> float:
+    """Cost of running `instances[variant]` instances of each variant for a month, on demand."""
+    prices = {v.name: catalog.instance_types[v.instance_type].on_demand_usd_per_hour for v in cfg.variants}
+    return sum(prices[name] * count for name, count in instances.items()) * HOURS_PER_MONTH
+
+
+def floor_and_ceiling_usd(cfg: EnvironmentConfig, catalog: Catalog) -> tuple[float, float]:
+    """Monthly cost at the autoscaling floor and ceiling (initial counts for variants not scaled)."""
+    floor = {v.name: v.initial_instance_count for v in cfg.variants}
+    ceiling = dict(floor)
+    for name, scaling in cfg.autoscaling.items():
+        floor[name], ceiling[name] = scaling.min_capacity, scaling.max_capacity
+    return monthly_cost_usd(cfg, catalog, floor), monthly_cost_usd(cfg, catalog, ceiling)
