@@ -15,6 +15,7 @@ It owns:
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 import uuid
@@ -89,6 +90,9 @@ class ServingMiddleware:
         self.guard = RequestGuard(settings.adapters, settings.max_model_len, settings.generation_reserve_tokens)
         self.counters = ServingCounters(settings.adapters)
         self.log = JsonLogger("serving", settings.log_level)
+        # Unique across instances without a uuid4() per request: random per process, then a counter.
+        self._request_prefix = uuid.uuid4().hex[:12]
+        self._request_numbers = itertools.count(1)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -128,7 +132,8 @@ class ServingMiddleware:
             elif name == _WARMUP_HEADER_B:
                 warmup = True
         warmup = warmup and is_loopback(scope)
-        request = _RequestLog(request_id or uuid.uuid4().hex, scope["path"], warmup, started)
+        request_id = request_id or f"{self._request_prefix}-{next(self._request_numbers)}"
+        request = _RequestLog(request_id, scope["path"], warmup, started)
 
         record = self.state.current()
         open_for_warmup = warmup and record.state in (ServingState.STARTING, ServingState.WARMING_UP)
@@ -179,41 +184,40 @@ class ServingMiddleware:
             body_sent = True
             return {"type": "http.request", "body": body, "more_body": False}
 
-        # Per-message work below is a few comparisons: this path carries every streamed token.
+        # Every streamed token passes through tracked_send, so it is a plain function that returns the
+        # outer send's awaitable (no coroutine of its own per message) and does a few comparisons.
         response_started = False
         held_start: Message | None = None  # a 5xx response, held until its body shows whether it is an OOM
         held_body: list[bytes] = []
         success_body: list[bytes] = []  # non-streamed 2xx JSON, parsed once at the end for usage
 
-        async def tracked_send(message: Message) -> None:
+        def tracked_send(message: Message) -> Awaitable[None]:
             nonlocal response_started, held_start
             if message["type"] == "http.response.body":
                 chunk = message.get("body", b"")
                 if held_start is not None:
                     held_body.append(chunk)
-                    if not message.get("more_body", False):
-                        await self._release_error(send, held_start, b"".join(held_body), request, request_id_header)
-                    return
+                    if message.get("more_body", False):
+                        return _nothing()
+                    return self._release_error(send, held_start, b"".join(held_body), request, request_id_header)
                 if chunk:
                     if not request.first_byte_at:
                         request.first_byte_at = time.perf_counter()
-                    if streaming:
-                        if chunk.startswith(b"data: {"):
-                            request.last_event = chunk
-                            if chunk.startswith(b'data: {"error"'):
-                                request.note_stream_error(chunk)
-                    else:
+                    if not streaming:
                         success_body.append(chunk)
-                await send(message)
-                return
+                    elif chunk.startswith(b"data: {"):
+                        request.last_event = chunk
+                        if chunk.startswith(b'data: {"error"'):
+                            request.note_stream_error(chunk)
+                return send(message)
             if message["type"] == "http.response.start":
                 request.status = message["status"]
                 if request.status >= 500:
                     held_start = message
-                    return
+                    return _nothing()
                 message["headers"] = [*message.get("headers", ()), request_id_header]
                 response_started = True
-            await send(message)
+            return send(message)
 
         try:
             await self.app(scope, replay_receive, tracked_send)
@@ -319,6 +323,10 @@ class _RequestLog:
             "total_ms": round((time.perf_counter() - self.started) * 1000, 1),
             "error": self.error,
         }
+
+
+async def _nothing() -> None:
+    """An awaitable for the messages tracked_send holds back instead of sending."""
 
 
 async def _read_body(receive: Receive) -> bytes | Rejection | None:
