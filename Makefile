@@ -6,6 +6,9 @@ SHELL := /bin/bash
 
 ENVS := dev staging prod
 ENV ?= dev
+# Variants whose autoscaling `python -m ops deploy` has deregistered for an instance-type change.
+SCALING_RELEASED ?=
+RELEASED_FLAG := $(if $(SCALING_RELEASED),-c scaling_released=$(SCALING_RELEASED))
 VENV := .venv
 PY := $(VENV)/bin/python
 CDK := node_modules/.bin/cdk
@@ -15,7 +18,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help deps synth $(addprefix synth-,$(ENVS)) cfn-lint diff deploy test lint clean
+.PHONY: help deps synth $(addprefix synth-,$(ENVS)) cfn-lint diff deploy test lint ops clean
 
 help:
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
@@ -23,6 +26,7 @@ help:
 	@echo "make lint             ruff, hadolint, shellcheck"
 	@echo "make diff ENV=prod    cdk diff against the deployed stacks (needs AWS credentials)"
 	@echo "make deploy ENV=prod  cdk deploy one environment (needs AWS credentials)"
+	@echo "make ops ARGS='status prod'  the operations CLI (python -m ops --help)"
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -42,7 +46,7 @@ synth: deps
 	@$(MAKE) --no-print-directory cfn-lint
 
 $(addprefix synth-,$(ENVS)): synth-%: deps
-	@$(CDK) synth $(CDK_FLAGS) --quiet -c env=$* -o cdk.out/$* >/dev/null
+	@$(CDK) synth $(CDK_FLAGS) --quiet -c env=$* $(RELEASED_FLAG) -o cdk.out/$* >/dev/null
 	@echo "synthesised $*: $$(ls cdk.out/$*/*.template.json | xargs -n1 basename | tr '\n' ' ')"
 
 cfn-lint: deps
@@ -50,11 +54,14 @@ cfn-lint: deps
 	@echo "cfn-lint: no errors in $$(ls cdk.out/*/*.template.json | wc -l) templates"
 
 diff: deps
-	$(CDK) diff $(CDK_FLAGS) -c env=$(ENV) --all -o cdk.out/$(ENV)
+	$(CDK) diff $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) --all -o cdk.out/$(ENV)
 
 deploy: deps
-	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) --all -o cdk.out/$(ENV) --require-approval broadening
+	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) --all -o cdk.out/$(ENV) --require-approval broadening
 	$(PY) -m config.deployed record $(ENV)
+
+ops: deps
+	$(PY) -m ops $(ARGS)
 
 test: deps
 	$(PY) -m pytest -q

@@ -17,8 +17,10 @@ from stacks.environment import add_compliance_checks, build_environment
 def main() -> None:
     app = cdk.App()
     env_name = app.node.try_get_context("env") or "dev"
+    # Set by `python -m ops deploy` (via `make deploy SCALING_RELEASED=…`) after it deregistered scaling.
+    released = [name for name in str(app.node.try_get_context("scaling_released") or "").split(",") if name]
     try:
-        cfg = load_config(env_name)
+        cfg = load_config(env_name, scaling_released=released)
     except ConfigError as error:
         print(f"Refusing to synthesise: {error}", file=sys.stderr)
         sys.exit(1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -41,11 +42,15 @@ def load_catalog() -> Catalog:
     return _validate(Catalog, _read_yaml(CATALOG_FILE), str(CATALOG_FILE.name))
 
 
-def load_config(env_name: str) -> EnvironmentConfig:
+def load_config(env_name: str, scaling_released: Iterable[str] = ()) -> EnvironmentConfig:
+    """`scaling_released`: variants whose scaling `python -m ops deploy` has moved aside, so
+    their instance-type change or removal can go through CloudFormation."""
     known = known_environments()
     if env_name not in known:
         raise ConfigError("env", [("env", f"unknown environment '{env_name}'; known: {', '.join(known)}")])
-    return load_config_file(ENVIRONMENTS_DIR / f"{env_name}.yaml", env_name, load_deployed(env_name))
+    released = set(scaling_released)
+    deployed = {name: kind for name, kind in load_deployed(env_name).items() if name not in released}
+    return load_config_file(ENVIRONMENTS_DIR / f"{env_name}.yaml", env_name, deployed)
 
 
 def load_config_file(path: Path, env_name: str, deployed: dict[str, str] | None = None) -> EnvironmentConfig:

@@ -26,13 +26,21 @@ from ops.waiting import Timing, builtin_waiter, wait
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-# Runs the deploy for an environment and returns its exit status.
-Deployer = Callable[[str], int]
+# Runs the deploy for an environment and returns its exit status. The second argument names the
+# variants whose scaling this CLI moved aside, so synth lets their instance type change through.
+Deployer = Callable[[str, list[str]], int]
 
 
-def make_deploy(env_name: str) -> int:
+def make_deploy_command(env_name: str, released: list[str]) -> list[str]:
+    command = ["make", "deploy", f"ENV={env_name}"]
+    if released:
+        command.append(f"SCALING_RELEASED={','.join(released)}")
+    return command
+
+
+def make_deploy(env_name: str, released: list[str]) -> int:
     """`make deploy ENV=<env>` from the repository root; its output streams straight to the terminal."""
-    return subprocess.run(["make", "deploy", f"ENV={env_name}"], cwd=REPO_ROOT, check=False).returncode
+    return subprocess.run(make_deploy_command(env_name, released), cwd=REPO_ROOT, check=False).returncode
 
 
 def variants_needing_release(live: LiveEndpoint, cfg: EnvironmentConfig) -> dict[str, str]:
@@ -65,7 +73,7 @@ def deploy(
     snapshot = read_scaling(clients.autoscaling, live.name, list(releases))
     if not snapshot.variants:
         console.line(f"Deploying {cfg.name}: no variant registered with autoscaling changes type or goes away")
-        _deploy_and_wait(clients, cfg, deployer, console, timing)
+        _deploy_and_wait(clients, cfg, deployer, console, timing, released=[])
         return
 
     saved_at = state_dir / f"scaling-{live.name}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
@@ -80,7 +88,8 @@ def deploy(
     failure: OpsError | None = None
     try:
         remove_scaling(clients.autoscaling, snapshot, console)
-        _deploy_and_wait(clients, cfg, deployer, console, timing)
+        released = [scaling.variant for scaling in snapshot.variants]
+        _deploy_and_wait(clients, cfg, deployer, console, timing, released=released)
     except (OpsError, ClientError, BotoCoreError) as error:
         failure = explain(error)
     except KeyboardInterrupt:
@@ -94,10 +103,16 @@ def deploy(
 
 
 def _deploy_and_wait(
-    clients: AwsClients, cfg: EnvironmentConfig, deployer: Deployer, console: Console, timing: Timing
+    clients: AwsClients,
+    cfg: EnvironmentConfig,
+    deployer: Deployer,
+    console: Console,
+    timing: Timing,
+    *,
+    released: list[str],
 ) -> None:
-    console.line(f"$ make deploy ENV={cfg.name}")
-    status = deployer(cfg.name)
+    console.line(f"$ {' '.join(make_deploy_command(cfg.name, released))}")
+    status = deployer(cfg.name, released)
     if status != 0:
         raise OpsError(
             f"`make deploy ENV={cfg.name}` failed with status {status} (CloudFormation rolled the stack back; "

@@ -109,3 +109,23 @@ def test_removing_a_scaled_variant_is_refused_until_the_procedure_is_followed(tm
     else:
         raise AssertionError("the instance-type change was accepted")
     assert load_config_file(path, "prod", {}).variants[0].instance_type == "ml.g6.xlarge"  # first deploy: fine
+
+
+def test_a_variant_released_by_ops_deploy_may_change_type(tmp_path, monkeypatch) -> None:
+    """`make deploy SCALING_RELEASED=primary` (what `python -m ops deploy` runs) lets the change through."""
+    from config import ConfigError, loader
+
+    text = (
+        (loader.ENVIRONMENTS_DIR / "prod.yaml")
+        .read_text()
+        .replace("instance_type: ml.g5.xlarge", "instance_type: ml.g6.xlarge", 1)
+    )
+    (tmp_path / "prod.yaml").write_text(text)
+    monkeypatch.setattr(loader, "ENVIRONMENTS_DIR", tmp_path)
+    try:
+        loader.load_config("prod")
+    except ConfigError as error:
+        assert error.problems[0][0] == "variants.primary.instance_type"
+    else:
+        raise AssertionError("refused without the release")
+    assert loader.load_config("prod", scaling_released=["primary"]).variants[0].instance_type == "ml.g6.xlarge"

@@ -348,7 +348,7 @@ def cli(tmp_path: Path) -> Cli:
     sleep = FakeSleep()
     runtime = Runtime(
         timing=Timing(poll_seconds=0, max_polls=3, sleep=sleep, clock=FakeClock()),
-        deployer=lambda env: pytest.fail(f"this test must not deploy {env}"),
+        deployer=lambda env, released: pytest.fail(f"this test must not deploy {env}"),
         zone=UTC,
         state_dir=tmp_path / "state",
     )

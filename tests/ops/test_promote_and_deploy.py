@@ -31,10 +31,12 @@ class RecordingDeployer:
     def __init__(self, world, status: int = 0, during=None):
         self.world, self.status, self.during = world, status, during
         self.calls: list[str] = []
+        self.released: list[str] | None = None
         self.scaling_seen: dict | None = None
 
-    def __call__(self, env: str) -> int:
+    def __call__(self, env: str, released: list[str]) -> int:
         self.calls.append(env)
+        self.released = released
         self.scaling_seen = self.world.scaling()
         if self.during:
             self.during()
@@ -132,6 +134,8 @@ def test_instance_type_change_deregisters_deploys_and_restores_the_same_scaling(
 
     assert result.exit_code == 0, result.output
     assert deployer.scaling_seen == {}  # SageMaker would refuse the update otherwise
+    assert deployer.released == ["primary"]  # synth lets exactly this variant change type
+    assert "$ make deploy ENV=prod SCALING_RELEASED=primary" in result.output
     assert world.scaling() == before
     assert "primary: instance type ml.g4dn.xlarge → ml.g5.xlarge" in result.output
     assert "deregistered scaling of primary: min 2, max 8, 1 policies, 1 scheduled actions" in result.output
