@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, IgnoreMode, RemovalPolicy, Stack
 from aws_cdk import aws_codebuild as codebuild
 from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_iam as iam
@@ -34,7 +34,10 @@ BUILDSPEC = {
             ]
         },
         "build": {
-            "commands": ['[ -n "${SKIP:-}" ] || docker build --pull --tag "$REPOSITORY_URI:$IMAGE_TAG" .'],
+            # Target `serving`: no weights in the image; SageMaker mounts the S3 model data.
+            "commands": [
+                '[ -n "${SKIP:-}" ] || docker build --pull --target serving --tag "$REPOSITORY_URI:$IMAGE_TAG" .'
+            ],
         },
         "post_build": {
             "commands": [
@@ -44,6 +47,14 @@ BUILDSPEC = {
         },
     },
 }
+
+
+def _dockerignore(source_dir: Path) -> list[str]:
+    path = source_dir / ".dockerignore"
+    if not path.exists():
+        return []
+    lines = (line.strip() for line in path.read_text().splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
 
 
 class ImageRepository(Construct):
@@ -77,7 +88,16 @@ class ImageRepository(Construct):
             ],
         )
 
-        source = s3_assets.Asset(self, "Source", path=str(source_dir))
+        # The asset is exactly the Docker build context, so its hash (and the default tag) changes
+        # only when something the image copies changes, never for caches or local model files.
+        source = s3_assets.Asset(
+            self,
+            "Source",
+            path=str(source_dir),
+            ignore_mode=IgnoreMode.DOCKER,
+            # `serving` target: local weights (model/) are not part of the image, so not of the source.
+            exclude=[*_dockerignore(source_dir), "model"],
+        )
         self.default_tag = f"src-{source.asset_hash[:12]}"
         build_logs = logs.LogGroup(
             self,
