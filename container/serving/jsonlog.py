@@ -7,14 +7,40 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
+# The supervisor and the engine share stdout: a pipe write of at most PIPE_BUF bytes is atomic, so
+# lines are written in groups no larger than that and never interleave with another process's.
+_ATOMIC_WRITE_BYTES = 4096
+
+
+def json_line(document: dict[str, Any]) -> bytes:
+    return (json.dumps(document, separators=(",", ":"), default=str) + "\n").encode()
+
+
+def write_lines(lines: Iterable[bytes]) -> None:
+    group: list[bytes] = []
+    size = 0
+    for line in lines:
+        if group and size + len(line) > _ATOMIC_WRITE_BYTES:
+            _write(b"".join(group))
+            group, size = [], 0
+        group.append(line)
+        size += len(line)
+    if group:
+        _write(b"".join(group))
 
 
 def write_line(document: dict[str, Any]) -> None:
-    # One write call per line, so lines from the supervisor and the engine never interleave mid-line.
-    os.write(sys.stdout.fileno(), (json.dumps(document, separators=(",", ":"), default=str) + "\n").encode())
+    _write(json_line(document))
+
+
+def _write(data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(sys.stdout.fileno(), view) :]
 
 
 class JsonLogger:
@@ -22,14 +48,15 @@ class JsonLogger:
         self.component = component
         self.threshold = _LEVELS[level]
 
-    def log(self, level: str, event: str, **fields: Any) -> None:
-        if _LEVELS[level] >= self.threshold:
-            write_line(
-                {"ts": round(time.time(), 3), "level": level, "component": self.component, "event": event, **fields}
-            )
+    def record(self, level: str, event: str, **fields: Any) -> dict[str, Any] | None:
+        """The log document, or None when the level is below the threshold."""
+        if _LEVELS[level] < self.threshold:
+            return None
+        return {"ts": round(time.time(), 3), "level": level, "component": self.component, "event": event, **fields}
 
-    def debug(self, event: str, **fields: Any) -> None:
-        self.log("debug", event, **fields)
+    def log(self, level: str, event: str, **fields: Any) -> None:
+        if (document := self.record(level, event, **fields)) is not None:
+            write_line(document)
 
     def info(self, event: str, **fields: Any) -> None:
         self.log("info", event, **fields)

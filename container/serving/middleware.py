@@ -15,6 +15,7 @@ It owns:
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import time
@@ -35,7 +36,7 @@ from .guards import (
     Rejection,
     RequestGuard,
 )
-from .jsonlog import JsonLogger
+from .jsonlog import JsonLogger, json_line, write_lines
 from .settings import BASE_MODEL_NAME, Settings
 from .state import ServingState, StateReader
 
@@ -53,6 +54,8 @@ WARMUP_HEADER = "x-serving-warmup"
 # CUDA's "CUDA out of memory" and torch's OutOfMemoryError message both contain this.
 OOM_MARKER = b"out of memory"
 RETRY_AFTER = (b"retry-after", b"1")
+# Request log lines are written in batches this long after their requests end, off the hot path.
+LOG_FLUSH_SECONDS = 0.1
 READY_BODY = json.dumps({"status": ServingState.READY.value}).encode()
 _ADAPTER_HEADER_B = ADAPTER_HEADER.encode()
 _WARMUP_HEADER_B = WARMUP_HEADER.encode()
@@ -89,12 +92,15 @@ class ServingMiddleware:
         self.state = StateReader(settings.state_file)
         self.guard = RequestGuard(settings.adapters, settings.max_model_len, settings.generation_reserve_tokens)
         self.counters = ServingCounters(settings.adapters)
-        self.log = JsonLogger("serving", settings.log_level)
+        self.request_log = RequestLogBuffer(JsonLogger("serving", settings.log_level), settings.model_version)
         # Unique across instances without a uuid4() per request: random per process, then a counter.
         self._request_prefix = uuid.uuid4().hex[:12]
         self._request_numbers = itertools.count(1)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, self._flush_on_shutdown(receive), send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -108,6 +114,15 @@ class ServingMiddleware:
             await send_json(send, 200, body)
         else:
             await self.app(scope, receive, send)
+
+    def _flush_on_shutdown(self, receive: Receive) -> Receive:
+        async def lifespan_receive() -> Message:
+            message = await receive()
+            if message["type"] == "lifespan.shutdown":
+                self.request_log.flush()
+            return message
+
+        return lifespan_receive
 
     async def _ping(self, send: Send) -> None:
         record = self.state.current()
@@ -162,7 +177,8 @@ class ServingMiddleware:
     ) -> None:
         await send_error(send, rejection.status, rejection.message, rejection.param, headers)
         request.status, request.error = rejection.status, rejection.message
-        self.log.info("request", **request.fields(self.model_version))
+        request.finish(b"")
+        self.request_log.add(request)
 
     async def _forward(
         self, scope: Scope, receive: Receive, send: Send, body: bytes, admitted: Admitted, request: _RequestLog
@@ -232,11 +248,11 @@ class ServingMiddleware:
             counters.in_flight -= 1
             if request.oom:
                 counters.oom_errors += 1
-            if not streaming and success_body and request.status < 300:
-                request.read_usage(b"".join(success_body))
-            elif streaming and request.last_event:
-                request.read_usage(_last_sse_json(request.last_event))
-            self.log.info("request", **request.fields(self.model_version))
+            if streaming:
+                request.finish(request.last_event)
+            else:
+                request.finish(b"".join(success_body) if request.status < 300 else b"")
+            self.request_log.add(request)
 
     async def _release_error(
         self, send: Send, start: Message, body: bytes, request: _RequestLog, request_id_header: tuple[bytes, bytes]
@@ -270,7 +286,7 @@ class _RequestLog:
 
     __slots__ = (
         "request_id", "path", "warmup", "started", "adapter", "stream", "status", "error", "oom",
-        "first_byte_at", "last_event", "usage", "metrics",
+        "first_byte_at", "last_event", "finished_at", "usage_source",
     )  # fmt: skip
 
     def __init__(self, request_id: str, path: str, warmup: bool, started: float) -> None:
@@ -282,26 +298,31 @@ class _RequestLog:
         self.oom = False
         self.first_byte_at = 0.0
         self.last_event = b""
-        self.usage: dict[str, Any] = {}
-        self.metrics: dict[str, Any] = {}
+        self.finished_at = 0.0
+        self.usage_source = b""
 
     def note_stream_error(self, event: bytes) -> None:
         self.oom = self.oom or OOM_MARKER in event.lower()
         self.error = "out_of_memory" if self.oom else "stream_error"
 
-    def read_usage(self, document: bytes | None) -> None:
-        if not document:
-            return
+    def finish(self, usage_source: bytes) -> None:
+        """usage_source: the response JSON, or a stream's last event; parsed later, when logged."""
+        self.finished_at = time.perf_counter()
+        self.usage_source = usage_source
+
+    def _usage_and_metrics(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        document = _last_sse_json(self.usage_source) if self.stream else self.usage_source
         try:
-            parsed = json.loads(document)
+            parsed = json.loads(document) if document else None
         except ValueError:
-            return
-        if isinstance(parsed, dict):
-            self.usage = parsed.get("usage") or {}
-            self.metrics = parsed.get("metrics") or {}
+            parsed = None
+        if not isinstance(parsed, dict):
+            return {}, {}
+        return parsed.get("usage") or {}, parsed.get("metrics") or {}
 
     def fields(self, model_version: str) -> dict[str, Any]:
-        queue_ms, engine_ttft_ms = self.metrics.get("queue_time_ms"), self.metrics.get("time_to_first_token_ms")
+        usage, metrics = self._usage_and_metrics()
+        queue_ms, engine_ttft_ms = metrics.get("queue_time_ms"), metrics.get("time_to_first_token_ms")
         if self.stream and self.first_byte_at:
             ttft_ms = round((self.first_byte_at - self.started) * 1000, 1)  # what the client saw
         elif queue_ms is not None and engine_ttft_ms is not None:
@@ -316,11 +337,11 @@ class _RequestLog:
             "status": self.status,
             "stream": self.stream,
             "warmup": self.warmup,
-            "prompt_tokens": self.usage.get("prompt_tokens"),
-            "output_tokens": self.usage.get("completion_tokens"),
+            "prompt_tokens": usage.get("prompt_tokens"),
+            "output_tokens": usage.get("completion_tokens"),
             "queue_wait_ms": queue_ms,
             "ttft_ms": ttft_ms,
-            "total_ms": round((time.perf_counter() - self.started) * 1000, 1),
+            "total_ms": round((self.finished_at - self.started) * 1000, 1),
             "error": self.error,
         }
 
@@ -343,6 +364,26 @@ async def _read_body(receive: Receive) -> bytes | Rejection | None:
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+
+
+class RequestLogBuffer:
+    """Collects finished requests and writes their log lines in one batch shortly after, so the
+    JSON work and the write never sit between one request's end and the next one's start."""
+
+    def __init__(self, logger: JsonLogger, model_version: str) -> None:
+        self.logger = logger
+        self.model_version = model_version
+        self.pending: list[_RequestLog] = []
+
+    def add(self, request: _RequestLog) -> None:
+        if not self.pending:
+            asyncio.get_running_loop().call_later(LOG_FLUSH_SECONDS, self.flush)
+        self.pending.append(request)
+
+    def flush(self) -> None:
+        pending, self.pending = self.pending, []
+        documents = (self.logger.record("info", "request", **request.fields(self.model_version)) for request in pending)
+        write_lines(json_line(document) for document in documents if document is not None)
 
 
 def _last_sse_json(chunk: bytes) -> bytes | None:
