@@ -112,10 +112,17 @@ class Supervisor:
         with self._phase("start_engine") as outcome:
             command = engine_command(settings)
             outcome["command"] = command
-            self.engine = await asyncio.create_subprocess_exec(
-                *command, env=engine_environment(settings, os.environ), start_new_session=True
-            )
-            self.engine_exited = asyncio.create_task(self.engine.wait())
+            try:
+                # Its own session: the engine's worker processes can be stopped as one group.
+                self.engine = await asyncio.create_subprocess_exec(
+                    *command, env=engine_environment(settings, os.environ), start_new_session=True
+                )
+            except OSError as exc:
+                outcome.update(status="failed", error=f"{type(exc).__name__}: {exc}")
+        if self.engine is None:
+            self.set_state(ServingState.FAILED, f"could not start the engine: {outcome['error']}")
+            return EXIT_ENGINE_START_FAILED
+        self.engine_exited = asyncio.create_task(self.engine.wait())
         self.set_state(ServingState.STARTING, "the engine is loading the model")
 
         with self._phase("wait_for_engine") as outcome:

@@ -27,6 +27,7 @@ from serving_harness import (
 from container.serving import contract as c
 from container.serving.supervisor import (
     EXIT_ENGINE_DIED,
+    EXIT_ENGINE_START_FAILED,
     EXIT_INVALID_ENVIRONMENT,
     EXIT_OK,
     EXIT_WARMUP_FAILED,
@@ -307,6 +308,20 @@ def test_sigterm_while_the_model_loads_stops_cleanly(tmp_path_factory):
     finally:
         serving.recorder.running = False
         serving.process.stop()
+
+
+def test_an_engine_that_cannot_start_exits_3(tmp_path):
+    env = serving_env(tmp_path, free_port())
+    only_gpu = tmp_path / "only-nvidia-smi"
+    only_gpu.mkdir()
+    (only_gpu / "nvidia-smi").symlink_to(tmp_path / "bin" / "nvidia-smi")
+    process = start_supervisor(tmp_path, {**env, "PATH": f"{only_gpu}{os.pathsep}/usr/bin{os.pathsep}/bin"})
+    try:
+        assert process.wait() == EXIT_ENGINE_START_FAILED
+        failed = [e for e in process.events("state") if e["state"] == "failed"]
+        assert "could not start the engine" in failed[0]["reason"]
+    finally:
+        process.stop()
 
 
 def test_invalid_settings_exit_2_naming_every_bad_variable(tmp_path):
