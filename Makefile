@@ -4,7 +4,6 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-ENVS := dev staging prod
 ENV ?= dev
 # Variants whose autoscaling `python -m ops deploy` has deregistered for an instance-type change.
 SCALING_RELEASED ?=
@@ -18,7 +17,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help deps synth $(addprefix synth-,$(ENVS)) cfn-lint diff deploy test lint ops clean
+.PHONY: help deps synth cfn-lint diff deploy test lint ops clean
 
 help:
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
@@ -39,19 +38,18 @@ node_modules/.installed: package.json package-lock.json
 
 deps: $(VENV)/.installed node_modules/.installed
 
-# Each environment synthesises into its own cloud assembly; cdk-nag runs inside the synth and
-# fails it on any unacknowledged finding. cfn-lint then checks every template written.
+# One app synthesises every environment (`-c env=all`: one jsii start instead of three); cdk-nag
+# runs inside the synth and fails it on any unacknowledged finding. cfn-lint then checks every
+# template written.
 synth: deps
-	@$(MAKE) --no-print-directory -j 3 $(addprefix synth-,$(ENVS))
+	@rm -rf cdk.out/all
+	@$(CDK) synth $(CDK_FLAGS) --quiet -c env=all $(RELEASED_FLAG) -o cdk.out/all >/dev/null
+	@echo "synthesised: $$(ls cdk.out/all/*.template.json | xargs -n1 basename | tr '\n' ' ')"
 	@$(MAKE) --no-print-directory cfn-lint
 
-$(addprefix synth-,$(ENVS)): synth-%: deps
-	@$(CDK) synth $(CDK_FLAGS) --quiet -c env=$* $(RELEASED_FLAG) -o cdk.out/$* >/dev/null
-	@echo "synthesised $*: $$(ls cdk.out/$*/*.template.json | xargs -n1 basename | tr '\n' ' ')"
-
 cfn-lint: deps
-	@$(VENV)/bin/cfn-lint cdk.out/*/*.template.json
-	@echo "cfn-lint: no errors in $$(ls cdk.out/*/*.template.json | wc -l) templates"
+	@$(VENV)/bin/cfn-lint cdk.out/all/*.template.json
+	@echo "cfn-lint: no errors in $$(ls cdk.out/all/*.template.json | wc -l) templates"
 
 diff: deps
 	$(CDK) diff $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) --all -o cdk.out/$(ENV)

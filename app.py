@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""CDK entry point: picks the environment from context (`-c env=prod`, default dev) and builds it.
+"""CDK entry point: picks the environment from context (`-c env=prod`, default dev) and builds it;
+`-c env=all` builds every environment in one app (what `make synth` does: one jsii start, not three).
 
 A bad config stops here with every problem listed, before any template is written.
 """
@@ -10,21 +11,27 @@ import sys
 
 import aws_cdk as cdk
 
-from config import ConfigError, load_config
+from config import ConfigError, known_environments, load_config
 from stacks.environment import add_compliance_checks, build_environment
 
 
 def main() -> None:
     app = cdk.App()
     env_name = app.node.try_get_context("env") or "dev"
+    env_names = known_environments() if env_name == "all" else [env_name]
     # Set by `python -m ops deploy` (via `make deploy SCALING_RELEASED=…`) after it deregistered scaling.
     released = [name for name in str(app.node.try_get_context("scaling_released") or "").split(",") if name]
-    try:
-        cfg = load_config(env_name, scaling_released=released)
-    except ConfigError as error:
-        print(f"Refusing to synthesise: {error}", file=sys.stderr)
+    configs, errors = [], []
+    for name in env_names:
+        try:
+            configs.append(load_config(name, scaling_released=released))
+        except ConfigError as error:
+            errors.append(str(error))
+    if errors:
+        print("Refusing to synthesise: " + "\n".join(errors), file=sys.stderr)
         sys.exit(1)
-    build_environment(app, cfg)
+    for cfg in configs:
+        build_environment(app, cfg)
     add_compliance_checks(app)
     try:
         app.synth()

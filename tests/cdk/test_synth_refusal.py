@@ -62,3 +62,20 @@ def test_unknown_environment(tmp_path: Path) -> None:
     result = _synth(_app_copy(tmp_path), "qa")
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "unknown environment 'qa'; known: dev, prod, staging" in result.stderr
+
+
+def test_make_synth_mode_reports_every_broken_environment(tmp_path: Path) -> None:
+    """`-c env=all` (what `make synth` runs) lists the problems of each broken file, then stops."""
+    app_dir = _app_copy(tmp_path)
+    environments = app_dir / "config" / "environments"
+    for env_name in ("staging", "prod"):
+        path = environments / f"{env_name}.yaml"
+        path.write_text(path.read_text().replace("max_lora_rank: 16", "max_lora_rank: 24"))
+
+    result = _synth(app_dir, "all")
+
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    for env_name in ("staging", "prod"):
+        assert f"config/environments/{env_name}.yaml: 1 problem(s)" in result.stderr
+    assert "dev.yaml" not in result.stderr
+    assert result.stderr.count("engine.max_lora_rank: must be one of 1, 8, 16, 32, 64, 128, 256, 320, 512, got 24") == 2
