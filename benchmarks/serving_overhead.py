@@ -33,6 +33,8 @@ from container.serving.state import ServingState, StateRecord, write_state  # no
 
 LOADS = (("20 ms/token x 64 tokens", 0.020, 64), ("5 ms/token x 128 tokens", 0.005, 128))
 SETUPS = ("a", "b", "c")
+# A pause before each run, so the previous one's connections are closed and its processes idle.
+SETTLE_SECONDS = 2.0
 NAMES = {"a": "(a) engine", "b": "(b) in-process (ours)", "c": "(c) seeds' adapter"}
 
 
@@ -121,17 +123,19 @@ def start_setups(workdir: Path, token_interval: float) -> tuple[dict[str, int], 
 
 
 def row(load: str, setup: str, runs: list[Run], baseline: list[Run]) -> str:
-    """Each figure compares a run with the baseline run of the same round, then takes the median."""
+    """Each figure compares a run with the baseline run of the same round: the median over rounds,
+    with the lowest and highest in brackets where the spread matters for the targets."""
+    pairs = list(zip(runs, baseline, strict=True))
 
-    def added_ms(field: str, q: float) -> float:
-        return 1000 * statistics.median(
-            run.percentile(field, q) - base.percentile(field, q) for run, base in zip(runs, baseline, strict=True)
-        )
+    def added_ms(field: str, q: float) -> list[float]:
+        return [1000 * (run.percentile(field, q) - base.percentile(field, q)) for run, base in pairs]
 
-    ratio = statistics.median(run.throughput / base.throughput for run, base in zip(runs, baseline, strict=True))
+    ratios = [run.throughput / base.throughput for run, base in pairs]
+    ttfb = added_ms("ttfb", 0.5)
     return (
-        f"| {load} | {NAMES[setup]} | {ratio:.1%} | {added_ms('latency', 0.5):+.1f} "
-        f"| {added_ms('latency', 0.99):+.1f} | {added_ms('ttfb', 0.5):+.1f} |"
+        f"| {load} | {NAMES[setup]} | {statistics.median(ratios):.1%} ({min(ratios):.0%} to {max(ratios):.0%}) "
+        f"| {statistics.median(added_ms('latency', 0.5)):+.1f} | {statistics.median(added_ms('latency', 0.99)):+.1f} "
+        f"| {statistics.median(ttfb):+.1f} ({min(ttfb):+.0f} to {max(ttfb):+.0f}) |"
     )
 
 
@@ -153,6 +157,7 @@ def main() -> None:
             for round_number in range(args.rounds):
                 # Alternate a and b so neither always runs right after the heavy setup c.
                 for setup in ("a", "b", "c") if round_number % 2 == 0 else ("b", "a", "c"):
+                    time.sleep(SETTLE_SECONDS)
                     run = asyncio.run(drive(ports[setup], args.clients, args.requests_per_client, tokens))
                     runs[setup].append(run)
                     if args.verbose:
@@ -165,7 +170,8 @@ def main() -> None:
         f"{args.clients} concurrent streaming clients x {args.requests_per_client} requests, median of {args.rounds} rounds"
     )
     print(
-        "| load | setup | throughput vs (a) | added p50 latency (ms) | added p99 latency (ms) | added p50 TTFB (ms) |"
+        "| load | setup | throughput vs (a), median (range) | added p50 latency (ms) | added p99 latency (ms) "
+        "| added p50 TTFB (ms), median (range) |"
     )
     print("|---|---|---|---|---|---|")
     print("\n".join(rows))

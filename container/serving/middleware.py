@@ -55,7 +55,7 @@ WARMUP_HEADER = "x-serving-warmup"
 OOM_MARKER = b"out of memory"
 RETRY_AFTER = (b"retry-after", b"1")
 # Request log lines are written in batches this long after their requests end, off the hot path.
-LOG_FLUSH_SECONDS = 0.1
+LOG_FLUSH_SECONDS = 1.0
 READY_BODY = json.dumps({"status": ServingState.READY.value}).encode()
 _ADAPTER_HEADER_B = ADAPTER_HEADER.encode()
 _WARMUP_HEADER_B = WARMUP_HEADER.encode()
