@@ -32,6 +32,7 @@ from container.serving.supervisor import (
     EXIT_OK,
     EXIT_WARMUP_FAILED,
 )
+from container.serving.warmup import warmup_plan
 
 
 class PingRecorder(threading.Thread):
@@ -131,9 +132,14 @@ def test_warmup_went_through_every_adapter_and_primed_the_prefix_cache(serving):
     engine = httpx.get(f"{serving.url}/_standin/stats").json()
     assert set(engine["requests_by_model"]) >= {"base", *ADAPTERS}
     assert engine["prefix_cache_hits"] > 0
-    warmup_lines = [e for e in serving.process.events("request") if e["warmup"]]
-    assert {e["adapter"] for e in warmup_lines} == {"base", *ADAPTERS}
-    assert {e["stream"] for e in warmup_lines} == {True, False}
+
+    def warmup_lines():
+        return [e for e in serving.process.events("request") if e["warmup"]]
+
+    planned = len(warmup_plan(ADAPTERS, int(serving.env["SERVING_WARMUP_REQUESTS"])))
+    wait_until(lambda: len(warmup_lines()) == planned, "every warmup request's log line")
+    assert {e["adapter"] for e in warmup_lines()} == {"base", *ADAPTERS}
+    assert {e["stream"] for e in warmup_lines()} == {True, False}
     # Warmup is not customer traffic: the per-adapter counters start at zero.
     assert set(httpx.get(f"{serving.url}/_serving/stats").json()["adapter_requests"].values()) == {0}
 
