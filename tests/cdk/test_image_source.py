@@ -33,3 +33,15 @@ def test_tag_ignores_caches_and_local_weights_but_follows_the_code(tmp_path: Pat
 
     (source / "serving" / "contract.py").write_text((source / "serving" / "contract.py").read_text() + "\n# changed\n")
     assert _default_tag(source) != clean
+
+
+def test_asset_holds_what_codebuild_needs_to_build(tmp_path: Path) -> None:
+    app = cdk.App(outdir=str(tmp_path / "out"))
+    stack = cdk.Stack(app, "ImageOnly")
+    ImageRepository(stack, "Image", source_dir=ROOT / "container", keep_images=5, encryption_key=kms.Key(stack, "Key"))
+    app.synth()
+    (staged,) = [p for p in (tmp_path / "out").iterdir() if p.name.startswith("asset.")]
+    files = {str(p.relative_to(staged)) for p in staged.rglob("*") if p.is_file()}
+    assert "Dockerfile" in files
+    assert "serving/supervisor.py" in files and "serving/contract.py" in files
+    assert not any("__pycache__" in f or f.startswith("model/") for f in files)
