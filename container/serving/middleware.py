@@ -177,7 +177,7 @@ class ServingMiddleware:
     ) -> None:
         await send_error(send, rejection.status, rejection.message, rejection.param, headers)
         request.status, request.error = rejection.status, rejection.message
-        request.finish(b"")
+        request.finish_refusal()
         self.request_log.add(request)
 
     async def _forward(
@@ -189,7 +189,6 @@ class ServingMiddleware:
             counters.adapter_requests[admitted.adapter] += 1
         request.adapter, request.stream = admitted.adapter, admitted.stream
         request_id_header = (b"x-request-id", request.request_id.encode())
-        streaming = admitted.stream
         body_sent = False
 
         async def replay_receive() -> Message:
@@ -200,32 +199,25 @@ class ServingMiddleware:
             body_sent = True
             return {"type": "http.request", "body": body, "more_body": False}
 
-        # Every streamed token passes through tracked_send, so it is a plain function that returns the
-        # outer send's awaitable (no coroutine of its own per message) and does a few comparisons.
+        # Every streamed token passes through tracked_send, so it does next to nothing: it keeps the last
+        # three body messages (a stream ends with vLLM's usage or error event, `data: [DONE]` and
+        # Starlette's empty closing message) and returns the outer send's awaitable instead of a
+        # coroutine of its own.
         response_started = False
         held_start: Message | None = None  # a 5xx response, held until its body shows whether it is an OOM
         held_body: list[bytes] = []
-        success_body: list[bytes] = []  # non-streamed 2xx JSON, parsed once at the end for usage
+        tail: tuple[Message | None, ...] = (None, None, None)
 
         def tracked_send(message: Message) -> Awaitable[None]:
-            nonlocal response_started, held_start
+            nonlocal response_started, held_start, tail
             if message["type"] == "http.response.body":
-                chunk = message.get("body", b"")
-                if held_start is not None:
-                    held_body.append(chunk)
-                    if message.get("more_body", False):
-                        return _nothing()
-                    return self._release_error(send, held_start, b"".join(held_body), request, request_id_header)
-                if chunk:
-                    if not request.first_byte_at:
-                        request.first_byte_at = time.perf_counter()
-                    if not streaming:
-                        success_body.append(chunk)
-                    elif chunk.startswith(b"data: {"):
-                        request.last_event = chunk
-                        if chunk.startswith(b'data: {"error"'):
-                            request.note_stream_error(chunk)
-                return send(message)
+                if held_start is None:
+                    tail = (tail[1], tail[2], message)
+                    return send(message)
+                held_body.append(message.get("body", b""))
+                if message.get("more_body", False):
+                    return _nothing()
+                return self._release_error(send, held_start, b"".join(held_body), request, request_id_header)
             if message["type"] == "http.response.start":
                 request.status = message["status"]
                 if request.status >= 500:
@@ -246,12 +238,12 @@ class ServingMiddleware:
             await self._send_engine_error(send, oom, request, request_id_header)
         finally:
             counters.in_flight -= 1
+            if held_start is None and tail[2] is not None:
+                request.finish_response([m.get("body", b"") for m in tail if m])
+            else:
+                request.finish_refusal()
             if request.oom:
                 counters.oom_errors += 1
-            if streaming:
-                request.finish(request.last_event)
-            else:
-                request.finish(b"".join(success_body) if request.status < 300 else b"")
             self.request_log.add(request)
 
     async def _release_error(
@@ -286,7 +278,7 @@ class _RequestLog:
 
     __slots__ = (
         "request_id", "path", "warmup", "started", "adapter", "stream", "status", "error", "oom",
-        "first_byte_at", "last_event", "finished_at", "usage_source",
+        "finished_at", "usage_source",
     )  # fmt: skip
 
     def __init__(self, request_id: str, path: str, warmup: bool, started: float) -> None:
@@ -296,24 +288,29 @@ class _RequestLog:
         self.status = 0
         self.error: str | None = None
         self.oom = False
-        self.first_byte_at = 0.0
-        self.last_event = b""
         self.finished_at = 0.0
         self.usage_source = b""
 
-    def note_stream_error(self, event: bytes) -> None:
-        self.oom = self.oom or OOM_MARKER in event.lower()
-        self.error = "out_of_memory" if self.oom else "stream_error"
-
-    def finish(self, usage_source: bytes) -> None:
-        """usage_source: the response JSON, or a stream's last event; parsed later, when logged."""
+    def finish_refusal(self) -> None:
         self.finished_at = time.perf_counter()
-        self.usage_source = usage_source
+
+    def finish_response(self, tail: list[bytes]) -> None:
+        """tail: the last body messages. A non-streamed response is one JSON message (Starlette's
+        JSONResponse); a stream ends with vLLM's usage event, or an error event, then `data: [DONE]`."""
+        self.finished_at = time.perf_counter()
+        if not self.stream:
+            self.usage_source = b"".join(tail) if self.status < 300 else b""
+            return
+        events = [event for event in b"".join(tail).split(b"\n\n") if event.startswith(b"data: {")]
+        if events and events[-1].startswith(b'data: {"error"'):
+            self.oom = OOM_MARKER in events[-1].lower()
+            self.error = "out_of_memory" if self.oom else "stream_error"
+        elif events:
+            self.usage_source = events[-1][len(b"data: ") :]
 
     def _usage_and_metrics(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        document = _last_sse_json(self.usage_source) if self.stream else self.usage_source
         try:
-            parsed = json.loads(document) if document else None
+            parsed = json.loads(self.usage_source) if self.usage_source else None
         except ValueError:
             parsed = None
         if not isinstance(parsed, dict):
@@ -323,12 +320,8 @@ class _RequestLog:
     def fields(self, model_version: str) -> dict[str, Any]:
         usage, metrics = self._usage_and_metrics()
         queue_ms, engine_ttft_ms = metrics.get("queue_time_ms"), metrics.get("time_to_first_token_ms")
-        if self.stream and self.first_byte_at:
-            ttft_ms = round((self.first_byte_at - self.started) * 1000, 1)  # what the client saw
-        elif queue_ms is not None and engine_ttft_ms is not None:
-            ttft_ms = round(queue_ms + engine_ttft_ms, 1)
-        else:
-            ttft_ms = None
+        # vLLM times the first token from scheduling; from arrival it is the queue wait plus that.
+        ttft_ms = None if queue_ms is None or engine_ttft_ms is None else round(queue_ms + engine_ttft_ms, 1)
         return {
             "request_id": self.request_id,
             "path": self.path,
@@ -384,9 +377,3 @@ class RequestLogBuffer:
         pending, self.pending = self.pending, []
         documents = (self.logger.record("info", "request", **request.fields(self.model_version)) for request in pending)
         write_lines(json_line(document) for document in documents if document is not None)
-
-
-def _last_sse_json(chunk: bytes) -> bytes | None:
-    """The JSON of the newest `data: {...}` event in a body message (usually the only one)."""
-    events = [event for event in chunk.split(b"\n\n") if event.startswith(b"data: {")]
-    return events[-1][len(b"data: ") :] if events else None

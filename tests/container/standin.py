@@ -22,6 +22,7 @@ Test support only: it is not in the image. Everything the serving layer relies o
   an error during a stream is sent as a `data: {"error": ...}` event.
 - `/metrics`: Prometheus text with vLLM's names, labels model_name and engine, counters with `_total`,
   and the TTFT/queue-time histograms with vLLM's default buckets (vllm/v1/metrics/loggers.py, buckets.py).
+- the start-up heap is frozen for the garbage collector (vLLM's lifespan calls freeze_gc_heap).
 - SIGTERM: with --shutdown-timeout N, unfinished requests get up to N seconds, then the server exits
   (serve_http's handle_shutdown).
 
@@ -38,6 +39,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import importlib
 import inspect
 import json
@@ -244,8 +246,18 @@ class FakeEngine:
         return "\n".join(lines) + "\n"
 
 
+@contextlib.asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    # As vLLM's lifespan does (freeze_gc_heap, vllm/utils/gc_utils.py): the start-up heap is frozen
+    # so that collections during serving skip it.
+    for generation in (0, 1, 2):
+        gc.collect(generation)
+    gc.freeze()
+    yield
+
+
 def create_app(args: argparse.Namespace, engine: FakeEngine) -> FastAPI:
-    app = FastAPI()
+    app = FastAPI(lifespan=lifespan)
     served = {args.served_model_name: None, **{name: path for name, path in args.lora_modules}}
 
     def resolve_model(body: dict) -> str | JSONResponse:
