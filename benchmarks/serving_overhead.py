@@ -117,8 +117,13 @@ def start_setups(workdir: Path, token_interval: float) -> tuple[dict[str, int], 
     argv = [sys.executable, "-m", "uvicorn", "seed_adapter:app", "--app-dir", str(REPO / "benchmarks")]
     argv += ["--port", str(ports["c"]), "--no-access-log", "--log-level", "warning"]
     processes.append(Process(argv, adapter_env, workdir / "seed-adapter.log"))
-    for setup, process in zip(("a", "b", "c-engine", "c"), processes, strict=True):
-        wait_for_listening(ports[setup], process)  # any HTTP answer will do, even the adapter's 404
+    try:
+        for setup, process in zip(("a", "b", "c-engine", "c"), processes, strict=True):
+            wait_for_listening(ports[setup], process)  # any HTTP answer will do, even the adapter's 404
+    except BaseException:
+        for process in processes:
+            process.stop()
+        raise
     return ports, processes
 
 
