@@ -17,7 +17,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help deps synth cfn-lint diff deploy test lint ops clean
+.PHONY: help deps synth cfn-lint diff deploy test lint ops bench clean
 
 help:
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
@@ -26,6 +26,7 @@ help:
 	@echo "make diff ENV=prod    cdk diff against the deployed stacks (needs AWS credentials)"
 	@echo "make deploy ENV=prod  cdk deploy one environment (needs AWS credentials)"
 	@echo "make ops ARGS='status prod'  the operations CLI (python -m ops --help)"
+	@echo "make bench            serving-layer benchmark against the stand-in engine (~13 min)"
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -60,6 +61,10 @@ deploy: deps
 
 ops: deps
 	$(PY) -m ops $(ARGS)
+
+# Serving-layer overhead against the stand-in engine (~13 min; not a test: the machine is noisy).
+bench: deps
+	$(PY) benchmarks/serving_overhead.py --rounds 9 --requests-per-client 4
 
 test: deps
 	$(PY) -m pytest -q
