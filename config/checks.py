@@ -12,7 +12,8 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from config.scaling_checks import Problem, check_autoscaling, check_scaled_variant_changes
-from config.schema import MUTABLE_TAGS, VLLM_LORA_RANKS, Catalog, EnvironmentConfig
+from config.schema import MUTABLE_TAGS, Catalog, EnvironmentConfig
+from container.serving.contract import VLLM_LORA_RANKS
 
 INVALID = object()  # a section that failed field validation; checks needing it are skipped
 GIB = 1024**3

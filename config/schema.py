@@ -10,8 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# vLLM accepts only these LoRA ranks (`--max-lora-rank` choices, vLLM 0.33).
-VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+from container.serving import contract
 
 # Image tags that move: an endpoint must never reference one.
 MUTABLE_TAGS = ("latest", "stable", "prod", "production", "staging", "dev", "main")
@@ -102,8 +101,8 @@ class Container(Strict):
     warmup_requests: int = Field(ge=0, le=100)
     warmup_timeout_seconds: int = Field(ge=1, le=3600)
     # SageMaker sends SIGKILL 30 s after SIGTERM; the drain must finish before that, and the
-    # container keeps 5 s of it to stop the engine (container/serving/settings.py).
-    drain_seconds: int = Field(gt=5, lt=30)
+    # container keeps some of it to stop the engine (limits shared with the container).
+    drain_seconds: int = Field(gt=contract.ENGINE_STOP_GRACE_SECONDS, lt=contract.SAGEMAKER_SIGKILL_SECONDS)
     metrics_interval_seconds: int = Field(ge=1, le=60)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_retention_days: Literal[7, 14, 30, 60, 90, 180, 365, 731] = 90

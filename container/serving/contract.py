@@ -33,6 +33,14 @@ ENV_VARIANT_NAME = "SERVING_VARIANT_NAME"
 ENV_MODEL_VERSION = "SERVING_MODEL_VERSION"  # the image tag, logged with every request
 ENV_LOG_LEVEL = "SERVING_LOG_LEVEL"
 
+# --- Limits both sides enforce (the CDK config at synth, the container at start) -----------------
+# vLLM's accepted `--max-lora-rank` values (vllm/config/lora.py, MaxLoRARanks, vLLM 0.33.0).
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+# SageMaker sends SIGKILL 30 s after SIGTERM; of the drain budget, the supervisor keeps this much
+# for stopping the engine after the HTTP drain.
+SAGEMAKER_SIGKILL_SECONDS = 30
+ENGINE_STOP_GRACE_SECONDS = 5
+
 # --- CloudWatch metrics emitted by the container (Embedded Metric Format) -----------------------
 METRIC_NAMESPACE = "MangaAssist/LLMServing"
 DIM_ENDPOINT = "EndpointName"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from . import contract as c
+from .contract import ENGINE_STOP_GRACE_SECONDS, SAGEMAKER_SIGKILL_SECONDS, VLLM_LORA_RANKS
 
 # Internal settings (not set by the CDK app).
 ENV_HOST = "SERVING_HOST"
@@ -23,14 +24,7 @@ ENV_GPU_CHECK_INTERVAL_SECONDS = "SERVING_GPU_CHECK_INTERVAL_SECONDS"
 SAGEMAKER_PORT = 8080
 # Name the base model is served under (`model` field); adapters are served under their own names.
 BASE_MODEL_NAME = "base"
-# vLLM's accepted `--max-lora-rank` values (vllm/config/lora.py, MaxLoRARanks, vLLM 0.33.0).
-VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 LOG_LEVELS = ("debug", "info", "warning", "error")
-# Time the supervisor keeps for stopping the engine after the HTTP drain; the rest of
-# SERVING_DRAIN_SECONDS is the drain itself.
-ENGINE_STOP_GRACE_SECONDS = 5.0
-# SageMaker sends SIGKILL 30 s after SIGTERM.
-SAGEMAKER_SIGKILL_SECONDS = 30
 
 _ADAPTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
