@@ -1,0 +1,152 @@
+"""The demand-vs-capacity PNG on small hand-built plans (3 hours, two variants)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import matplotlib.image
+import pytest
+
+from planner.plot import build_figure, draw_plot
+from planner.results import Event, Plan, Scenario, Totals, VariantSeries
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+START = datetime(2026, 5, 27, 15, 0, tzinfo=UTC)  # Thu 28 May 00:00 in Tokyo
+MINUTES = 180
+TOTALS = Totals(7.0, 1180.0, 8, 5, 12_345.6, 80.0, 12.3, 75.0, 2)
+
+
+def series(name: str, instances: int, peak: bool, short_minutes: range = range(0)) -> VariantSeries:
+    # Demand 1.5x capacity in short_minutes (backlog there), otherwise half of it.
+    capacity = 600.0 * instances
+    return VariantSeries(
+        name=name,
+        demand=[capacity * (1.5 if m in short_minutes else 0.5) for m in range(MINUTES)],
+        in_service=[instances] * MINUTES,
+        billed=[instances] * MINUTES,
+        capacity=[capacity] * MINUTES,
+        backlog=[capacity * 0.5 if m in short_minutes else 0.0 for m in range(MINUTES)],
+        rejected=[0.0] * MINUTES,
+        wait_seconds=[30.0 if m in short_minutes else 0.0 for m in range(MINUTES)],
+        in_scheduled_peak=[peak and 60 <= m < 120 for m in range(MINUTES)],
+    )
+
+
+def scenario(key: str, title: str, events: list[Event], short: bool = True) -> Scenario:
+    return Scenario(
+        key=key,
+        title=title,
+        start=START,
+        variants={
+            "chat": series("chat", 2, peak=True, short_minutes=range(60, 65) if short else range(0)),
+            "rerank": series("rerank", 1, peak=False, short_minutes=range(100, 103) if short else range(0)),
+        },
+        events=events,
+        total=TOTALS,
+    )
+
+
+def full_plan() -> Plan:
+    alarms = [
+        Event(61, "chat", "alarm", "QueueDepth scale-out alarm"),
+        Event(101, "rerank", "alarm", "QueueDepth scale-out alarm"),
+        Event(62, "chat", "scale", "desired 2 -> 3"),
+    ]
+    return Plan(
+        env="prod",
+        traffic_name="golden-week",
+        scenarios={
+            "configured": scenario("configured", "Configured: schedules + reactive policies", alarms),
+            "oracle": scenario("oracle", "Oracle: perfect foresight", [], short=False),
+        },
+        assumptions={},
+        traffic_events=[("flash sale", 95, 110), ("newsletter", 150, 180)],
+    )
+
+
+def bare_plan() -> Plan:
+    """No oracle, no events of any kind, nothing short."""
+    return Plan(
+        env="dev",
+        traffic_name="quiet",
+        scenarios={"configured": scenario("configured", "Configured", [], short=False)},
+        assumptions={},
+    )
+
+
+def legend_labels(plan: Plan, scenario_key: str = "configured") -> list[str]:
+    figure = build_figure(plan, scenario_key)
+    return [text.get_text() for text in figure.legends[0].get_texts()]
+
+
+def assert_png(path):
+    data = path.read_bytes()
+    assert data.startswith(PNG_SIGNATURE)
+    height, width, _ = matplotlib.image.imread(path).shape
+    assert width > height
+    return data
+
+
+def test_draw_plot_writes_a_wide_png_that_reads_back(tmp_path):
+    path = tmp_path / "plan.png"
+    draw_plot(full_plan(), path)
+    assert_png(path)
+
+
+def test_draw_plot_works_without_oracle_or_events(tmp_path):
+    path = tmp_path / "bare.png"
+    draw_plot(bare_plan(), path)
+    assert_png(path)
+
+
+def test_two_renders_of_the_same_plan_are_identical(tmp_path):
+    first, second = tmp_path / "a.png", tmp_path / "b.png"
+    draw_plot(full_plan(), first)
+    draw_plot(full_plan(), second)
+    assert first.read_bytes() == second.read_bytes()
+
+
+def test_one_panel_per_variant_sharing_the_time_axis():
+    figure = build_figure(full_plan())
+    panels = [ax for ax in figure.axes if ax.get_title(loc="left")]
+    assert [ax.get_title(loc="left") for ax in panels] == ["chat", "rerank"]
+    assert panels[0].get_shared_x_axes().joined(panels[0], panels[1])
+
+
+def test_legend_names_each_element_once():
+    assert legend_labels(full_plan()) == [
+        "scheduled peak",
+        "demand",
+        "capacity",
+        "oracle capacity",
+        "shortfall",
+        "scaling alarm",
+    ]
+
+
+def test_legend_of_a_bare_plan_has_no_oracle_shortfall_or_alarm():
+    assert legend_labels(bare_plan()) == ["scheduled peak", "demand", "capacity"]
+
+
+def test_title_gives_env_scenario_cost_and_shortfall():
+    title = build_figure(full_plan())._suptitle.get_text()
+    assert title == "prod — Configured: schedules + reactive policies — $1,180/month, 8 shortfall minutes"
+
+
+def test_day_ticks_are_labelled_in_tokyo_time():
+    figure = build_figure(full_plan())
+    figure.canvas.draw()
+    labels = [label.get_text() for label in figure.axes[1].get_xticklabels() if label.get_text()]
+    assert labels == ["Thu 28"]  # the run starts at 00:00 Thursday in Tokyo (Wednesday 15:00 UTC)
+
+
+def test_traffic_events_are_annotated_on_the_first_panel():
+    figure = build_figure(full_plan())
+    texts = [text.get_text() for text in figure.axes[0].texts]
+    assert texts == ["flash sale", "newsletter"]
+    assert not figure.axes[1].texts
+
+
+def test_unknown_scenario_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="no scenario 'reactive'"):
+        draw_plot(full_plan(), tmp_path / "x.png", scenario_key="reactive")

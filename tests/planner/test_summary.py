@@ -1,0 +1,297 @@
+"""The Markdown reports (summary and base/head comparison) on small hand-built plans.
+
+The plan is 3 hours from Thu 28 May 2026 00:00 Asia/Tokyo with two variants:
+- chat: 800 requests/min, 1500 during a scheduled peak at minutes 60-119; the second instance comes in
+  service 5 minutes late, so minutes 60-64 are short (backlog) and all inside the peak.
+- rerank: 300 requests/min with a burst of 700 at minutes 100-101 that one instance (600/min) cannot absorb:
+  30 then 50 rejected, backlog until minute 102, outside any peak.
+So the configured scenario has 8 shortfall minutes, 5 of them in peaks, 80 rejected, worst at minute 101.
+Costs are chosen for readable ratios, not derived from an instance price.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import pytest
+
+from planner.compare import render_comparison
+from planner.results import Event, Plan, Scenario, Totals, VariantSeries
+from planner.summary import render_summary
+
+START = datetime(2026, 5, 27, 15, 0, tzinfo=UTC)  # Thu 28 May 00:00 in Tokyo
+MINUTES = 180
+
+
+def chat_series(minutes: int = MINUTES) -> VariantSeries:
+    peak = [60 <= m < 120 for m in range(minutes)]
+    in_service = [2 if 65 <= m < 120 else 1 for m in range(minutes)]
+    backlog = [300.0 * (m - 59) if 60 <= m < 65 else 0.0 for m in range(minutes)]
+    return VariantSeries(
+        name="chat",
+        demand=[1500.0 if p else 800.0 for p in peak],
+        in_service=in_service,
+        billed=[2 if 60 <= m < 120 else 1 for m in range(minutes)],
+        capacity=[1200.0 * n for n in in_service],
+        backlog=backlog,
+        rejected=[0.0] * minutes,
+        wait_seconds=[b / 20 for b in backlog],
+        in_scheduled_peak=peak,
+    )
+
+
+def rerank_series(minutes: int = MINUTES) -> VariantSeries:
+    demand = [700.0 if m in (100, 101) else 300.0 for m in range(minutes)]
+    rejected = [0.0] * minutes
+    rejected[100], rejected[101] = 30.0, 50.0
+    backlog = [0.0] * minutes
+    backlog[100], backlog[101], backlog[102] = 70.0, 70.0, 10.0
+    return VariantSeries(
+        name="rerank",
+        demand=demand,
+        in_service=[1] * minutes,
+        billed=[1] * minutes,
+        capacity=[600.0] * minutes,
+        backlog=backlog,
+        rejected=rejected,
+        wait_seconds=[b / 10 for b in backlog],
+        in_scheduled_peak=[False] * minutes,
+    )
+
+
+def totals(cost: float, **overrides) -> Totals:
+    values = dict(
+        instance_hours=7.0,
+        monthly_cost_usd=cost,
+        shortfall_minutes=0,
+        shortfall_minutes_in_peaks=0,
+        delayed_requests=0.0,
+        rejected_requests=0.0,
+        wait_p95_seconds=0.0,
+        wait_max_seconds=0.0,
+        scaling_activities=0,
+    )
+    return Totals(**(values | overrides))
+
+
+CHAT_CONFIGURED = Totals(4.0, 700.0, 5, 5, 12_000.0, 0.0, 14.2, 75.0, 2)
+RERANK_CONFIGURED = Totals(3.0, 480.0, 3, 0, 345.6, 80.0, 8.0, 7.0, 0)
+
+
+def configured_total(cost: float = 1180.0) -> Totals:
+    return Totals(7.0, cost, 8, 5, 12_345.6, 80.0, 12.34, 75.0, 2)
+
+
+def scenario(key: str, title: str, total: Totals, per_variant: dict[str, Totals] | None = None, minutes=MINUTES):
+    return Scenario(
+        key=key,
+        title=title,
+        start=START,
+        variants={"chat": chat_series(minutes), "rerank": rerank_series(minutes)},
+        events=[Event(60, "chat", "schedule", "tokyo-evening-peak start: min 2")],
+        per_variant=per_variant or {},
+        total=total,
+    )
+
+
+def make_plan(configured_cost: float = 1180.0, oracle: bool = True, minutes: int = MINUTES) -> Plan:
+    scenarios = {
+        "configured": scenario(
+            "configured",
+            "Configured: schedules + reactive policies",
+            configured_total(configured_cost),
+            {"chat": CHAT_CONFIGURED, "rerank": RERANK_CONFIGURED},
+            minutes,
+        ),
+        "reactive": scenario(
+            "reactive",
+            "Reactive policies only",
+            totals(1234.56, instance_hours=6.5, shortfall_minutes=42, shortfall_minutes_in_peaks=30),
+            minutes=minutes,
+        ),
+        "static": scenario("static", "Static fleet at peak size", totals(2400.4, instance_hours=9.0), minutes=minutes),
+    }
+    if oracle:
+        scenarios["oracle"] = scenario(
+            "oracle",
+            "Oracle: perfect foresight",
+            totals(1000.0, instance_hours=6.0),
+            {"chat": totals(600.0), "rerank": totals(400.0)},
+            minutes,
+        )
+    return Plan(
+        env="prod",
+        traffic_name="golden-week",
+        scenarios=scenarios,
+        assumptions={"capacity per ml.g5.xlarge": "1200 requests/min", "request timeout": "60 s"},
+        traffic_events=[("flash sale", 95, 110)],
+    )
+
+
+def lines_of(markdown: str) -> list[str]:
+    return markdown.splitlines()
+
+
+# --- summary ---------------------------------------------------------------------------------------
+
+
+def test_summary_heading_names_env_and_traffic():
+    assert lines_of(render_summary(make_plan()))[0] == "## Capacity plan: prod (golden-week)"
+
+
+def test_summary_has_one_row_per_scenario_in_plan_order_with_formatted_numbers():
+    lines = lines_of(render_summary(make_plan()))
+    assert lines[2] == (
+        "| Scenario | Instance-hours / 3 h | Monthly cost (USD) | Cost vs oracle | Shortfall minutes"
+        " | of which in scheduled peaks | Delayed requests | Rejected requests | p95 queue wait (s)"
+        " | Scaling activities |"
+    )
+    assert lines[4:8] == [
+        "| Configured: schedules + reactive policies | 7.0 | $1,180 | 1.18x | 8 | 5 | 12,346 | 80 | 12.3 | 2 |",
+        "| Reactive policies only | 6.5 | $1,235 | 1.23x | 42 | 30 | 0 | 0 | 0.0 | 0 |",
+        "| Static fleet at peak size | 9.0 | $2,400 | 2.40x | 0 | 0 | 0 | 0 | 0.0 | 0 |",
+        "| Oracle: perfect foresight (lower bound) | 6.0 | $1,000 | 1.00x | 0 | 0 | 0 | 0 | 0.0 | 0 |",
+    ]
+
+
+def test_summary_per_variant_table_for_the_configured_scenario():
+    lines = lines_of(render_summary(make_plan()))
+    assert "### Per variant: Configured: schedules + reactive policies" in lines
+    assert "| chat | 4.0 | $700 | 1.17x | 5 | 5 | 12,000 | 0 | 14.2 | 2 |" in lines
+    assert "| rerank | 3.0 | $480 | 1.20x | 3 | 0 | 346 | 80 | 8.0 | 0 |" in lines
+
+
+def test_summary_week_long_run_is_labelled_per_week():
+    plan = make_plan(minutes=7 * 24 * 60)
+    assert "| Scenario | Instance-hours / week |" in render_summary(plan)
+
+
+def test_verdict_goal_not_met_at_1_30():
+    markdown = render_summary(make_plan(configured_cost=1300.0))
+    assert "- Cost vs oracle: 1.30x against the 1.25x goal: not met." in lines_of(markdown)
+
+
+def test_verdict_goal_met_at_1_10():
+    markdown = render_summary(make_plan(configured_cost=1100.0))
+    assert "- Cost vs oracle: 1.10x against the 1.25x goal: met." in lines_of(markdown)
+    assert "not met" not in markdown
+
+
+def test_verdict_reports_shortfall_in_peaks_and_says_none_when_zero():
+    plan = make_plan()
+    assert "- Shortfall inside scheduled peaks: 5 minutes (of 8 shortfall minutes in all)." in render_summary(plan)
+
+    configured = plan.scenarios["configured"]
+    configured.total = replace(configured.total, shortfall_minutes_in_peaks=0)
+    assert "- Shortfall inside scheduled peaks: none." in render_summary(plan)
+
+
+def test_verdict_rejected_requests_with_worst_minute_in_utc_and_tokyo():
+    # Minute 101 (50 rejected) beats minute 100 (30): 15:00 UTC + 101 min = 16:41 UTC = 01:41 in Tokyo.
+    assert (
+        "- Rejected requests: 80; worst minute 2026-05-27 16:41 UTC (Thu 2026-05-28 01:41 Asia/Tokyo)"
+        " with 50 rejected (rerank)."
+    ) in lines_of(render_summary(make_plan()))
+
+
+def test_worst_rejection_minute_sums_variants_and_takes_the_earliest_on_a_tie():
+    plan = make_plan()
+    variants = plan.scenarios["configured"].variants
+    variants["chat"].rejected[100] = 20.0  # minute 100 now totals 50, as many as minute 101
+    assert (
+        "worst minute 2026-05-27 16:40 UTC (Thu 2026-05-28 01:40 Asia/Tokyo) with 50 rejected (chat, rerank)."
+    ) in render_summary(plan)
+
+
+def test_verdict_says_none_rejected_when_zero():
+    plan = make_plan()
+    plan.scenarios["configured"].total = replace(configured_total(), rejected_requests=0.0)
+    assert "- Rejected requests: none." in lines_of(render_summary(plan))
+
+
+def test_summary_without_oracle_prints_na_instead_of_a_ratio():
+    markdown = render_summary(make_plan(oracle=False))
+    assert "| Configured: schedules + reactive policies | 7.0 | $1,180 | n/a |" in markdown
+    assert "- Cost vs oracle: not computed (no oracle cost in the plan); goal 1.25x." in lines_of(markdown)
+
+
+def test_summary_lists_assumptions_and_is_deterministic():
+    markdown = render_summary(make_plan())
+    assert markdown.endswith(
+        "### Assumptions\n\n- capacity per ml.g5.xlarge: 1200 requests/min\n- request timeout: 60 s\n"
+    )
+    assert markdown == render_summary(make_plan())
+
+
+def test_summary_requires_a_configured_scenario():
+    plan = make_plan()
+    del plan.scenarios["configured"]
+    with pytest.raises(ValueError, match="no 'configured' scenario"):
+        render_summary(plan)
+
+
+# --- comparison ------------------------------------------------------------------------------------
+
+
+def head_plan(**total_overrides) -> Plan:
+    plan = make_plan()
+    configured = plan.scenarios["configured"]
+    configured.total = replace(configured.total, **total_overrides)
+    return plan
+
+
+def test_comparison_shows_signed_absolute_and_percent_change():
+    base = make_plan(configured_cost=1000.0)
+    head = head_plan(monthly_cost_usd=1100.0, shortfall_minutes=2, wait_p95_seconds=12.34)
+    lines = lines_of(render_comparison(base, head))
+    assert "| Monthly cost (USD) | $1,000 | $1,100 | +$100 (+10.0 %) |" in lines
+    assert "| Shortfall minutes | 8 | 2 | -6 (-75.0 %) |" in lines
+    assert "| p95 queue wait (s) | 12.3 | 12.3 | no change |" in lines
+    assert "| Instance-hours | 7.0 | 7.0 | no change |" in lines
+
+
+def test_comparison_change_from_zero_has_no_percentage():
+    base = make_plan()
+    base.scenarios["configured"].total = replace(configured_total(), rejected_requests=0.0)
+    lines = lines_of(render_comparison(base, make_plan()))
+    assert "| Rejected requests | 0 | 80 | +80 (from 0) |" in lines
+
+
+def test_comparison_verdict_is_computed_from_the_totals():
+    base = make_plan(configured_cost=1000.0)
+    more = render_comparison(base, head_plan(monthly_cost_usd=1100.0, shortfall_minutes=2))
+    assert lines_of(more)[-1] == "**Verdict:** head costs $100/month more and removes 6 shortfall minutes."
+
+    less = render_comparison(base, head_plan(monthly_cost_usd=900.0, shortfall_minutes=11))
+    assert lines_of(less)[-1] == "**Verdict:** head costs $100/month less and adds 3 shortfall minutes."
+
+    same = render_comparison(base, make_plan(configured_cost=1000.0))
+    assert lines_of(same)[-1] == "**Verdict:** head costs the same and leaves shortfall unchanged at 8 minutes."
+
+
+def test_comparison_per_variant_tables_and_added_or_removed_variants():
+    base = make_plan()
+    head = make_plan()
+    head_variants = head.scenarios["configured"].per_variant
+    del head_variants["rerank"]
+    head_variants["vision"] = totals(250.0)
+    head_variants["chat"] = replace(CHAT_CONFIGURED, monthly_cost_usd=770.0)
+
+    markdown = render_comparison(base, head)
+    chat_section = markdown.split("### Variant chat\n")[1]
+    assert "| Monthly cost (USD) | $700 | $770 | +$70 (+10.0 %) |" in chat_section
+    assert "### Variant rerank" not in markdown
+    assert "- Added in head: vision ($250/month)" in lines_of(markdown)
+    assert "- Removed in head: rerank (was $480/month)" in lines_of(markdown)
+
+
+def test_comparison_without_variant_changes_lists_none_added_or_removed():
+    markdown = render_comparison(make_plan(), make_plan())
+    assert "### Variant chat" in markdown and "### Variant rerank" in markdown
+    assert "added or removed" not in markdown
+
+
+def test_comparison_rejects_plans_over_different_traffic_lengths():
+    with pytest.raises(ValueError, match="different traffic lengths: base has 180 minutes.*head has 120 minutes"):
+        render_comparison(make_plan(), make_plan(minutes=120))
