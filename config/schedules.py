@@ -1,25 +1,42 @@
-"""Application Auto Scaling cron expressions: parse the six fields and list when they fire.
+"""Application Auto Scaling cron expressions: check the six fields and list when they fire.
 
 CloudFormation and moto accept any string here; a five-field cron or a time zone like "JST" only
 fails at deploy time, so the config checks parse them at synth time and simulate the firings to
 find windows without an end, overlapping windows and two actions at the same instant.
+
+Expanding the fields (ranges, steps, lists, names, range checks) and walking the calendar in wall-clock
+time across DST is croniter's job: a maintained library instead of a parser of our own. croniter
+speaks Vixie cron, so this module keeps only what AWS does differently:
+- the `cron(...)` wrapper, exactly six fields, and exactly one of day-of-month / day-of-week being
+  '?' (croniter gets '*' for it);
+- day-of-week numbers 1-7 from SUNDAY (2 = MON); croniter counts 0-6 from Sunday (1 = MON), so
+  numbers are shifted down by one, and 0 and 8 are refused here (croniter would read 7 as Sunday);
+- the year field (1970-2199), which croniter's five fields lack: firings are filtered by year here;
+- refusing L, W and # (AWS has them, these checks do not simulate them) and croniter's own H and R,
+  and reading a one-value range such as 2-2 as that value (croniter widens it to the whole field);
+- the fall-back night: a wall time that happens twice fires once (see `_repeated`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from croniter import CroniterBadDateError, CroniterError, croniter
+
 CRON = re.compile(r"^cron\((.*)\)$")
+# One comma-separated item: '*', a value or a range, with an optional step.
+ITEM = re.compile(r"^(?:\*|(\w+)(?:-(\w+))?)(?:/([1-9]\d*))?$", re.ASCII)
 MONTHS = {
     m: i for i, m in enumerate(["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"], 1)
 }
-# AWS cron numbers days of the week 1-7 from Sunday; Python's weekday() is 0-6 from Monday.
-DAYS = {d: i for i, d in enumerate(["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"], 1)}
+DAYS = {d: i for i, d in enumerate(["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"], 1)}  # AWS numbering
 FIELDS = (("minutes", 0, 59, {}), ("hours", 0, 23, {}), ("day-of-month", 1, 31, {}), ("month", 1, 12, MONTHS),
-          ("day-of-week", 1, 7, DAYS), ("year", 1970, 2199, {}))  # fmt: skip
+          ("day-of-week", 1, 7, DAYS))  # fmt: skip
+YEARS = (1970, 2199)
+UNSUPPORTED = "is not supported here (use numbers, names, ranges, lists, steps)"
 
 
 class CronError(ValueError):
@@ -37,7 +54,7 @@ def time_zone(name: str) -> ZoneInfo:
 
 
 class Cron:
-    """A parsed `cron(minutes hours day-of-month month day-of-week year)` expression."""
+    """A checked `cron(minutes hours day-of-month month day-of-week year)` expression."""
 
     def __init__(self, expression: str) -> None:
         match = CRON.match(expression.strip())
@@ -53,50 +70,99 @@ class Cron:
         if (parts[2] == "?") == (parts[4] == "?"):
             raise CronError(f"exactly one of day-of-month and day-of-week must be '?', got '{expression}'")
         self.expression = expression
-        self.allowed = [_parse_field(part, *spec) for part, spec in zip(parts, FIELDS, strict=True)]
+        try:
+            self._vixie = " ".join(_vixie_field(text, index) for index, text in enumerate(parts[:5]))
+            self._years = _years(parts[5])
+        except CronError as error:
+            raise CronError(f"{error} in '{expression}'") from None
 
     def firings(self, zone: ZoneInfo, first_day: date, days: int) -> Iterator[datetime]:
         """Every firing on `days` local calendar days from `first_day`, as aware datetimes."""
-        minutes, hours, days_of_month, months, weekdays, years = self.allowed
-        for offset in range(days):
-            day = first_day + timedelta(days=offset)
-            aws_weekday = day.isoweekday() % 7 + 1  # Sunday=1 ... Saturday=7
-            if day.month not in months or day.year not in years:
-                continue
-            if days_of_month is not None and day.day not in days_of_month:
-                continue
-            if weekdays is not None and aws_weekday not in weekdays:
-                continue
-            for hour in sorted(hours):
-                for minute in sorted(minutes):
-                    yield datetime(day.year, day.month, day.day, hour, minute, tzinfo=zone)
+        end_day = first_day + timedelta(days=days)
+        return self.firings_between(
+            zone, datetime.combine(first_day, time(), zone), datetime.combine(end_day, time(), zone)
+        )
+
+    def firings_between(self, zone: ZoneInfo, start: datetime, end: datetime) -> Iterator[datetime]:
+        """Firings from `start` (inclusive) to `end` (exclusive), both aware in any zone; aware in `zone`, ascending.
+
+        On the spring-forward night croniter moves a wall time that does not exist to the end of the gap:
+        in New York 02:30 on 8 March 2026 fires at 03:00 EDT, and 02:00, 02:15, ... and 03:00 itself all
+        collapse into that one 03:00 firing. We keep that rather than guess what AWS does in the gap.
+        """
+        if start.tzinfo is None or end.tzinfo is None:
+            raise ValueError("start and end must be aware datetimes")
+        first, stop = start.astimezone(UTC), end.astimezone(UTC)
+        # croniter yields times strictly after the one it is given; compare instants in UTC, since two
+        # datetimes sharing a ZoneInfo compare by wall time and ignore the fold.
+        walk = croniter(self._vixie, (first - timedelta(seconds=1)).astimezone(zone))
+        try:
+            for moment in walk.all_next(datetime):
+                instant = moment.astimezone(UTC)
+                if instant >= stop:
+                    return
+                if instant >= first and not _repeated(moment) and (self._years is None or moment.year in self._years):
+                    yield moment
+        except CroniterBadDateError:  # never fires again, e.g. cron(0 0 31 2 ? *)
+            return
 
 
-def _parse_field(text: str, name: str, low: int, high: int, names: dict[str, int]) -> set[int] | None:
-    """The values a field allows; None for '?' (no constraint)."""
-    if text == "?":
-        return None
-    values: set[int] = set()
-    for item in text.split(","):
-        base, _, step_text = item.partition("/")
-        step = _number(step_text, name, names) if step_text else 1
-        if base == "*":
-            first, last = low, high
-        elif "-" in base:
-            first_text, last_text = base.split("-", 1)
-            first, last = _number(first_text, name, names), _number(last_text, name, names)
-        else:
-            first = _number(base, name, names)
-            last = high if step_text else first
-        if not (low <= first <= high and low <= last <= high) or step < 1:
+def _repeated(moment: datetime) -> bool:
+    """The second of a wall time that happens twice (01:30 EST after 01:30 EDT on the fall-back night).
+
+    croniter yields both, with fold=1 on the second; only the first is kept: one firing per wall time.
+    """
+    return moment.utcoffset() != moment.replace(fold=0).utcoffset()
+
+
+def _vixie_field(text: str, index: int) -> str:
+    """Field `index` (0 = minutes ... 4 = day-of-week) as croniter reads it."""
+    if text == "?" and index in (2, 4):
+        return "*"  # the other day field decides; croniter reads '*' there as no constraint
+    return ",".join(_vixie_item(item, index) for item in text.split(","))
+
+
+def _vixie_item(item: str, index: int) -> str:
+    """One comma-separated item; croniter checks its range."""
+    name, low, high, names = FIELDS[index]
+    match = ITEM.match(item)
+    if not match or any(end and not end.isdigit() and end.upper() not in names for end in match.groups()[:2]):
+        raise CronError(f"{name} value '{item}' {UNSUPPORTED}")
+    first, last, step = match.groups()
+    if first is None:
+        return item
+    if last is not None and _value(first, names) == _value(last, names):
+        last = step = None  # croniter reads a range of one value, such as MON-MON, as the whole field
+    ends = [first] if last is None else [first, last]
+    if name == "day-of-week":
+        if any(end.isdigit() and not low <= int(end) <= high for end in ends):
             raise CronError(f"{name} value '{item}' is outside {low}-{high}")
-        values.update(range(first, last + 1, step))
-    return values
+        ends = [str(int(end) - 1) if end.isdigit() else end for end in ends]  # AWS 1=SUN, croniter 0=SUN
+    text = "-".join(ends) + (f"/{step}" if step else "")
+    try:
+        croniter.expand(" ".join(text if i == index else "*" for i in range(5)))
+    except CroniterError:
+        raise CronError(f"{name} value '{item}' is outside {low}-{high}") from None
+    return text
 
 
-def _number(text: str, name: str, names: dict[str, int]) -> int:
-    if text.upper() in names:
-        return names[text.upper()]
-    if not text.isdigit():
-        raise CronError(f"{name} value '{text}' is not supported here (use numbers, names, ranges, lists, steps)")
-    return int(text)
+def _value(text: str, names: dict[str, int]) -> int:
+    return names[text.upper()] if text.upper() in names else int(text)
+
+
+def _years(text: str) -> frozenset[int] | None:
+    """The years the last field allows; None for '*'."""
+    if text == "*":
+        return None
+    years: set[int] = set()
+    for item in text.split(","):
+        match = ITEM.match(item)
+        if not match or not all(end is None or end.isdigit() for end in match.groups()[:2]):
+            raise CronError(f"year value '{item}' {UNSUPPORTED}")
+        first, last, step = match.groups()
+        low = int(first) if first else YEARS[0]
+        high = int(last) if last else YEARS[1] if step or not first else low
+        if not (YEARS[0] <= low <= YEARS[1] and YEARS[0] <= high <= YEARS[1]):
+            raise CronError(f"year value '{item}' is outside {YEARS[0]}-{YEARS[1]}")
+        years.update(range(low, high + 1, int(step or 1)))
+    return frozenset(years)
