@@ -54,7 +54,7 @@ def _check_step_scaling(path: str, scaling: VariantScaling) -> list[Problem]:
         bounds = [step.at_or_above for step in policy.scale_out]
         if bounds != sorted(set(bounds)):
             problems.append((f"{where}.scale_out", f"at_or_above must rise step by step, got {bounds}"))
-        if policy.scale_in_below >= bounds[0]:
+        if policy.scale_in_below is not None and policy.scale_in_below >= bounds[0]:
             problems.append(
                 (
                     f"{where}.scale_in_below",

@@ -174,9 +174,16 @@ class EngineStepScaling(Strict):
     metric: str
     scale_out: list[StepAdjustment] = Field(min_length=1)
     scale_out_after_minutes: int = Field(default=1, ge=1)
-    scale_in_below: float = Field(ge=0)
+    # None: no step scale-in, target tracking alone scales in. A second scale-in signal that only
+    # sees "no queue" removes instances the traffic still needs (`make plan` shows the sawtooth).
+    scale_in_below: float | None = Field(default=None, ge=0)
     scale_in_after_minutes: int = Field(default=5, ge=1)  # conservative: five quiet minutes per step
     cooldown_seconds: int = Field(default=60, ge=0)
+
+    @property
+    def scale_in_cooldown_seconds(self) -> int:
+        """Scale in five times slower than out: one instance at a time, after the last one settled."""
+        return self.cooldown_seconds * 5
 
 
 class ScheduledWindow(Strict):
@@ -198,6 +205,25 @@ class VariantScaling(Strict):
     schedules: list[ScheduledWindow] = Field(default_factory=list)
 
 
+class InstanceCapacity(Strict):
+    """What one instance serves while the latency SLO holds (seeds: ml.g5.xlarge with AWQ Llama-3-8B)."""
+
+    requests_per_minute: float = Field(gt=0)
+    concurrent_sequences: int = Field(ge=1)  # running sequences at that rate
+
+
+SEED_CAPACITY = {"ml.g5.xlarge": InstanceCapacity(requests_per_minute=1200, concurrent_sequences=88)}
+
+
+class Planning(Strict):
+    """Assumptions for `make plan` (planner/); nothing here reaches a template."""
+
+    capacity: dict[str, InstanceCapacity] = Field(default_factory=lambda: dict(SEED_CAPACITY))
+    provisioning_minutes: int = Field(default=8, ge=0, le=60)  # seeds: 5-8 min; the incident took 8
+    # A request still queued after this long fails (SageMaker real-time invocations time out at 60 s).
+    request_timeout_seconds: int = Field(default=60, ge=1, le=3600)
+
+
 class EnvironmentConfig(Strict):
     name: str
     account: str | None = Field(default=None, pattern=r"^\d{12}$")
@@ -214,6 +240,7 @@ class EnvironmentConfig(Strict):
     image_build: ImageBuild = ImageBuild()
     alarms: Alarms
     autoscaling: dict[str, VariantScaling]  # keyed by variant name
+    planning: Planning = Planning()
 
     def variant(self, name: str) -> Variant:
         return next(v for v in self.variants if v.name == name)

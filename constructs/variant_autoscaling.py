@@ -71,7 +71,7 @@ class VariantAutoscaling(Construct):
             self._window(window)
 
     def _step_scaling(self, metrics: VariantMetrics, policy: EngineStepScaling) -> None:
-        """Scale out fast on engine pressure; scale in one instance at a time after a quiet spell."""
+        """Scale out fast on engine pressure; optionally scale in one instance at a time after a quiet spell."""
         metric = metrics.engine_metric(policy.metric)
         first = policy.scale_out[0].at_or_above
         self.target.scale_on_metric(
@@ -85,6 +85,8 @@ class VariantAutoscaling(Construct):
             evaluation_periods=policy.scale_out_after_minutes,
             cooldown=Duration.seconds(policy.cooldown_seconds),
         )
+        if policy.scale_in_below is None:
+            return
         self.target.scale_on_metric(
             f"{policy.metric}-ScaleIn",
             metric=metric,
@@ -94,7 +96,7 @@ class VariantAutoscaling(Construct):
             ],
             adjustment_type=appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
             evaluation_periods=policy.scale_in_after_minutes,
-            cooldown=Duration.seconds(policy.cooldown_seconds * 5),
+            cooldown=Duration.seconds(policy.scale_in_cooldown_seconds),
         )
 
     def _window(self, window: ScheduledWindow) -> None:

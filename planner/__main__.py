@@ -1,0 +1,3 @@
+from planner.cli import app
+
+app(prog_name="planner")

@@ -1,0 +1,144 @@
+"""Application Auto Scaling's policies, minute by minute, as documented for target tracking and steps.
+
+What is modelled (Application Auto Scaling user guide; numbers below are AWS's, not ours):
+- A CloudWatch alarm on one-minute datapoints goes to ALARM after N consecutive breaching minutes;
+  while it stays there the policy runs again every minute ("adjustments can continue for additional
+  alarm breaches until the alarm state returns to OK").
+- Target tracking owns two alarms: scale out after 3 minutes above the target (1 minute for the
+  10-second high-resolution metric), scale in after 15 minutes below 90 % of it. It asks for the
+  capacity that brings the metric back to the target: ceil(load / target).
+- Scale-out cooldown: a policy does not raise capacity again unless a larger scale-out is triggered;
+  the capacity its last activity added counts towards the next. Scale-in cooldown blocks scale-in
+  only; a scale-out goes through at once.
+- Several policies at once: the one giving the largest capacity wins (see `combine`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from config.schema import EngineStepScaling, TargetTracking
+
+HIGH_RESOLUTION = "SageMakerVariantConcurrentRequestsPerModelHighResolution"
+TRACKING_SCALE_OUT_MINUTES = {HIGH_RESOLUTION: 1}  # 3 x 10 s datapoints fit in the first minute
+TRACKING_SCALE_OUT_MINUTES_DEFAULT = 3
+TRACKING_SCALE_IN_MINUTES = 15
+TRACKING_SCALE_IN_FRACTION = 0.9
+NEVER = -(10**9)
+
+
+@dataclass(frozen=True)
+class Load:
+    """One minute of a variant, as its metrics saw it."""
+
+    invocations: float  # requests that reached the variant
+    concurrency: float  # in flight, running and queued, whole variant
+    queue_depth: float  # waiting, per instance (vLLM num_requests_waiting, averaged)
+    running: float  # running sequences, per instance
+    in_service: int
+
+
+@dataclass(frozen=True)
+class Proposal:
+    policy: str
+    desired: int
+
+
+class Alarm:
+    """ALARM after `periods` consecutive breaching one-minute datapoints; OK at the first non-breach."""
+
+    def __init__(self, periods: int) -> None:
+        self.periods = periods
+        self.breaches = 0
+
+    def update(self, breaching: bool) -> bool:
+        self.breaches = self.breaches + 1 if breaching else 0
+        return self.breaches >= self.periods
+
+    @property
+    def just_fired(self) -> bool:
+        return self.breaches == self.periods
+
+
+class TargetTrackingPolicy:
+    def __init__(self, config: TargetTracking) -> None:
+        self.name = f"target tracking {config.metric}"
+        self.metric = config.metric
+        self.target = config.target_value
+        self.scale_out = Alarm(TRACKING_SCALE_OUT_MINUTES.get(config.metric, TRACKING_SCALE_OUT_MINUTES_DEFAULT))
+        self.scale_in = Alarm(TRACKING_SCALE_IN_MINUTES)
+        self.out_cooldown = config.scale_out_cooldown_seconds / 60
+        self.in_cooldown = config.scale_in_cooldown_seconds / 60
+        self.last_out, self.last_out_to, self.last_in = NEVER, 0, NEVER
+
+    def _total_load(self, load: Load) -> float:
+        return load.concurrency if self.metric == HIGH_RESOLUTION else load.invocations
+
+    def propose(self, minute: int, load: Load, desired: int) -> Proposal | None:
+        per_instance = self._total_load(load) / load.in_service
+        out = self.scale_out.update(per_instance > self.target)
+        quiet = self.scale_in.update(per_instance < TRACKING_SCALE_IN_FRACTION * self.target)
+        wanted = math.ceil(self._total_load(load) / self.target)
+        if out and wanted > desired:
+            if minute - self.last_out < self.out_cooldown and wanted <= self.last_out_to:
+                return None
+            self.last_out, self.last_out_to = minute, wanted
+            return Proposal(self.name, wanted)
+        cooled = minute - self.last_in >= self.in_cooldown and minute - self.last_out >= self.out_cooldown
+        if quiet and wanted < desired and cooled:
+            self.last_in = minute
+            return Proposal(self.name, wanted)
+        return None
+
+    def alarms(self) -> list[tuple[str, Alarm]]:
+        return [(f"{self.name} scale-out", self.scale_out), (f"{self.name} scale-in", self.scale_in)]
+
+
+class StepScalingPolicy:
+    """The pair of step policies the stack builds per engine metric (constructs/variant_autoscaling.py)."""
+
+    def __init__(self, config: EngineStepScaling) -> None:
+        self.name = f"{config.metric} steps"
+        self.metric = config.metric
+        self.steps = sorted(config.scale_out, key=lambda s: s.at_or_above)
+        self.scale_in_below = config.scale_in_below
+        self.scale_out = Alarm(config.scale_out_after_minutes)
+        self.scale_in = Alarm(config.scale_in_after_minutes)
+        self.out_cooldown = config.cooldown_seconds / 60
+        self.in_cooldown = config.scale_in_cooldown_seconds / 60
+        self.last_out, self.last_out_base, self.last_out_added, self.last_in = NEVER, 0, 0, NEVER
+
+    def value(self, load: Load) -> float:
+        return load.queue_depth if self.metric == "QueueDepth" else load.running
+
+    def propose(self, minute: int, load: Load, desired: int) -> Proposal | None:
+        value = self.value(load)
+        out = self.scale_out.update(value >= self.steps[0].at_or_above)
+        quiet = self.scale_in_below is not None and self.scale_in.update(value < self.scale_in_below)
+        if out:
+            added = max(s.add_instances for s in self.steps if value >= s.at_or_above)
+            if minute - self.last_out < self.out_cooldown:
+                if added <= self.last_out_added:
+                    return None
+                # A larger step during cooldown: what the last activity added counts towards it.
+                self.last_out, self.last_out_added = minute, added
+                return Proposal(self.name, self.last_out_base + added)
+            self.last_out, self.last_out_base, self.last_out_added = minute, desired, added
+            return Proposal(self.name, desired + added)
+        if quiet and minute - self.last_in >= self.in_cooldown:
+            self.last_in = minute
+            return Proposal(self.name, desired - 1)
+        return None
+
+    def alarms(self) -> list[tuple[str, Alarm]]:
+        return [(f"{self.metric} scale-out", self.scale_out), (f"{self.metric} scale-in", self.scale_in)]
+
+
+def combine(proposals: list[Proposal], desired: int) -> Proposal | None:
+    """Any scale-out beats every scale-in; among either, the largest capacity wins."""
+    if not proposals:
+        return None
+    outs = [p for p in proposals if p.desired > desired]
+    chosen = max(outs or proposals, key=lambda p: p.desired)
+    return chosen if chosen.desired != desired else None

@@ -1,0 +1,115 @@
+"""A plan: the configured scaling, reactive policies alone, a static fleet and the oracle, side by side."""
+
+from __future__ import annotations
+
+from config.schema import Catalog, EnvironmentConfig
+from container.serving import contract
+from planner.autoscaling import (
+    TRACKING_SCALE_IN_FRACTION,
+    TRACKING_SCALE_IN_MINUTES,
+    TRACKING_SCALE_OUT_MINUTES_DEFAULT,
+    StepScalingPolicy,
+    TargetTrackingPolicy,
+)
+from planner.baselines import oracle, static_for_peak
+from planner.calendar import peak_minutes, scheduled_actions
+from planner.fleet import VariantModel
+from planner.results import Plan
+from planner.simulate import simulate
+from planner.totals import add_totals
+from planner.traffic import TrafficProfile
+
+MODELLED_STEP_METRICS = (contract.METRIC_QUEUE_DEPTH, contract.METRIC_RUNNING_SEQUENCES)
+
+
+class PlanError(ValueError):
+    """The config asks for something the planner cannot model; the message names the field."""
+
+
+def build_plan(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> Plan:
+    demand, start = list(traffic.requests_per_minute), traffic.start
+
+    def models(with_schedules: bool) -> list[VariantModel]:
+        return variant_models(cfg, traffic, with_schedules=with_schedules)
+
+    timing = {"provisioning_minutes": cfg.planning.provisioning_minutes,
+              "timeout_seconds": cfg.planning.request_timeout_seconds}  # fmt: skip
+    scenarios = [
+        simulate(models(True), demand, start, key="configured", title="Configured: schedules + policies", **timing),
+        simulate(models(False), demand, start, key="reactive", title="Reactive policies only", **timing),
+        static_for_peak(models(False), demand, start),
+        oracle(models(False), demand, start),
+    ]
+    prices = {v.name: catalog.instance_types[v.instance_type].on_demand_usd_per_hour for v in cfg.variants}
+    peaks = {m.name: peak_minutes(m.actions, len(demand)) for m in models(True)}
+    for scenario in scenarios:
+        for name, series in scenario.variants.items():
+            series.in_scheduled_peak = peaks[name]
+        add_totals(scenario, prices)
+    return Plan(
+        env=cfg.name,
+        traffic_name=traffic.name,
+        scenarios={s.key: s for s in scenarios},
+        assumptions=assumptions(cfg, catalog),
+        traffic_events=[(e.name, e.start_minute, e.end_minute) for e in traffic.events],
+    )
+
+
+def variant_models(cfg: EnvironmentConfig, traffic: TrafficProfile, *, with_schedules: bool) -> list[VariantModel]:
+    """Fresh models (policies keep alarm state, so every simulation gets its own)."""
+    total_weight = sum(v.initial_weight for v in cfg.variants)
+    models = []
+    for variant in cfg.variants:
+        capacity = cfg.planning.capacity.get(variant.instance_type)
+        if capacity is None:
+            raise PlanError(
+                f"planning.capacity has no entry for {variant.instance_type} (variants.{variant.name}.instance_type); "
+                f"known: {', '.join(sorted(cfg.planning.capacity))}"
+            )
+        model = VariantModel(
+            name=variant.name,
+            share=variant.initial_weight / total_weight,
+            capacity=capacity,
+            max_num_seqs=cfg.engine.max_num_seqs,
+            min_capacity=variant.initial_instance_count,
+            max_capacity=variant.initial_instance_count,
+        )
+        scaling = cfg.autoscaling.get(variant.name)
+        if scaling is not None:
+            model.min_capacity, model.max_capacity = scaling.min_capacity, scaling.max_capacity
+            model.policies = [TargetTrackingPolicy(scaling.target_tracking)]
+            for i, step in enumerate(scaling.step_scaling):
+                if step.metric not in MODELLED_STEP_METRICS:
+                    raise PlanError(
+                        f"autoscaling.{variant.name}.step_scaling[{i}].metric: the planner models "
+                        f"{' and '.join(MODELLED_STEP_METRICS)}, got '{step.metric}'"
+                    )
+                model.policies.append(StepScalingPolicy(step))
+            if with_schedules:
+                model.actions = scheduled_actions(scaling, traffic.start, len(traffic.requests_per_minute))
+        models.append(model)
+    return models
+
+
+def assumptions(cfg: EnvironmentConfig, catalog: Catalog) -> dict[str, str]:
+    planning = cfg.planning
+    lines = {
+        f"capacity per {name}": f"{c.requests_per_minute:,.0f} requests/min at the SLO, {c.concurrent_sequences} sequences"
+        for name, c in sorted(planning.capacity.items())
+    }
+    total_weight = sum(v.initial_weight for v in cfg.variants)
+    lines |= {
+        "traffic split": ", ".join(f"{v.name} {v.initial_weight / total_weight:.0%}" for v in cfg.variants),
+        "provisioning delay": f"{planning.provisioning_minutes} min from scale-out to in service; "
+        "one capacity change at a time per endpoint",
+        "request timeout": f"{planning.request_timeout_seconds} s: requests queued longer fail",
+        "target tracking alarms": f"scale out after {TRACKING_SCALE_OUT_MINUTES_DEFAULT} min above target "
+        f"(1 min for the high-resolution metric), scale in after {TRACKING_SCALE_IN_MINUTES} min "
+        f"below {TRACKING_SCALE_IN_FRACTION:.0%} of it",
+        "prices": ", ".join(
+            f"{t} ${catalog.instance_types[t].on_demand_usd_per_hour}/h"
+            for t in sorted({v.instance_type for v in cfg.variants})
+        )
+        + " on demand (config/catalog.yaml); month = 730 h",
+    }
+    return lines

@@ -1,0 +1,104 @@
+"""`python -m planner COMMAND …`: simulate an environment's scaling config against a week of traffic.
+
+Exit codes: 0 ok; 2 unknown environment, invalid config or traffic file, or a setting the planner
+cannot model (the message names the field).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from config.loader import ENVIRONMENTS_DIR, ConfigError, known_environments, load_catalog, load_config_file
+from config.schema import EnvironmentConfig
+from planner.build import PlanError, build_plan
+from planner.compare import render_comparison
+from planner.plot import draw_plot
+from planner.results import Plan
+from planner.summary import render_summary
+from planner.traffic import TrafficError, TrafficProfile, read_csv, reference_week, write_csv
+
+app = typer.Typer(
+    help=__doc__.split("\n\n", 1)[0].strip("`") + "\n\n" + __doc__.split("\n\n", 1)[1],
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+Env = Annotated[str, typer.Argument(help="environment: a file in config/environments/ (dev, staging, prod)")]
+Traffic = Annotated[
+    Path | None,
+    typer.Option(help="per-minute CSV (timestamp,requests); default: the reference week", dir_okay=False),
+]
+
+
+@app.command()
+def plan(env: Env, traffic: Traffic = None, out: Annotated[Path | None, typer.Option(help="directory")] = None) -> None:
+    """Simulate ENV's scaling and write summary.md and plot.png (default directory: plan-out/ENV)."""
+    result = _plan(_config(ENVIRONMENTS_DIR / f"{env}.yaml", env), _traffic(traffic))
+    out = out or Path("plan-out") / env
+    out.mkdir(parents=True, exist_ok=True)
+    summary = render_summary(result)
+    (out / "summary.md").write_text(summary)
+    draw_plot(result, out / "plot.png")
+    typer.echo(summary)
+    typer.echo(f"wrote {out / 'summary.md'} and {out / 'plot.png'}")
+
+
+@app.command()
+def diff(
+    env: Env,
+    base: Annotated[Path, typer.Option(help="the base config file (make plan-diff: from git)", dir_okay=False)],
+    head: Annotated[Path | None, typer.Option(help="default: config/environments/ENV.yaml", dir_okay=False)] = None,
+    traffic: Traffic = None,
+    out: Annotated[Path | None, typer.Option(help="also write the Markdown here", dir_okay=False)] = None,
+) -> None:
+    """Compare the cost and shortfall of two configs of ENV on the same traffic."""
+    profile = _traffic(traffic)
+    base_plan = _plan(_config(base, env), profile)
+    head_plan = _plan(_config(head or ENVIRONMENTS_DIR / f"{env}.yaml", env), profile)
+    comparison = render_comparison(base_plan, head_plan)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(comparison)
+    typer.echo(comparison)
+
+
+@app.command("export-traffic")
+def export_traffic(out: Annotated[Path, typer.Argument(help="CSV file to write", dir_okay=False)]) -> None:
+    """Write the reference week as a per-minute CSV, a starting point for your own profile."""
+    write_csv(_traffic(None), out)
+    typer.echo(f"wrote {out}")
+
+
+def _config(path: Path, env: str) -> EnvironmentConfig:
+    if env not in known_environments():
+        _fail(f"unknown environment '{env}'; known: {', '.join(known_environments())}")
+    if not path.is_file():
+        _fail(f"{path}: no such config file")
+    try:
+        return load_config_file(path, env)
+    except ConfigError as error:
+        _fail(str(error))
+
+
+def _traffic(path: Path | None) -> TrafficProfile:
+    try:
+        return read_csv(path) if path else reference_week()
+    except TrafficError as error:
+        _fail(str(error))
+
+
+def _plan(cfg: EnvironmentConfig, traffic: TrafficProfile) -> Plan:
+    try:
+        return build_plan(cfg, load_catalog(), traffic)
+    except PlanError as error:
+        _fail(f"config/environments/{cfg.name}.yaml: {error}")
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)

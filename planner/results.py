@@ -1,0 +1,81 @@
+"""What a simulation produces: per-minute series per variant, the events that explain them, totals.
+
+The renderers (summary.py, plot.py) read only these types, so a scenario computed any way
+(simulated policies, a static fleet, the oracle) is reported the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that changed capacity or explains a change, at a minute of the run."""
+
+    minute: int
+    variant: str
+    kind: str  # "schedule" | "alarm" | "scale"
+    text: str  # e.g. "tokyo-evening-peak start: min 6", "QueueDepth scale-out alarm", "desired 4 -> 6"
+
+
+@dataclass
+class VariantSeries:
+    """One variant's minute-by-minute run. All lists have one entry per minute of the traffic."""
+
+    name: str
+    demand: list[float] = field(default_factory=list)  # requests arriving at the variant
+    in_service: list[int] = field(default_factory=list)  # instances serving
+    billed: list[int] = field(default_factory=list)  # in service + provisioning (billed from launch)
+    capacity: list[float] = field(default_factory=list)  # requests the in-service instances can serve at the SLO
+    backlog: list[float] = field(default_factory=list)  # requests still waiting at the end of the minute
+    rejected: list[float] = field(default_factory=list)  # requests that would have waited past the timeout
+    wait_seconds: list[float] = field(default_factory=list)  # queue wait of the minute's arrivals
+    in_scheduled_peak: list[bool] = field(default_factory=list)  # a window raising min_capacity is active
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Figures for a variant or the whole endpoint over the run, with cost scaled to a month."""
+
+    instance_hours: float
+    monthly_cost_usd: float
+    shortfall_minutes: int  # minutes whose demand (with backlog) exceeded capacity
+    shortfall_minutes_in_peaks: int  # of those, minutes inside a scheduled peak window
+    delayed_requests: float  # arrivals that waited in a queue
+    rejected_requests: float  # arrivals that would have waited past the timeout
+    wait_p95_seconds: float  # 95th percentile queue wait over all accepted requests
+    wait_max_seconds: float
+    scaling_activities: int  # changes of desired capacity
+
+
+@dataclass
+class Scenario:
+    """One way of provisioning the week: the configured policies, reactive only, static, oracle."""
+
+    key: str  # "configured" | "reactive" | "static" | "oracle"
+    title: str  # e.g. "Configured: schedules + reactive policies"
+    start: datetime  # aware, UTC: minute 0
+    variants: dict[str, VariantSeries]
+    events: list[Event] = field(default_factory=list)
+    per_variant: dict[str, Totals] = field(default_factory=dict)
+    total: Totals | None = None
+
+    @property
+    def minutes(self) -> int:
+        return len(next(iter(self.variants.values())).demand)
+
+    def time_at(self, minute: int) -> datetime:
+        return self.start + timedelta(minutes=minute)
+
+
+@dataclass
+class Plan:
+    """Every scenario for one environment and one traffic profile."""
+
+    env: str
+    traffic_name: str
+    scenarios: dict[str, Scenario]  # keyed by Scenario.key, "configured" first
+    assumptions: dict[str, str]  # human-readable: "capacity per ml.g5.xlarge" -> "1200 requests/min"
+    traffic_events: list[tuple[str, int, int]] = field(default_factory=list)  # (name, start, end minute)

@@ -1,0 +1,105 @@
+"""Minute-by-minute replay of traffic through scheduled actions, scaling policies and slow instances.
+
+Order within a minute: scheduled actions fire; launches that finished join; the endpoint applies
+the desired counts; the minute's traffic is served; its metrics feed the alarms and policies,
+whose decision takes effect from the next minute. SageMaker applies one capacity change at a time:
+while instances of one variant are provisioning the endpoint is Updating, and further changes
+(of any variant) wait until it is InService again.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from planner.autoscaling import combine
+from planner.fleet import Fleet, VariantModel
+from planner.results import Event, Scenario, VariantSeries
+
+
+def simulate(
+    models: list[VariantModel],
+    demand: list[float],
+    start: datetime,
+    *,
+    provisioning_minutes: int,
+    timeout_seconds: int,
+    key: str,
+    title: str,
+) -> Scenario:
+    fleets = [Fleet(model, timeout_seconds) for model in models]
+    series = {m.name: VariantSeries(m.name) for m in models}
+    scenario = Scenario(key=key, title=title, start=start, variants=series)
+    for fleet in fleets:
+        _apply_schedule(fleet, minute=None, events=None)
+        fleet.start_at(demand[0] * fleet.model.share)
+
+    for minute, total in enumerate(demand):
+        for fleet in fleets:
+            _apply_schedule(fleet, minute, scenario.events)
+        _update_endpoint(fleets, minute, provisioning_minutes)
+        for fleet in fleets:
+            arrivals = total * fleet.model.share
+            served, rejected, wait = fleet.serve(arrivals)
+            _record(series[fleet.model.name], fleet, arrivals, rejected, wait)
+            _run_policies(fleet, minute, fleet.load(arrivals, served), scenario.events)
+    return scenario
+
+
+def _apply_schedule(fleet: Fleet, minute: int | None, events: list[Event] | None) -> None:
+    """Fire the scheduled actions due at `minute` (or, with None, every one before the run)."""
+    name = fleet.model.name
+    for action in fleet.model.actions:
+        due = action.minute < 0 if minute is None else action.minute == minute
+        if not due:
+            continue
+        fleet.low, fleet.high = action.min_capacity, action.max_capacity
+        if events is None:
+            continue
+        events.append(
+            Event(minute, name, "schedule", f"{action.window} {action.edge}: min {fleet.low}, max {fleet.high}")
+        )
+        _set_desired(fleet, fleet.clamp(fleet.desired), minute, events, f"schedule {action.window}")
+
+
+def _update_endpoint(fleets: list[Fleet], minute: int, provisioning_minutes: int) -> None:
+    for fleet in fleets:
+        if fleet.launching and fleet.ready_at <= minute:
+            fleet.in_service += fleet.launching
+            fleet.launching = 0
+    if any(f.launching for f in fleets):
+        return  # endpoint Updating: capacity changes wait
+    for fleet in fleets:
+        if fleet.desired < fleet.in_service:
+            fleet.in_service = fleet.desired  # instances drain and stop within the minute
+        elif fleet.desired > fleet.in_service:
+            if provisioning_minutes == 0:
+                fleet.in_service = fleet.desired
+                continue
+            fleet.launching, fleet.ready_at = fleet.desired - fleet.in_service, minute + provisioning_minutes
+            return
+
+
+def _record(out: VariantSeries, fleet: Fleet, arrivals: float, rejected: float, wait: float) -> None:
+    out.demand.append(arrivals)
+    out.in_service.append(fleet.in_service)
+    out.billed.append(fleet.in_service + fleet.launching)
+    out.capacity.append(fleet.capacity)
+    out.backlog.append(fleet.backlog)
+    out.rejected.append(rejected)
+    out.wait_seconds.append(wait)
+
+
+def _run_policies(fleet: Fleet, minute: int, load, events: list[Event]) -> None:
+    name = fleet.model.name
+    proposals = [p for policy in fleet.model.policies if (p := policy.propose(minute, load, fleet.desired))]
+    for policy in fleet.model.policies:
+        events.extend(Event(minute, name, "alarm", label) for label, alarm in policy.alarms() if alarm.just_fired)
+    chosen = combine(proposals, fleet.desired)
+    if chosen:
+        _set_desired(fleet, fleet.clamp(chosen.desired), minute, events, chosen.policy)
+
+
+def _set_desired(fleet: Fleet, desired: int, minute: int, events: list[Event], cause: str) -> None:
+    if desired != fleet.desired:
+        events.append(Event(minute, fleet.model.name, "scale", f"desired {fleet.desired} -> {desired} ({cause})"))
+        fleet.desired = desired
