@@ -7,6 +7,8 @@ SHELL := /bin/bash
 ENV ?= dev
 # Variants whose autoscaling `python -m ops deploy` has deregistered for an instance-type change.
 SCALING_RELEASED ?=
+# make plan-diff: the git revision whose config is the base of the comparison.
+BASE ?= main
 RELEASED_FLAG := $(if $(SCALING_RELEASED),-c scaling_released=$(SCALING_RELEASED))
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -17,7 +19,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help deps synth cfn-lint diff deploy test lint ops bench clean
+.PHONY: help deps synth cfn-lint diff deploy test lint ops plan plan-diff plan-docs bench clean
 
 help:
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
@@ -26,6 +28,8 @@ help:
 	@echo "make diff ENV=prod    cdk diff against the deployed stacks (needs AWS credentials)"
 	@echo "make deploy ENV=prod  cdk deploy one environment (needs AWS credentials)"
 	@echo "make ops ARGS='status prod'  the operations CLI (python -m ops --help)"
+	@echo "make plan ENV=prod    simulate the scaling config on a week of traffic: plan-out/prod/"
+	@echo "make plan-diff ENV=prod BASE=main   cost and shortfall of this config vs BASE's"
 	@echo "make bench            serving-layer benchmark against the stand-in engine (~13 min)"
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
@@ -62,6 +66,21 @@ deploy: deps
 ops: deps
 	$(PY) -m ops $(ARGS)
 
+# Capacity planner (python -m planner --help). TRAFFIC=file.csv replays your own per-minute counts.
+TRAFFIC_FLAG := $(if $(TRAFFIC),--traffic $(TRAFFIC))
+plan: deps
+	$(PY) -m planner plan $(ENV) $(TRAFFIC_FLAG) --out plan-out/$(ENV)
+
+plan-diff: deps
+	@mkdir -p plan-out
+	@git show $(BASE):config/environments/$(ENV).yaml > plan-out/$(ENV)-base.yaml \
+		|| { echo "error: no config/environments/$(ENV).yaml at $(BASE)" >&2; exit 2; }
+	$(PY) -m planner diff $(ENV) --base plan-out/$(ENV)-base.yaml $(TRAFFIC_FLAG) --out plan-out/$(ENV)-diff.md
+
+# The prod plan the README shows (tests/planner/test_prod_plan.py fails when it is stale).
+plan-docs: deps
+	$(PY) -m planner plan prod --out docs/plan >/dev/null
+
 # Serving-layer overhead against the stand-in engine (~13 min; not a test: the machine is noisy).
 bench: deps
 	$(PY) benchmarks/serving_overhead.py --rounds 9 --requests-per-client 4
@@ -75,4 +94,4 @@ lint: deps
 	find . -name '*.sh' -not -path './node_modules/*' -not -path './.venv/*' -print0 | xargs -0 -r $(VENV)/bin/shellcheck
 
 clean:
-	rm -rf cdk.out .pytest_cache
+	rm -rf cdk.out .pytest_cache plan-out
