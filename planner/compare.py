@@ -24,6 +24,7 @@ METRICS: list[tuple[str, Callable[[Totals], float], Callable]] = [
     ("Delayed requests", lambda t: t.delayed_requests, format_requests),
     ("Rejected requests", lambda t: t.rejected_requests, format_requests),
     ("p95 queue wait (s)", lambda t: t.wait_p95_seconds, format_decimal),
+    ("p95 wait of delayed (s)", lambda t: t.delayed_wait_p95_seconds, format_decimal),
     ("Scaling activities", lambda t: t.scaling_activities, format_count),
 ]
 

@@ -48,6 +48,7 @@ class Totals:
     wait_p95_seconds: float  # 95th percentile queue wait over all accepted requests
     wait_max_seconds: float
     scaling_activities: int  # changes of desired capacity
+    delayed_wait_p95_seconds: float = 0.0  # 95th percentile among the requests that queued
 
 
 @dataclass

@@ -92,6 +92,7 @@ def _columns(run_length: str) -> list[Column]:
         ("Delayed requests", lambda t, o: format_requests(t.delayed_requests)),
         ("Rejected requests", lambda t, o: format_requests(t.rejected_requests)),
         ("p95 queue wait (s)", lambda t, o: format_decimal(t.wait_p95_seconds)),
+        ("p95 wait of delayed (s)", lambda t, o: format_decimal(t.delayed_wait_p95_seconds)),
         ("Scaling activities", lambda t, o: format_count(t.scaling_activities)),
     ]
 

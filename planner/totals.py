@@ -36,6 +36,7 @@ def _totals(variants: list[VariantSeries], usd_per_hour: dict[str, float], run_h
         wait_p95_seconds=weighted_percentile(waits, 0.95),
         wait_max_seconds=max((wait for wait, _ in waits), default=0.0),
         scaling_activities=activities,
+        delayed_wait_p95_seconds=weighted_percentile([(w, n) for w, n in waits if w > 0], 0.95),
     )
 
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
-from aws_cdk.assertions import Capture, Match
+import aws_cdk as cdk
+from aws_cdk.assertions import Capture, Match, Template
 
+from config.schema import VariantScaling
+from constructs.variant_autoscaling import VariantAutoscaling
+from constructs.variant_metrics import VariantMetrics
 from container.serving import contract
 
 
@@ -30,7 +34,7 @@ def test_target_tracking_with_asymmetric_cooldowns(prod) -> None:
             "PolicyType": "TargetTrackingScaling",
             "TargetTrackingScalingPolicyConfiguration": {
                 "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"},
-                "TargetValue": 50,
+                "TargetValue": 840,
                 "ScaleOutCooldown": 60,
                 "ScaleInCooldown": 300,
             },
@@ -70,7 +74,7 @@ def test_scheduled_peaks_use_iana_time_zones(prod) -> None:
     by_name = {a["ScheduledActionName"]: a for a in actions.as_array()}
     assert by_name["tokyo-evening-peak-start"]["Timezone"] == "Asia/Tokyo"
     assert by_name["tokyo-evening-peak-start"]["Schedule"] == "cron(45 17 ? * TUE,THU,SAT,SUN *)"
-    assert by_name["tokyo-evening-peak-start"]["ScalableTargetAction"] == {"MinCapacity": 6, "MaxCapacity": 8}
+    assert by_name["tokyo-evening-peak-start"]["ScalableTargetAction"] == {"MinCapacity": 5, "MaxCapacity": 8}
     assert by_name["tokyo-evening-peak-end"]["ScalableTargetAction"] == {"MinCapacity": 2, "MaxCapacity": 8}
     assert by_name["us-eastern-evening-peak-start"]["Timezone"] == "America/New_York"
     assert by_name["tokyo-friday-release-start"]["Schedule"] == "cron(0 16 ? * FRI *)"
@@ -171,3 +175,40 @@ def test_metric_names_in_the_template_are_the_ones_the_image_emits(prod) -> None
         if f'\\"{contract.METRIC_NAMESPACE}\\",\\"{name}\\"' in template:
             used.add(name)
     assert {contract.METRIC_RUNNING_SEQUENCES, contract.METRIC_TTFT_P50} <= used
+
+
+def step_adjustments(template) -> list[int]:
+    policies = template.find_resources(
+        "AWS::ApplicationAutoScaling::ScalingPolicy", {"Properties": {"PolicyType": "StepScaling"}}
+    )
+    return [
+        step["ScalingAdjustment"]
+        for policy in policies.values()
+        for step in policy["Properties"]["StepScalingPolicyConfiguration"]["StepAdjustments"]
+    ]
+
+
+def test_prod_steps_only_scale_out_target_tracking_scales_in(prod) -> None:
+    adjustments = step_adjustments(prod.serving)
+    assert adjustments and min(adjustments) >= 0
+
+
+def test_optional_step_scale_in_removes_one_instance_after_quiet_minutes() -> None:
+    stack = cdk.Stack(cdk.App(), "ScaleIn")
+    endpoint = cdk.CfnResource(stack, "Endpoint", type="AWS::SNS::Topic")
+    scaling = VariantScaling(
+        min_capacity=1,
+        max_capacity=4,
+        target_tracking={"target_value": 840},
+        step_scaling=[{"metric": "QueueDepth", "scale_out": [{"at_or_above": 50, "add_instances": 1}],
+                       "scale_in_below": 5, "cooldown_seconds": 60}],
+    )  # fmt: skip
+    VariantAutoscaling(stack, "Scaling", metrics=VariantMetrics("ep", "primary"), scaling=scaling, endpoint=endpoint)
+    template = Template.from_stack(stack)
+    assert sorted(step_adjustments(template)) == [-1, 1]  # CDK drops the no-change intervals
+    template.has_resource_properties(
+        "AWS::ApplicationAutoScaling::ScalingPolicy",
+        {"StepScalingPolicyConfiguration": Match.object_like({"Cooldown": 300, "StepAdjustments": Match.array_with(
+            [{"MetricIntervalUpperBound": 0, "ScalingAdjustment": -1}])})},
+    )  # fmt: skip
+    template.has_resource_properties("AWS::CloudWatch::Alarm", {"Threshold": 5, "EvaluationPeriods": 5})

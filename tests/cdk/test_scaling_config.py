@@ -52,7 +52,7 @@ def test_end_that_never_follows_the_start(problems) -> None:
 def test_two_actions_at_the_same_instant(problems) -> None:
     def collide(raw: dict) -> None:
         primary_windows(raw)[0]["start"] = "cron(45 17 * * ? *)"  # every day, also Mon/Wed/Fri...
-        primary_windows(raw)[0]["end"] = "cron(0 22 * * ? *)"  # ... when magazine days also end at 22:00
+        primary_windows(raw)[0]["end"] = "cron(0 21 * * ? *)"  # ... when magazine days also end at 21:00
 
     found = problems(collide)
     assert any("tokyo-magazine-days.end and tokyo-evening-peak.end both fire at" in p for p in found)

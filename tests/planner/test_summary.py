@@ -75,12 +75,12 @@ def totals(cost: float, **overrides) -> Totals:
     return Totals(**(values | overrides))
 
 
-CHAT_CONFIGURED = Totals(4.0, 700.0, 5, 5, 12_000.0, 0.0, 14.2, 75.0, 2)
+CHAT_CONFIGURED = Totals(4.0, 700.0, 5, 5, 12_000.0, 0.0, 14.2, 75.0, 2, 31.5)
 RERANK_CONFIGURED = Totals(3.0, 480.0, 3, 0, 345.6, 80.0, 8.0, 7.0, 0)
 
 
 def configured_total(cost: float = 1180.0) -> Totals:
-    return Totals(7.0, cost, 8, 5, 12_345.6, 80.0, 12.34, 75.0, 2)
+    return Totals(7.0, cost, 8, 5, 12_345.6, 80.0, 12.34, 75.0, 2, 30.04)
 
 
 def scenario(key: str, title: str, total: Totals, per_variant: dict[str, Totals] | None = None, minutes=MINUTES):
@@ -145,21 +145,21 @@ def test_summary_has_one_row_per_scenario_in_plan_order_with_formatted_numbers()
     assert lines[2] == (
         "| Scenario | Instance-hours / 3 h | Monthly cost (USD) | Cost vs oracle | Shortfall minutes"
         " | of which in scheduled peaks | Delayed requests | Rejected requests | p95 queue wait (s)"
-        " | Scaling activities |"
+        " | p95 wait of delayed (s) | Scaling activities |"
     )
     assert lines[4:8] == [
-        "| Configured: schedules + reactive policies | 7.0 | $1,180 | 1.18x | 8 | 5 | 12,346 | 80 | 12.3 | 2 |",
-        "| Reactive policies only | 6.5 | $1,235 | 1.23x | 42 | 30 | 0 | 0 | 0.0 | 0 |",
-        "| Static fleet at peak size | 9.0 | $2,400 | 2.40x | 0 | 0 | 0 | 0 | 0.0 | 0 |",
-        "| Oracle: perfect foresight (lower bound) | 6.0 | $1,000 | 1.00x | 0 | 0 | 0 | 0 | 0.0 | 0 |",
+        "| Configured: schedules + reactive policies | 7.0 | $1,180 | 1.18x | 8 | 5 | 12,346 | 80 | 12.3 | 30.0 | 2 |",
+        "| Reactive policies only | 6.5 | $1,235 | 1.23x | 42 | 30 | 0 | 0 | 0.0 | 0.0 | 0 |",
+        "| Static fleet at peak size | 9.0 | $2,400 | 2.40x | 0 | 0 | 0 | 0 | 0.0 | 0.0 | 0 |",
+        "| Oracle: perfect foresight (lower bound) | 6.0 | $1,000 | 1.00x | 0 | 0 | 0 | 0 | 0.0 | 0.0 | 0 |",
     ]
 
 
 def test_summary_per_variant_table_for_the_configured_scenario():
     lines = lines_of(render_summary(make_plan()))
     assert "### Per variant: Configured: schedules + reactive policies" in lines
-    assert "| chat | 4.0 | $700 | 1.17x | 5 | 5 | 12,000 | 0 | 14.2 | 2 |" in lines
-    assert "| rerank | 3.0 | $480 | 1.20x | 3 | 0 | 346 | 80 | 8.0 | 0 |" in lines
+    assert "| chat | 4.0 | $700 | 1.17x | 5 | 5 | 12,000 | 0 | 14.2 | 31.5 | 2 |" in lines
+    assert "| rerank | 3.0 | $480 | 1.20x | 3 | 0 | 346 | 80 | 8.0 | 0.0 | 0 |" in lines
 
 
 def test_summary_week_long_run_is_labelled_per_week():
