@@ -16,12 +16,17 @@ from config.schema import EnvironmentConfig
 from planner.build import PlanError, build_plan
 from planner.compare import render_comparison
 from planner.plot import draw_plot
+from planner.readme import with_summary
 from planner.results import Plan
 from planner.summary import render_summary
 from planner.traffic import TrafficError, TrafficProfile, read_csv, reference_week, write_csv
 
+DOCS_DIR = Path("docs/plan")
+
 app = typer.Typer(
-    help=__doc__.split("\n\n", 1)[0].strip("`") + "\n\n" + __doc__.split("\n\n", 1)[1],
+    help="Simulate an environment's scaling config against a week of traffic: cost and shortfall.\n\n"
+    "Exit codes: 0 ok; 2 unknown environment, invalid config or traffic file, or a setting the planner "
+    "cannot model (the message names the field).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -65,6 +70,21 @@ def diff(
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(comparison)
     typer.echo(comparison)
+
+
+@app.command()
+def docs(readme: Annotated[Path, typer.Option(dir_okay=False)] = Path("README.md")) -> None:
+    """Refresh docs/plan/ (summary.md, plot.png) and the README's copy of the prod plan."""
+    result = _plan(_config(ENVIRONMENTS_DIR / "prod.yaml", "prod"), _traffic(None))
+    summary = render_summary(result)
+    DOCS_DIR.mkdir(parents=True, exist_ok=True)
+    (DOCS_DIR / "summary.md").write_text(summary)
+    draw_plot(result, DOCS_DIR / "plot.png")
+    try:
+        readme.write_text(with_summary(readme.read_text(), summary))
+    except (OSError, ValueError) as error:
+        _fail(f"{readme}: {error}")
+    typer.echo(f"wrote {DOCS_DIR / 'summary.md'}, {DOCS_DIR / 'plot.png'} and the plan in {readme}")
 
 
 @app.command("export-traffic")

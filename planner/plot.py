@@ -23,6 +23,7 @@ COLOURS = {
     "peak": "#fff2b3",
     "shortfall": "#d62728",
     "alarm": "#7b3fa0",
+    "quiet alarm": "#2ca02c",
 }
 
 
@@ -53,7 +54,14 @@ def _draw_variant(ax, x: list[float], series: VariantSeries, scenario: Scenario,
     if oracle is not None and series.name in oracle.variants:
         capacity = oracle.variants[series.name].capacity
         ax.step(
-            x, capacity + capacity[-1:], where="post", color=COLOURS["oracle"], lw=0.7, ls="--", label="oracle capacity"
+            x,
+            capacity + capacity[-1:],
+            where="post",
+            color=COLOURS["oracle"],
+            lw=0.6,
+            ls="--",
+            alpha=0.6,
+            label="oracle capacity",
         )
 
     short = [rejected > 0 or backlog > 0 for rejected, backlog in zip(series.rejected, series.backlog, strict=True)]
@@ -72,9 +80,13 @@ def _draw_variant(ax, x: list[float], series: VariantSeries, scenario: Scenario,
             label="shortfall",
         )
 
+    # Scale-in alarms are many and quiet; drawn fainter so the scale-out ones stand out.
     alarms = [event for event in scenario.events if event.kind == "alarm" and event.variant == series.name]
     for event in alarms:
-        ax.axvline(x[event.minute], color=COLOURS["alarm"], lw=0.6, label="scaling alarm")
+        if "scale-in" in event.text:
+            ax.axvline(x[event.minute], color=COLOURS["quiet alarm"], lw=0.4, alpha=0.35, label="scale-in alarm")
+        else:
+            ax.axvline(x[event.minute], color=COLOURS["alarm"], lw=0.6, alpha=0.8, label="scale-out alarm")
 
     ax.set_title(series.name, loc="left", fontsize=10)
     ax.set_ylabel("requests/min", fontsize=9)

@@ -50,6 +50,7 @@ def full_plan() -> Plan:
     alarms = [
         Event(61, "chat", "alarm", "QueueDepth scale-out alarm"),
         Event(101, "rerank", "alarm", "QueueDepth scale-out alarm"),
+        Event(150, "chat", "alarm", "target tracking SageMakerVariantInvocationsPerInstance scale-in"),
         Event(62, "chat", "scale", "desired 2 -> 3"),
     ]
     return Plan(
@@ -120,7 +121,8 @@ def test_legend_names_each_element_once():
         "capacity",
         "oracle capacity",
         "shortfall",
-        "scaling alarm",
+        "scale-out alarm",
+        "scale-in alarm",
     ]
 
 

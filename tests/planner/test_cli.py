@@ -1,0 +1,86 @@
+"""`python -m planner` as a user runs it: real processes, files written, exit codes and messages."""
+
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+from ruamel.yaml import YAML
+
+from config.loader import ENVIRONMENTS_DIR
+
+ROOT = Path(__file__).resolve().parents[2]
+PROD = YAML(typ="safe", pure=True).load((ENVIRONMENTS_DIR / "prod.yaml").read_text())
+
+
+def planner(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "planner", *args], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def prod_with(tmp_path: Path, change) -> Path:
+    raw = copy.deepcopy(PROD)
+    change(raw)
+    path = tmp_path / "prod.yaml"
+    with path.open("w") as handle:
+        YAML().dump(raw, handle)
+    return path
+
+
+def test_plan_writes_summary_and_plot(tmp_path: Path) -> None:
+    result = planner("plan", "dev", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("## Capacity plan: dev (reference week)")
+    assert (tmp_path / "summary.md").read_text().startswith("## Capacity plan: dev")
+    assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_diff_shows_what_a_bigger_us_floor_costs(tmp_path: Path) -> None:
+    def us_floor_six(raw: dict) -> None:
+        window = next(w for w in raw["autoscaling"]["primary"]["schedules"] if w["name"] == "us-eastern-evening-peak")
+        window["min_capacity"] = 6
+
+    base = prod_with(tmp_path, us_floor_six)
+    result = planner("diff", "prod", "--base", str(base), "--out", str(tmp_path / "diff.md"))
+    assert result.returncode == 0, result.stderr
+    assert "head costs" in result.stdout and "/month less" in result.stdout
+    assert (tmp_path / "diff.md").read_text() == result.stdout.rstrip("\n") + "\n"
+
+
+def test_unknown_environment(tmp_path: Path) -> None:
+    result = planner("plan", "qa", "--out", str(tmp_path))
+    assert result.returncode == 2
+    assert "error: unknown environment 'qa'; known: dev, prod, staging" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_traffic_file_names_the_line(tmp_path: Path) -> None:
+    csv = tmp_path / "week.csv"
+    csv.write_text("timestamp,requests\n2026-10-29T00:00:00Z,500\n2026-10-29T00:01:00Z,-3\n")
+    result = planner("plan", "prod", "--traffic", str(csv), "--out", str(tmp_path))
+    assert result.returncode == 2
+    assert "line 3: requests must be a non-negative number, got '-3'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_instance_type_without_a_capacity_figure(tmp_path: Path) -> None:
+    def g6(raw: dict) -> None:
+        for variant in raw["variants"]:
+            variant["instance_type"] = "ml.g6.xlarge"
+
+    result = planner("diff", "prod", "--base", str(prod_with(tmp_path, g6)))
+    assert result.returncode == 2
+    assert "planning.capacity has no entry for ml.g6.xlarge (variants.primary.instance_type)" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_invalid_config_lists_its_problems(tmp_path: Path) -> None:
+    def bad(raw: dict) -> None:
+        raw["autoscaling"]["primary"]["schedules"][0]["timezone"] = "JST"
+        raw["planning"] = {"provisioning_minutes": -1}
+
+    result = planner("diff", "prod", "--base", str(prod_with(tmp_path, bad)))
+    assert result.returncode == 2
+    assert "autoscaling.primary.schedules[0].timezone: 'JST' is not an IANA time zone name" in result.stderr
+    assert "planning.provisioning_minutes: Input should be greater than or equal to 0, got -1" in result.stderr

@@ -1,0 +1,73 @@
+"""The prod config on the reference week: the issue's targets, the baselines' order, the docs' copy."""
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from config.loader import load_catalog, load_config
+from planner.build import build_plan
+from planner.readme import embedded_summary, with_summary
+from planner.summary import render_summary
+from planner.traffic import reference_week
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return build_plan(load_config("prod"), load_catalog(), reference_week())
+
+
+def cost(plan, key: str) -> float:
+    return plan.scenarios[key].total.monthly_cost_usd
+
+
+def test_no_shortfall_inside_the_scheduled_peaks(plan) -> None:
+    configured = plan.scenarios["configured"]
+    assert configured.total.shortfall_minutes_in_peaks == 0
+    assert sum(configured.variants["primary"].in_scheduled_peak) > 7 * 4 * 60  # the peaks are there
+
+
+def test_cost_within_a_quarter_of_the_oracle(plan) -> None:
+    assert cost(plan, "configured") <= 1.25 * cost(plan, "oracle")
+
+
+def test_oracle_is_the_lower_bound_and_static_the_costly_safe_choice(plan) -> None:
+    assert all(cost(plan, key) >= cost(plan, "oracle") for key in plan.scenarios)
+    assert plan.scenarios["oracle"].total.shortfall_minutes == 0
+    assert plan.scenarios["static"].total.shortfall_minutes == 0
+    assert cost(plan, "static") > cost(plan, "configured")
+
+
+def test_schedules_earn_their_cost(plan) -> None:
+    """Without the windows, reactive scaling alone queues inside the peaks they cover."""
+    assert plan.scenarios["reactive"].total.shortfall_minutes_in_peaks > 0
+
+
+def test_what_shortfall_remains_is_the_unannounced_spike(plan) -> None:
+    spike = next((start, end) for name, start, end in plan.traffic_events if "spike" in name)
+    series = plan.scenarios["configured"].variants["primary"]
+    short = [m for m in range(len(series.demand)) if series.backlog[m] > 0 or series.rejected[m] > 0]
+    assert short and all(spike[0] <= m < spike[1] for m in short)
+
+
+def test_us_evening_window_follows_new_york_across_the_dst_switch(plan) -> None:
+    configured = plan.scenarios["configured"]
+    starts = [
+        configured.time_at(e.minute)
+        for e in configured.events
+        if e.kind == "schedule" and e.text.startswith("us-eastern-evening-peak start")
+    ]
+    assert datetime(2026, 10, 31, 21, 45, tzinfo=UTC) in starts  # 17:45 EDT
+    assert datetime(2026, 11, 2, 22, 45, tzinfo=UTC) in starts  # 17:45 EST
+    assert all(t.minute == 45 for t in starts) and len(starts) == 7
+
+
+def test_docs_and_readme_show_the_current_prod_plan(plan) -> None:
+    """`make plan-docs` refreshes both; this fails when a config change left them stale."""
+    summary = render_summary(plan)
+    assert (ROOT / "docs/plan/summary.md").read_text() == summary
+    readme = (ROOT / "README.md").read_text()
+    assert embedded_summary(readme) == embedded_summary(with_summary(readme, summary))
+    assert (ROOT / "docs/plan/plot.png").stat().st_size > 50_000
