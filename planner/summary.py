@@ -162,19 +162,22 @@ def render_summary(plan: Plan) -> str:
     oracle_total = totals_of(oracle) if oracle else None
     columns = _columns(format_run_length(configured.minutes))
 
-    scenario_rows = [
-        (scenario.title + (" (lower bound)" if key == "oracle" else ""), totals_of(scenario), oracle_total)
-        for key, scenario in plan.scenarios.items()
-    ]
-    variant_rows = [
-        (name, totals, oracle.per_variant.get(name) if oracle else None)
-        for name, totals in configured.per_variant.items()
-    ]
+    def label(key: str, scenario: Scenario) -> str:
+        return scenario.title + (" (lower bound)" if key == "oracle" else "")
 
+    scenario_rows = [
+        (label(key, scenario), totals_of(scenario), oracle_total) for key, scenario in plan.scenarios.items()
+    ]
     lines = [f"## Capacity plan: {plan.env} ({plan.traffic_name})", ""]
     lines += _table("Scenario", scenario_rows, columns)
-    lines += ["", f"### Per variant: {configured.title}", ""]
-    lines += _table("Variant", variant_rows, columns)
+    for name in configured.per_variant:
+        variant_rows = [
+            (label(key, scenario), scenario.per_variant[name], oracle.per_variant.get(name) if oracle else None)
+            for key, scenario in plan.scenarios.items()
+            if name in scenario.per_variant
+        ]
+        lines += ["", f"### Variant {name}", ""]
+        lines += _table("Scenario", variant_rows, columns)
     lines += ["", "### Verdict", ""]
     lines += _verdict(configured, oracle)
     lines += ["", "### Assumptions", ""]
