@@ -34,14 +34,15 @@ def build_plan(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile
 
     timing = {"provisioning_minutes": cfg.planning.provisioning_minutes,
               "timeout_seconds": cfg.planning.request_timeout_seconds}  # fmt: skip
+    configured = models(True)
+    peaks = {m.name: peak_minutes(m.actions, len(demand)) for m in configured}
     scenarios = [
-        simulate(models(True), demand, start, key="configured", title="Configured: schedules + policies", **timing),
+        simulate(configured, demand, start, key="configured", title="Configured: schedules + policies", **timing),
         simulate(models(False), demand, start, key="reactive", title="Reactive policies only", **timing),
         static_for_peak(models(False), demand, start),
         oracle(models(False), demand, start),
     ]
     prices = {v.name: catalog.instance_types[v.instance_type].on_demand_usd_per_hour for v in cfg.variants}
-    peaks = {m.name: peak_minutes(m.actions, len(demand)) for m in models(True)}
     for scenario in scenarios:
         for name, series in scenario.variants.items():
             series.in_scheduled_peak = peaks[name]

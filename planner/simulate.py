@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from planner.autoscaling import combine
+from planner.autoscaling import Load, combine
 from planner.fleet import Fleet, VariantModel
 from planner.results import Event, Scenario, VariantSeries
 
@@ -30,7 +30,7 @@ def simulate(
     series = {m.name: VariantSeries(m.name) for m in models}
     scenario = Scenario(key=key, title=title, start=start, variants=series)
     for fleet in fleets:
-        _apply_schedule(fleet, minute=None, events=None)
+        _settle_schedule(fleet)
         fleet.start_at(demand[0] * fleet.model.share)
 
     for minute, total in enumerate(demand):
@@ -45,19 +45,20 @@ def simulate(
     return scenario
 
 
-def _apply_schedule(fleet: Fleet, minute: int | None, events: list[Event] | None) -> None:
-    """Fire the scheduled actions due at `minute` (or, with None, every one before the run)."""
-    name = fleet.model.name
+def _settle_schedule(fleet: Fleet) -> None:
+    """The capacity range the actions fired before the run left (they are in time order)."""
     for action in fleet.model.actions:
-        due = action.minute < 0 if minute is None else action.minute == minute
-        if not due:
+        if action.minute < 0:
+            fleet.low, fleet.high = action.min_capacity, action.max_capacity
+
+
+def _apply_schedule(fleet: Fleet, minute: int, events: list[Event]) -> None:
+    for action in fleet.model.actions:
+        if action.minute != minute:
             continue
         fleet.low, fleet.high = action.min_capacity, action.max_capacity
-        if events is None:
-            continue
-        events.append(
-            Event(minute, name, "schedule", f"{action.window} {action.edge}: min {fleet.low}, max {fleet.high}")
-        )
+        text = f"{action.window} {action.edge}: min {fleet.low}, max {fleet.high}"
+        events.append(Event(minute, fleet.model.name, "schedule", text))
         _set_desired(fleet, fleet.clamp(fleet.desired), minute, events, f"schedule {action.window}")
 
 
@@ -89,7 +90,7 @@ def _record(out: VariantSeries, fleet: Fleet, arrivals: float, rejected: float, 
     out.wait_seconds.append(wait)
 
 
-def _run_policies(fleet: Fleet, minute: int, load, events: list[Event]) -> None:
+def _run_policies(fleet: Fleet, minute: int, load: Load, events: list[Event]) -> None:
     name = fleet.model.name
     proposals = [p for policy in fleet.model.policies if (p := policy.propose(minute, load, fleet.desired))]
     for policy in fleet.model.policies:
