@@ -84,7 +84,7 @@ def _validate_sections(raw: dict) -> tuple[dict[str, Any], list[Problem]]:
         try:
             sections[name] = TypeAdapter(Annotated[field.annotation, field]).validate_python(raw[name])
         except ValidationError as error:
-            problems += [_describe({**e, "loc": (name, *e["loc"])}, raw) for e in error.errors()]
+            problems += [describe_error({**e, "loc": (name, *e["loc"])}, raw) for e in error.errors()]
             sections[name] = INVALID
     return sections, problems
 
@@ -100,10 +100,10 @@ def _validate(model: type[M], raw: Any, source: str) -> M:
     try:
         return model.model_validate(raw)
     except ValidationError as error:
-        raise ConfigError(source, [_describe(e, raw) for e in error.errors()]) from None
+        raise ConfigError(source, [describe_error(e, raw) for e in error.errors()]) from None
 
 
-def _describe(error: dict, raw: Any) -> Problem:
+def describe_error(error: dict, raw: Any) -> Problem:
     """Turn a pydantic error into (path, message); list items are named by their `name` field."""
     parts: list[str] = []
     node = raw

@@ -17,9 +17,10 @@ from planner.build import PlanError, build_plan
 from planner.compare import render_comparison
 from planner.plot import draw_plot
 from planner.readme import with_summary
+from planner.reference_week import reference_week
 from planner.results import Plan
 from planner.summary import render_summary
-from planner.traffic import TrafficError, TrafficProfile, read_csv, reference_week, write_csv
+from planner.traffic import TrafficError, TrafficProfile, read_csv, write_csv
 
 DOCS_DIR = Path("docs/plan")
 

@@ -8,8 +8,8 @@ import pytest
 from config.loader import load_catalog, load_config
 from planner.build import build_plan
 from planner.readme import embedded_summary, with_summary
+from planner.reference_week import reference_week
 from planner.summary import render_summary
-from planner.traffic import reference_week
 
 ROOT = Path(__file__).resolve().parents[2]
 
