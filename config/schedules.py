@@ -49,7 +49,7 @@ def time_zone(name: str) -> ZoneInfo:
         raise CronError(f"'{name}' is not an IANA time zone name (e.g. Asia/Tokyo, America/New_York)")
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder of zones, "America/Argentina"
         raise CronError(f"unknown IANA time zone '{name}'") from None
 
 

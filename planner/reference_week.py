@@ -46,8 +46,6 @@ def _iana_zone(name: Any) -> ZoneInfo:
         return time_zone(name)  # refuses abbreviations such as JST: they do not say when DST applies
     except CronError as error:
         raise _invalid(str(error)) from None
-    except OSError:  # "America/Argentina" is a directory of zones, which ZoneInfo cannot open
-        raise _invalid("names a group of time zones; pick one such as America/Argentina/Buenos_Aires") from None
 
 
 def _without_offset(value: datetime) -> datetime:

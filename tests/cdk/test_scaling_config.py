@@ -129,3 +129,8 @@ def test_a_variant_released_by_ops_deploy_may_change_type(tmp_path, monkeypatch)
     else:
         raise AssertionError("refused without the release")
     assert loader.load_config("prod", scaling_released=["primary"]).variants[0].instance_type == "ml.g6.xlarge"
+
+
+def test_time_zone_that_is_a_folder_of_zones(problems) -> None:
+    found = problems(lambda raw: primary_windows(raw)[0].update(timezone="America/Argentina"))
+    assert found == ["autoscaling.primary.schedules[0].timezone: unknown IANA time zone 'America/Argentina'"]
