@@ -1,12 +1,14 @@
 """Application Auto Scaling's policies, minute by minute, as documented for target tracking and steps.
 
-What is modelled (Application Auto Scaling user guide; numbers below are AWS's, not ours):
+What is modelled (Application Auto Scaling user guide, except where marked):
 - A CloudWatch alarm on one-minute datapoints goes to ALARM after N consecutive breaching minutes;
   while it stays there the policy runs again every minute ("adjustments can continue for additional
   alarm breaches until the alarm state returns to OK").
-- Target tracking owns two alarms: scale out after 3 minutes above the target (1 minute for the
-  10-second high-resolution metric), scale in after 15 minutes below 90 % of it. It asks for the
-  capacity that brings the metric back to the target: ceil(load / target).
+- Target tracking owns two alarms and asks for the capacity that brings the metric back to the
+  target: ceil(load / target). Their shape is not documented; the constants below are what AAS is
+  commonly seen to create for one-minute metrics (3 minutes above the target to scale out, 15
+  below 90 % of it to scale in) and our guess for the 10-second metric. Check them against
+  `aws cloudwatch describe-alarms` on a real endpoint and change them here if they differ.
 - Scale-out cooldown: a policy does not raise capacity again unless a larger scale-out is triggered;
   the capacity its last activity added counts towards the next. Scale-in cooldown blocks scale-in
   only; a scale-out goes through at once.
