@@ -84,3 +84,13 @@ def test_invalid_config_lists_its_problems(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "autoscaling.primary.schedules[0].timezone: 'JST' is not an IANA time zone name" in result.stderr
     assert "planning.provisioning_minutes: Input should be greater than or equal to 0, got -1" in result.stderr
+
+
+def test_exported_reference_week_replays_to_the_same_plan(tmp_path: Path) -> None:
+    week = tmp_path / "week.csv"
+    assert planner("export-traffic", str(week)).returncode == 0
+    result = planner("plan", "prod", "--traffic", str(week), "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("## Capacity plan: prod (week.csv)")
+    configured = next(line for line in result.stdout.splitlines() if line.startswith("| Configured"))
+    assert configured in (ROOT / "docs/plan/summary.md").read_text()
