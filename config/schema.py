@@ -215,6 +215,27 @@ class InstanceCapacity(Strict):
 SEED_CAPACITY = {"ml.g5.xlarge": InstanceCapacity(requests_per_minute=1200, concurrent_sequences=88)}
 
 
+class PlanBudget(Strict):
+    """What `make plan` may call "met" (planner/verdict.py): every figure within its budget."""
+
+    # Seeds 001, SLO table: error rate < 0.1 % over a rolling 24 h; judged on the worst 24 h of the run.
+    rejected_percent: float = Field(default=0.1, ge=0, le=100)
+    # Minutes with a queue inside the traffic's peak windows (release calendar, audiences' evenings):
+    # those are announced, so the fleet is expected to be ready for them.
+    shortfall_minutes_in_peaks: int = Field(default=0, ge=0)
+    # Minutes with a queue anywhere, per 7 days (pro rata for other lengths): room for unannounced spikes.
+    shortfall_minutes_per_week: int = Field(default=30, ge=0)
+    cost_vs_oracle: float = Field(default=1.25, ge=1)  # at most this multiple of the perfect-foresight fleet
+
+
+class PlanTraffic(Strict):
+    """The traffic this environment is planned for; the report's header names it."""
+
+    # A week in planner/reference_week.yaml's format, or a per-minute CSV; relative to the repository.
+    profile: str = Field(default="planner/reference_week.yaml", pattern=r"\.(ya?ml|csv)$")
+    scale: float = Field(default=1.0, gt=0, le=100)  # multiplies every minute of the profile
+
+
 class Planning(Strict):
     """Assumptions for `make plan` (planner/); nothing here reaches a template."""
 
@@ -222,6 +243,8 @@ class Planning(Strict):
     provisioning_minutes: int = Field(default=8, ge=0, le=60)  # seeds: 5-8 min; the incident took 8
     # A request still queued after this long fails (SageMaker real-time invocations time out at 60 s).
     request_timeout_seconds: int = Field(default=60, ge=1, le=3600)
+    traffic: PlanTraffic = PlanTraffic()
+    budget: PlanBudget = PlanBudget()
 
 
 class EnvironmentConfig(Strict):

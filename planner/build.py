@@ -1,10 +1,14 @@
-"""A plan: the configured scaling, reactive policies alone, a static fleet and the oracle, side by side."""
+"""A plan: the configured scaling, reactive policies alone, static fleets (at max_capacity, at the
+week's peak) and the oracle, side by side, with the budget the verdict judges them by."""
 
 from __future__ import annotations
+
+import math
 
 from config.schema import Catalog, EnvironmentConfig
 from container.serving import contract
 from planner.autoscaling import (
+    HIGH_RESOLUTION,
     TRACKING_SCALE_IN_FRACTION,
     TRACKING_SCALE_IN_MINUTES,
     TRACKING_SCALE_OUT_MINUTES_DEFAULT,
@@ -20,6 +24,7 @@ from planner.totals import add_totals
 from planner.traffic import TrafficProfile
 
 MODELLED_STEP_METRICS = (contract.METRIC_QUEUE_DEPTH, contract.METRIC_RUNNING_SEQUENCES)
+STATIC_MAX_TITLE = "Static fleet at max_capacity"
 
 
 class PlanError(ValueError):
@@ -35,25 +40,80 @@ def build_plan(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile
     timing = {"provisioning_minutes": cfg.planning.provisioning_minutes,
               "timeout_seconds": cfg.planning.request_timeout_seconds}  # fmt: skip
     configured = models(True)
-    peaks = {m.name: peak_minutes(m.actions, len(demand)) for m in configured}
+    scheduled = {m.name: peak_minutes(m.actions, len(demand)) for m in configured}
     scenarios = [
         simulate(configured, demand, start, key="configured", title="Configured: schedules + policies", **timing),
         simulate(models(False), demand, start, key="reactive", title="Reactive policies only", **timing),
+        simulate(_fixed_at_max(models(False)), demand, start, key="static-max", title=STATIC_MAX_TITLE, **timing),
         static_for_peak(models(False), demand, start),
         oracle(models(False), demand, start),
     ]
-    prices = {v.name: catalog.instance_types[v.instance_type].on_demand_usd_per_hour for v in cfg.variants}
-    for scenario in scenarios:
-        for name, series in scenario.variants.items():
-            series.in_scheduled_peak = peaks[name]
-        add_totals(scenario, prices)
-    return Plan(
+    plan = Plan(
         env=cfg.name,
         traffic_name=traffic.name,
         scenarios={s.key: s for s in scenarios},
-        assumptions=assumptions(cfg, catalog),
+        assumptions=assumptions(cfg, catalog, traffic),
         traffic_events=[(e.name, e.start_minute, e.end_minute) for e in traffic.events],
+        peak_windows=[(p.name, p.start_minute, p.end_minute) for p in traffic.peaks],
+        time_zones=list(traffic.zones),
+        budget=cfg.planning.budget,
+        warnings=config_warnings(cfg) + ceiling_warnings(cfg, configured, demand),
     )
+    prices = {v.name: catalog.instance_types[v.instance_type].on_demand_usd_per_hour for v in cfg.variants}
+    in_peaks = plan.peak_mask(len(demand))
+    for scenario in scenarios:
+        for name, series in scenario.variants.items():
+            series.in_scheduled_peak = scheduled[name]
+        add_totals(scenario, prices, in_peaks)
+    return plan
+
+
+def _fixed_at_max(models: list[VariantModel]) -> list[VariantModel]:
+    """Every variant at its ceiling all week, no policies: what max_capacity can carry at best."""
+    for model in models:
+        model.policies, model.actions, model.min_capacity = [], [], model.max_capacity
+    return models
+
+
+def config_warnings(cfg: EnvironmentConfig) -> list[str]:
+    """Target tracking aimed at or past what an instance serves at the SLO scales out only once users queue."""
+    warnings = []
+    for name, scaling in cfg.autoscaling.items():
+        instance_type = cfg.variant(name).instance_type
+        capacity = cfg.planning.capacity.get(instance_type)
+        tracking = scaling.target_tracking
+        if capacity is None:
+            continue
+        if tracking.metric == HIGH_RESOLUTION:
+            limit, unit = capacity.concurrent_sequences, "concurrent sequences"
+        else:
+            limit, unit = capacity.requests_per_minute, "requests/min"
+        if tracking.target_value >= limit:
+            warnings.append(
+                f"autoscaling.{name}.target_tracking.target_value {tracking.target_value:,g} is at or above the"
+                f" {limit:,g} {unit} an {instance_type} serves at the SLO (planning.capacity):"
+                " instances queue before target tracking scales out"
+            )
+    return warnings
+
+
+def ceiling_warnings(cfg: EnvironmentConfig, models: list[VariantModel], demand: list[float]) -> list[str]:
+    """Variants whose ceiling is below what the traffic's busiest minute needs."""
+    warnings = []
+    for model in models:
+        peak = max(demand) * model.share
+        needed = math.ceil(peak / model.capacity.requests_per_minute)
+        if needed > model.max_capacity:
+            field = (
+                f"autoscaling.{model.name}.max_capacity"
+                if model.name in cfg.autoscaling
+                else f"variants.{model.name}.initial_instance_count"
+            )
+            warnings.append(
+                f"{field} {model.max_capacity} serves {model.max_capacity * model.capacity.requests_per_minute:,.0f}"
+                f" requests/min; the traffic's busiest minute sends {model.name} {peak:,.0f}/min ({needed} instances)"
+            )
+    return warnings
 
 
 def variant_models(cfg: EnvironmentConfig, traffic: TrafficProfile, *, with_schedules: bool) -> list[VariantModel]:
@@ -92,13 +152,17 @@ def variant_models(cfg: EnvironmentConfig, traffic: TrafficProfile, *, with_sche
     return models
 
 
-def assumptions(cfg: EnvironmentConfig, catalog: Catalog) -> dict[str, str]:
+def assumptions(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> dict[str, str]:
     planning = cfg.planning
     lines = {
+        "traffic": f"{traffic.name}; peak windows {_peak_kinds(traffic)} (from the traffic, not the config)",
+    }
+    lines |= {
         f"capacity per {name}": f"{c.requests_per_minute:,.0f} requests/min at the SLO, {c.concurrent_sequences} sequences"
         for name, c in sorted(planning.capacity.items())
     }
     total_weight = sum(v.initial_weight for v in cfg.variants)
+    budget = planning.budget
     lines |= {
         "traffic split": ", ".join(f"{v.name} {v.initial_weight / total_weight:.0%}" for v in cfg.variants),
         "provisioning delay": f"{planning.provisioning_minutes} min from scale-out to in service; "
@@ -112,5 +176,13 @@ def assumptions(cfg: EnvironmentConfig, catalog: Catalog) -> dict[str, str]:
             for t in sorted({v.instance_type for v in cfg.variants})
         )
         + " on demand (config/catalog.yaml); month = 730 h",
+        "budget (planning.budget)": f"rejected ≤ {budget.rejected_percent:g} % in the worst 24 h, "
+        f"shortfall ≤ {budget.shortfall_minutes_in_peaks} min in peak windows and "
+        f"≤ {budget.shortfall_minutes_per_week} min a week in all, cost ≤ {budget.cost_vs_oracle:.2f}x the oracle",
     }
     return lines
+
+
+def _peak_kinds(traffic: TrafficProfile) -> str:
+    names = list(dict.fromkeys(p.name for p in traffic.peaks))
+    return ", ".join(names) if names else "none"

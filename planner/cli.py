@@ -15,12 +15,13 @@ from config.loader import ENVIRONMENTS_DIR, ConfigError, known_environments, loa
 from config.schema import EnvironmentConfig
 from planner.build import PlanError, build_plan
 from planner.compare import render_comparison
+from planner.environment_traffic import recorded, traffic_for
 from planner.plot import draw_plot
 from planner.readme import with_summary
 from planner.reference_week import reference_week
 from planner.results import Plan
 from planner.summary import render_summary
-from planner.traffic import TrafficError, TrafficProfile, read_csv, write_csv
+from planner.traffic import TrafficError, TrafficProfile, write_csv
 
 DOCS_DIR = Path("docs/plan")
 
@@ -37,14 +38,17 @@ app = typer.Typer(
 Env = Annotated[str, typer.Argument(help="environment: a file in config/environments/ (dev, staging, prod)")]
 Traffic = Annotated[
     Path | None,
-    typer.Option(help="per-minute CSV (timestamp,requests); default: the reference week", dir_okay=False),
+    typer.Option(
+        help="per-minute CSV (timestamp,requests) of this environment; default: its planning.traffic", dir_okay=False
+    ),
 ]
 
 
 @app.command()
 def plan(env: Env, traffic: Traffic = None, out: Annotated[Path | None, typer.Option(help="directory")] = None) -> None:
     """Simulate ENV's scaling and write summary.md and plot.png (default directory: plan-out/ENV)."""
-    result = _plan(_config(ENVIRONMENTS_DIR / f"{env}.yaml", env), _traffic(traffic))
+    cfg = _config(ENVIRONMENTS_DIR / f"{env}.yaml", env)
+    result = _plan(cfg, _traffic(traffic, cfg))
     out = out or Path("plan-out") / env
     out.mkdir(parents=True, exist_ok=True)
     summary = render_summary(result)
@@ -62,10 +66,11 @@ def diff(
     traffic: Traffic = None,
     out: Annotated[Path | None, typer.Option(help="also write the Markdown here", dir_okay=False)] = None,
 ) -> None:
-    """Compare the cost and shortfall of two configs of ENV on the same traffic."""
-    profile = _traffic(traffic)
+    """Compare the cost and shortfall of two configs of ENV on the same traffic (head's planning.traffic)."""
+    head_cfg = _config(head or ENVIRONMENTS_DIR / f"{env}.yaml", env)
+    profile = _traffic(traffic, head_cfg)
     base_plan = _plan(_config(base, env), profile)
-    head_plan = _plan(_config(head or ENVIRONMENTS_DIR / f"{env}.yaml", env), profile)
+    head_plan = _plan(head_cfg, profile)
     comparison = render_comparison(base_plan, head_plan)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -76,7 +81,8 @@ def diff(
 @app.command()
 def docs(readme: Annotated[Path, typer.Option(dir_okay=False)] = Path("README.md")) -> None:
     """Refresh docs/plan/ (summary.md, plot.png) and the README's copy of the prod plan."""
-    result = _plan(_config(ENVIRONMENTS_DIR / "prod.yaml", "prod"), _traffic(None))
+    cfg = _config(ENVIRONMENTS_DIR / "prod.yaml", "prod")
+    result = _plan(cfg, _traffic(None, cfg))
     summary = render_summary(result)
     DOCS_DIR.mkdir(parents=True, exist_ok=True)
     (DOCS_DIR / "summary.md").write_text(summary)
@@ -91,7 +97,10 @@ def docs(readme: Annotated[Path, typer.Option(dir_okay=False)] = Path("README.md
 @app.command("export-traffic")
 def export_traffic(out: Annotated[Path, typer.Argument(help="CSV file to write", dir_okay=False)]) -> None:
     """Write the reference week as a per-minute CSV, a starting point for your own profile."""
-    write_csv(_traffic(None), out)
+    try:
+        write_csv(reference_week(), out)
+    except TrafficError as error:
+        _fail(str(error))
     typer.echo(f"wrote {out}")
 
 
@@ -106,9 +115,10 @@ def _config(path: Path, env: str) -> EnvironmentConfig:
         _fail(str(error))
 
 
-def _traffic(path: Path | None) -> TrafficProfile:
+def _traffic(path: Path | None, cfg: EnvironmentConfig) -> TrafficProfile:
+    """`--traffic` (the environment's own recorded counts) or the config's `planning.traffic`."""
     try:
-        return read_csv(path) if path else reference_week()
+        return recorded(path) if path else traffic_for(cfg.planning.traffic)
     except TrafficError as error:
         _fail(str(error))
 

@@ -4,23 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from planner.formatting import cell, format_count, format_decimal, format_requests, format_usd
 from planner.results import Plan, Totals
-from planner.summary import (
-    cell,
-    configured_of,
-    format_count,
-    format_decimal,
-    format_requests,
-    format_usd,
-    totals_of,
-)
+from planner.summary import configured_of, totals_of
 
 # (row label, the figure, how to print it); the change is printed with the same formatter.
 METRICS: list[tuple[str, Callable[[Totals], float], Callable]] = [
     ("Monthly cost (USD)", lambda t: t.monthly_cost_usd, format_usd),
     ("Instance-hours", lambda t: t.instance_hours, format_decimal),
     ("Shortfall minutes", lambda t: t.shortfall_minutes, format_count),
-    ("of which in scheduled peaks", lambda t: t.shortfall_minutes_in_peaks, format_count),
+    ("of which in peak windows", lambda t: t.shortfall_minutes_in_peaks, format_count),
     ("Delayed requests", lambda t: t.delayed_requests, format_requests),
     ("Rejected requests", lambda t: t.rejected_requests, format_requests),
     ("p95 queue wait (s)", lambda t: t.wait_p95_seconds, format_decimal),

@@ -11,8 +11,9 @@ import matplotlib.dates as mdates
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from planner.formatting import LOCAL_TZ, format_count, format_usd
 from planner.results import Plan, Scenario, VariantSeries
-from planner.summary import LOCAL_TZ, format_count, format_usd, totals_of
+from planner.summary import totals_of
 
 FIGSIZE_INCHES = (16, 9)
 DPI = 110

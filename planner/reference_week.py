@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -75,9 +75,24 @@ class _Model(Strict):
     model_config = ConfigDict(strict=True)
 
 
+class PeakHours(_Model):
+    """The audience's daily peak in its own local time; an `end` before `start` runs past midnight."""
+
+    start: Clock
+    end: Clock
+
+    @field_validator("end")
+    @classmethod
+    def _not_empty(cls, end: time, info: ValidationInfo) -> time:
+        if end == info.data.get("start"):
+            raise _invalid("must differ from start")
+        return end
+
+
 class Audience(_Model):
     timezone: Zone
     hourly: list[Annotated[float, Field(ge=0)]] = Field(min_length=24, max_length=24)  # req/min at hours 0..23
+    peak: PeakHours  # a peak window every day: the plan expects no shortfall there
 
 
 class Release(_Model):
@@ -162,14 +177,51 @@ def reference_week(path: Path = REFERENCE_WEEK) -> TrafficProfile:
     week = _load(path)
     series = _audience_series(week)
     events = []
-    for surge in _release_surges(week) + [_spike_surge(spike) for spike in week.spikes]:
+    surges = _release_surges(week, week.first_minute, week.end) + [_spike_surge(spike) for spike in week.spikes]
+    for surge in surges:
         event = _apply_surge(series, week.first_minute, surge)
         if event is not None:
             events.append(event)
     _add_noise(series, week.noise.seed, week.noise.percent)
     name = "reference week" if path.resolve() == REFERENCE_WEEK else path.name
     events.sort(key=lambda e: (e.start_minute, e.name))
-    return TrafficProfile(name, week.first_minute, tuple(series), tuple(events))
+    peaks = _peaks(week, week.first_minute, len(series))
+    return TrafficProfile(name, week.first_minute, tuple(series), tuple(events), peaks, _zones(week))
+
+
+def with_calendar(profile: TrafficProfile, path: Path = REFERENCE_WEEK) -> TrafficProfile:
+    """A recorded series with the peak windows and clocks of `path`'s audiences and releases.
+
+    A CSV holds counts, not a calendar; the service's audiences and release days are the same.
+    """
+    week = _load(Path(path))
+    peaks = _peaks(week, profile.start, len(profile.requests_per_minute))
+    return replace(profile, peaks=peaks, zones=_zones(week))
+
+
+def _zones(week: Week) -> tuple[tuple[str, str], ...]:
+    return tuple((name, audience.timezone.key) for name, audience in week.audiences.items())
+
+
+def _peaks(week: Week, first: datetime, minutes: int) -> tuple[TrafficEvent, ...]:
+    """Each audience's daily peak and each release, from `first` for `minutes`, clipped to that span."""
+    end = first + minutes * ONE_MINUTE
+    windows = []
+    for name, audience in week.audiences.items():
+        for day in _local_dates(first, end, audience.timezone):
+            start = datetime.combine(day, audience.peak.start, tzinfo=audience.timezone)
+            stop = datetime.combine(day, audience.peak.end, tzinfo=audience.timezone)
+            if stop <= start:
+                stop = datetime.combine(day + timedelta(days=1), audience.peak.end, tzinfo=audience.timezone)
+            windows.append((f"{name} evening", start, stop))
+    for surge in _release_surges(week, first, end):
+        windows.append((surge.name, surge.start, surge.start + surge.minutes * ONE_MINUTE))
+    peaks = []
+    for name, start, stop in windows:
+        begin, finish = round((start - first) / ONE_MINUTE), round((stop - first) / ONE_MINUTE)
+        if finish > 0 and begin < minutes:
+            peaks.append(TrafficEvent(name, "peak", max(0, begin), min(minutes, finish)))
+    return tuple(sorted(peaks, key=lambda p: (p.start_minute, p.name)))
 
 
 def _load(path: Path) -> Week:
@@ -212,11 +264,11 @@ def _spike_surge(spike: Spike) -> _Surge:
     )
 
 
-def _release_surges(week: Week) -> list[_Surge]:
-    """Every occurrence of every release that touches the week, in the release's own time zone."""
+def _release_surges(week: Week, first: datetime, end: datetime) -> list[_Surge]:
+    """Every occurrence of every release that touches first..end, in the release's own time zone."""
     surges = []
     for release in week.releases:
-        for day in _local_dates(week.first_minute, week.end, release.timezone):
+        for day in _local_dates(first, end, release.timezone):
             if WEEKDAYS[day.weekday()] in release.weekdays:
                 at = datetime.combine(day, release.at, tzinfo=release.timezone)
                 fall = round(release.hours * 60) - release.ramp_minutes

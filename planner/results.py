@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from config.schema import PlanBudget
+
 
 @dataclass(frozen=True)
 class Event:
@@ -32,7 +34,8 @@ class VariantSeries:
     backlog: list[float] = field(default_factory=list)  # requests still waiting at the end of the minute
     rejected: list[float] = field(default_factory=list)  # requests that would have waited past the timeout
     wait_seconds: list[float] = field(default_factory=list)  # queue wait of the minute's arrivals
-    in_scheduled_peak: list[bool] = field(default_factory=list)  # a window raising min_capacity is active
+    # The config's own window raising min_capacity is active: drawn, never judged (see Plan.peak_windows).
+    in_scheduled_peak: list[bool] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ class Totals:
     instance_hours: float
     monthly_cost_usd: float
     shortfall_minutes: int  # minutes whose demand (with backlog) exceeded capacity
-    shortfall_minutes_in_peaks: int  # of those, minutes inside a scheduled peak window
+    shortfall_minutes_in_peaks: int  # of those, minutes inside a peak window of the traffic
     delayed_requests: float  # arrivals that waited in a queue
     rejected_requests: float  # arrivals that would have waited past the timeout
     wait_p95_seconds: float  # 95th percentile queue wait over all accepted requests
@@ -80,3 +83,14 @@ class Plan:
     scenarios: dict[str, Scenario]  # keyed by Scenario.key, "configured" first
     assumptions: dict[str, str]  # human-readable: "capacity per ml.g5.xlarge" -> "1200 requests/min"
     traffic_events: list[tuple[str, int, int]] = field(default_factory=list)  # (name, start, end minute)
+    # From the traffic, not the config: when users come for sure (audiences' evenings, releases).
+    peak_windows: list[tuple[str, int, int]] = field(default_factory=list)  # (name, start, end minute)
+    time_zones: list[tuple[str, str]] = field(default_factory=list)  # (audience, IANA zone)
+    budget: PlanBudget = field(default_factory=PlanBudget)  # what the verdict calls "met"
+    warnings: list[str] = field(default_factory=list)  # config settings that cannot work as meant
+
+    def peak_mask(self, minutes: int) -> list[bool]:
+        mask = [False] * minutes
+        for _, start, end in self.peak_windows:
+            mask[start:end] = [True] * (min(end, minutes) - start)
+        return mask

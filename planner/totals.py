@@ -6,25 +6,29 @@ from config.cost import HOURS_PER_MONTH
 from planner.results import Scenario, Totals, VariantSeries
 
 
-def add_totals(scenario: Scenario, usd_per_hour: dict[str, float]) -> Scenario:
-    """Fill `per_variant` and `total`; `usd_per_hour` is each variant's instance price."""
+def add_totals(scenario: Scenario, usd_per_hour: dict[str, float], peaks: list[bool] | None = None) -> Scenario:
+    """Fill `per_variant` and `total`; `usd_per_hour` is each variant's instance price, `peaks` flags
+    the minutes inside the traffic's peak windows."""
     run_hours = scenario.minutes / 60
+    peaks = peaks or [False] * scenario.minutes
     activities = {name: 0 for name in scenario.variants}
     for event in scenario.events:
         if event.kind == "scale":
             activities[event.variant] += 1
     for name, series in scenario.variants.items():
-        scenario.per_variant[name] = _totals([series], {name: usd_per_hour[name]}, run_hours, activities[name])
-    scenario.total = _totals(list(scenario.variants.values()), usd_per_hour, run_hours, sum(activities.values()))
+        scenario.per_variant[name] = _totals([series], {name: usd_per_hour[name]}, run_hours, activities[name], peaks)
+    variants = list(scenario.variants.values())
+    scenario.total = _totals(variants, usd_per_hour, run_hours, sum(activities.values()), peaks)
     return scenario
 
 
-def _totals(variants: list[VariantSeries], usd_per_hour: dict[str, float], run_hours: float, activities: int) -> Totals:
+def _totals(
+    variants: list[VariantSeries], usd_per_hour: dict[str, float], run_hours: float, activities: int, peak: list[bool]
+) -> Totals:
     instance_hours = sum(sum(v.billed) for v in variants) / 60
     cost = sum(sum(v.billed) / 60 * usd_per_hour[v.name] for v in variants)
     minutes = len(variants[0].demand)
     short = [any(_short(v, m) for v in variants) for m in range(minutes)]
-    peak = [any(v.in_scheduled_peak[m] for v in variants if v.in_scheduled_peak) for m in range(minutes)]
     waits = [(v.wait_seconds[m], v.demand[m] - v.rejected[m]) for v in variants for m in range(minutes)]
     return Totals(
         instance_hours=instance_hours,

@@ -42,8 +42,8 @@ class TrafficError(ValueError):
 class TrafficEvent:
     """A release or spike, as minutes of the profile; `end_minute` is when its effect is over (exclusive)."""
 
-    name: str  # e.g. "shonen-jump", "unannounced-viral-spike"
-    kind: str  # "release" | "spike"
+    name: str  # e.g. "shonen-jump", "unannounced-viral-spike", "tokyo evening"
+    kind: str  # "release" | "spike" | "peak"
     start_minute: int
     end_minute: int
 
@@ -56,14 +56,18 @@ class TrafficProfile:
     start: datetime
     requests_per_minute: tuple[float, ...]
     events: tuple[TrafficEvent, ...] = ()
+    # When the users come for sure (kind "peak": audiences' evenings, releases): the windows a plan
+    # judges shortfall in, whatever the config being judged schedules.
+    peaks: tuple[TrafficEvent, ...] = ()
+    zones: tuple[tuple[str, str], ...] = ()  # (audience, IANA time zone): the clocks a report shows
 
     def __post_init__(self) -> None:
         # A naive start would be read as the machine's local time somewhere downstream.
         if self.start.tzinfo is None or self.start.utcoffset() is None:
             raise TrafficError(f"{self.name}: start must be timezone-aware, got {self.start.isoformat()}")
         object.__setattr__(self, "start", self.start.astimezone(UTC))
-        object.__setattr__(self, "requests_per_minute", tuple(self.requests_per_minute))
-        object.__setattr__(self, "events", tuple(self.events))
+        for name in ("requests_per_minute", "events", "peaks", "zones"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
 
     def time_at(self, minute: int) -> datetime:
         """UTC time at which `minute` starts."""

@@ -31,7 +31,7 @@ def prod_with(tmp_path: Path, change) -> Path:
 def test_plan_writes_summary_and_plot(tmp_path: Path) -> None:
     result = planner("plan", "dev", "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("## Capacity plan: dev (reference week)")
+    assert result.stdout.startswith("## Capacity plan: dev (reference week × 0.1)")
     assert (tmp_path / "summary.md").read_text().startswith("## Capacity plan: dev")
     assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import matplotlib.colors
+import matplotlib.dates as mdates
 import matplotlib.image
 import pytest
+from matplotlib.patches import Rectangle
 
-from planner.plot import build_figure, draw_plot
+from planner.plot import COLOURS, build_figure, draw_plot
 from planner.results import Event, Plan, Scenario, Totals, VariantSeries
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -62,6 +65,8 @@ def full_plan() -> Plan:
         },
         assumptions={},
         traffic_events=[("flash sale", 95, 110), ("newsletter", 150, 180)],
+        peak_windows=[("tokyo evening", 30, 90)],
+        time_zones=[("tokyo", "Asia/Tokyo"), ("us-eastern", "America/New_York")],
     )
 
 
@@ -107,16 +112,20 @@ def test_two_renders_of_the_same_plan_are_identical(tmp_path):
     assert first.read_bytes() == second.read_bytes()
 
 
+def panels(figure):
+    return [ax for ax in figure.axes if ax.get_title(loc="left")]
+
+
 def test_one_panel_per_variant_sharing_the_time_axis():
-    figure = build_figure(full_plan())
-    panels = [ax for ax in figure.axes if ax.get_title(loc="left")]
-    assert [ax.get_title(loc="left") for ax in panels] == ["chat", "rerank"]
-    assert panels[0].get_shared_x_axes().joined(panels[0], panels[1])
+    chat, rerank = panels(build_figure(full_plan()))
+    assert [chat.get_title(loc="left"), rerank.get_title(loc="left")] == ["chat", "rerank"]
+    assert chat.get_shared_x_axes().joined(chat, rerank)
 
 
 def test_legend_names_each_element_once():
     assert legend_labels(full_plan()) == [
-        "scheduled peak",
+        "peak window (traffic)",
+        "scheduled window (config)",
         "demand",
         "capacity",
         "oracle capacity",
@@ -127,7 +136,66 @@ def test_legend_names_each_element_once():
 
 
 def test_legend_of_a_bare_plan_has_no_oracle_shortfall_or_alarm():
-    assert legend_labels(bare_plan()) == ["scheduled peak", "demand", "capacity"]
+    assert legend_labels(bare_plan()) == ["scheduled window (config)", "demand", "capacity"]
+
+
+def legend_handle(figure, label: str):
+    legend = figure.legends[0]
+    return dict(zip([t.get_text() for t in legend.get_texts()], legend.legend_handles, strict=True))[label]
+
+
+def test_shortfall_shading_is_what_the_legend_shows():
+    figure = build_figure(full_plan())
+    handle = legend_handle(figure, "shortfall")
+    assert isinstance(handle, Rectangle)  # the shaded span, not only a marker
+    assert handle.get_facecolor()[:3] == pytest.approx(matplotlib.colors.to_rgb(COLOURS["shortfall"]))
+
+
+def test_each_panel_has_an_instance_count_axis():
+    figure = build_figure(full_plan())
+    for panel, per_instance in zip(panels(figure), (600.0, 600.0), strict=True):
+        (instances,) = [child for child in panel.child_axes if child.get_ylabel() == "instances"]
+        assert instances.get_ylim() == pytest.approx([limit / per_instance for limit in panel.get_ylim()])
+        assert all(tick == int(tick) for tick in instances.get_yticks())
+
+
+def test_alarms_and_oracle_are_a_quiet_layer():
+    figure = build_figure(full_plan())
+    chat = panels(figure)[0]
+    alarms = [line for line in chat.lines if line.get_label().endswith("alarm")]
+    assert len(alarms) == 2
+    for line in alarms:  # short ticks along the bottom edge, not lines through the curves
+        assert max(line.get_ydata()) <= 0.05 and line.get_transform().contains_branch(chat.transAxes)
+    (oracle,) = [line for line in chat.lines if line.get_label() == "oracle capacity"]
+    assert oracle.get_alpha() <= 0.5 and oracle.get_linewidth() <= 0.8
+
+
+def test_panels_are_sized_to_what_they_show():
+    # chat shows up to 1,200 requests/min, rerank up to 600: rerank gets the smaller panel.
+    chat, rerank = panels(build_figure(full_plan()))
+    assert rerank.get_position().height < 0.75 * chat.get_position().height
+
+
+def test_both_audiences_clocks_label_the_time_axis():
+    figure = build_figure(full_plan())
+    figure.canvas.draw()
+    bottom = panels(figure)[-1]
+    labels = [bottom.get_xlabel()] + [child.get_xlabel() for child in bottom.child_axes]
+    assert any("Asia/Tokyo" in label for label in labels)
+    assert any("America/New_York" in label for label in labels)
+
+
+def test_the_dst_change_is_marked():
+    plan = full_plan()
+    dst_start = datetime(2026, 11, 1, 4, 0, tzinfo=UTC)  # New York leaves EDT at 06:00 UTC: minute 120
+    for scenario in plan.scenarios.values():
+        scenario.start = dst_start
+    figure = build_figure(plan)
+    texts = [text.get_text() for ax in panels(figure) for text in ax.texts]
+    assert any("America/New_York" in text and "EDT" in text and "EST" in text for text in texts)
+    marks = [line for line in panels(figure)[0].lines if line.get_label() == "_dst"]
+    assert [mdates.num2date(line.get_xdata()[0]) for line in marks] == [datetime(2026, 11, 1, 6, 0, tzinfo=UTC)]
+    assert not [line for line in panels(build_figure(full_plan()))[0].lines if line.get_label() == "_dst"]
 
 
 def test_title_gives_env_scenario_cost_and_shortfall():
@@ -138,15 +206,14 @@ def test_title_gives_env_scenario_cost_and_shortfall():
 def test_day_ticks_are_labelled_in_tokyo_time():
     figure = build_figure(full_plan())
     figure.canvas.draw()
-    labels = [label.get_text() for label in figure.axes[1].get_xticklabels() if label.get_text()]
+    labels = [label.get_text() for label in panels(figure)[1].get_xticklabels() if label.get_text()]
     assert labels == ["Thu 28"]  # the run starts at 00:00 Thursday in Tokyo (Wednesday 15:00 UTC)
 
 
 def test_traffic_events_are_annotated_on_the_first_panel():
-    figure = build_figure(full_plan())
-    texts = [text.get_text() for text in figure.axes[0].texts]
-    assert texts == ["flash sale", "newsletter"]
-    assert not figure.axes[1].texts
+    chat, rerank = panels(build_figure(full_plan()))
+    assert [text.get_text() for text in chat.texts] == ["flash sale", "newsletter"]
+    assert not rerank.texts
 
 
 def test_unknown_scenario_is_a_clear_error(tmp_path):

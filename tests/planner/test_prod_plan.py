@@ -10,6 +10,7 @@ from planner.build import build_plan
 from planner.readme import embedded_summary, with_summary
 from planner.reference_week import reference_week
 from planner.summary import render_summary
+from planner.verdict import judge
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,10 +24,25 @@ def cost(plan, key: str) -> float:
     return plan.scenarios[key].total.monthly_cost_usd
 
 
-def test_no_shortfall_inside_the_scheduled_peaks(plan) -> None:
+def test_no_shortfall_inside_the_peak_windows(plan) -> None:
     configured = plan.scenarios["configured"]
     assert configured.total.shortfall_minutes_in_peaks == 0
-    assert sum(configured.variants["primary"].in_scheduled_peak) > 7 * 4 * 60  # the peaks are there
+    peak_minutes = {m for _, start, end in plan.peak_windows for m in range(start, end)}
+    assert len(peak_minutes) > 7 * 4 * 60  # the peaks are there: Tokyo and New York evenings, releases
+
+
+def test_prod_meets_its_budget(plan) -> None:
+    verdict = judge(plan)
+    assert verdict.met, [check.text for check in verdict.checks if not check.passed]
+    assert "### Verdict: met" in render_summary(plan)
+
+
+def test_static_fleets_at_max_capacity_and_at_the_peak_side_by_side(plan) -> None:
+    assert list(plan.scenarios) == ["configured", "reactive", "static-max", "static", "oracle"]
+    at_max = plan.scenarios["static-max"]
+    assert set(at_max.variants["primary"].in_service) == {8} and set(at_max.variants["canary"].in_service) == {8}
+    assert at_max.total.shortfall_minutes == 0
+    assert "| Static fleet at max_capacity |" in render_summary(plan)
 
 
 def test_cost_within_a_quarter_of_the_oracle(plan) -> None:

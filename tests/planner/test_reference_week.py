@@ -147,6 +147,39 @@ def test_events_name_the_week_releases_and_the_spike(week):
     assert hours == {"friday-chapters": 4, "shonen-jump": 3, "shonen-magazine": 3, "unannounced-viral-spike": 2}
 
 
+def windows_in(profile: TrafficProfile, name: str, zone: ZoneInfo) -> list[tuple[datetime, datetime]]:
+    return [
+        (profile.time_at(p.start_minute).astimezone(zone), profile.time_at(p.end_minute).astimezone(zone))
+        for p in profile.peaks
+        if p.name == name
+    ]
+
+
+def test_peak_windows_are_each_audience_evening_in_its_own_clock(week):
+    tokyo = windows_in(week, "tokyo evening", TOKYO)
+    assert tokyo == [(jst(10, 29 + d, 18), jst(10, 29 + d, 22)) for d in range(3)] + [
+        (jst(11, d, 18), jst(11, d, 22)) for d in range(1, 5)
+    ]
+    us = windows_in(week, "us-eastern evening", NEW_YORK)
+    # 18:00-22:00 in New York on both sides of the switch to EST (1 Nov): the UTC hour moves, the local one not.
+    assert all((start.hour, end.hour) == (18, 22) for start, end in us)
+    assert {start.utcoffset() for start, _ in us} == {timedelta(hours=-4), timedelta(hours=-5)}
+    assert len(us) == 7  # Wed 28 Oct (Thu 07:00 in Tokyo) to Tue 3 Nov; Wed 4 Nov 18:00 EST is after the week
+
+
+def test_releases_are_peak_windows_and_spikes_are_not(week):
+    peaks = {p.name: (p.start_minute, p.end_minute) for p in week.peaks}
+    for event in week.events:
+        if event.kind == "release":
+            assert peaks[event.name] == (event.start_minute, event.end_minute)
+    assert "unannounced-viral-spike" not in peaks
+    assert all(p.kind == "peak" for p in week.peaks)
+
+
+def test_profile_names_the_audiences_time_zones(week):
+    assert week.zones == (("tokyo", "Asia/Tokyo"), ("us-eastern", "America/New_York"))
+
+
 def test_release_already_under_way_at_the_start_is_clipped(tmp_path):
     # A day starting at 19:00 JST on Monday, an hour into Shonen Jump's three-hour surge.
     profile = reference_week(variant_week(tmp_path, start="2026-11-02T19:00", days=1, spikes=[], noise=None))
@@ -167,6 +200,7 @@ audiences:
   tokyo:
     timezone: {zone}
     hourly: [{hourly}]
+    peak: {{start: "18:00", end: "22:00"}}
 """
 
 

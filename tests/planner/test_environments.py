@@ -1,0 +1,65 @@
+"""Each environment judged honestly: its own traffic, peak windows from the traffic, a budget from config."""
+
+from __future__ import annotations
+
+import pytest
+
+from config.loader import load_catalog, load_config
+from planner.build import build_plan, config_warnings
+from planner.environment_traffic import traffic_for
+from planner.reference_week import reference_week
+from planner.summary import render_summary
+from planner.verdict import judge
+
+
+@pytest.fixture(scope="module")
+def week():
+    return reference_week()
+
+
+@pytest.mark.parametrize(("env", "scale"), [("dev", 0.1), ("staging", 0.5), ("prod", 1)])
+def test_each_environment_replays_its_own_stated_traffic(env, scale, week):
+    profile = traffic_for(load_config(env).planning.traffic)
+    assert profile.name == ("reference week" if scale == 1 else f"reference week × {scale:g}")
+    assert profile.requests_per_minute == tuple(r * scale for r in week.requests_per_minute)
+    assert profile.peaks == week.peaks and profile.events == week.events
+
+
+def test_dev_on_prod_traffic_is_not_met(week):
+    # The issue's case: "Cost vs oracle: 0.88x ... met" with 3.58 million rejected requests.
+    plan = build_plan(load_config("dev"), load_catalog(), week)
+    summary = render_summary(plan)
+    assert "### Verdict: not met" in summary
+    assert "below the oracle's lower bound (1.00x)" in summary
+    assert plan.scenarios["configured"].total.rejected_requests > 1_000_000
+    assert not judge(plan).met
+    # Its ceiling cannot carry the week at any cost, and the static fleet at max_capacity shows it.
+    assert plan.scenarios["static-max"].total.shortfall_minutes > 0
+    assert any(w.startswith("autoscaling.primary.max_capacity 2 serves") for w in plan.warnings)
+
+
+def test_deleting_every_schedule_does_not_hide_the_shortfall_in_peaks(week):
+    cfg = load_config("prod")
+    unscheduled = cfg.model_copy(
+        update={"autoscaling": {n: s.model_copy(update={"schedules": []}) for n, s in cfg.autoscaling.items()}}
+    )
+    plan = build_plan(unscheduled, load_catalog(), week)
+    configured = plan.scenarios["configured"].total
+    # The peak windows come from the traffic, so without schedules the configured fleet is the reactive one.
+    assert configured.shortfall_minutes_in_peaks == plan.scenarios["reactive"].total.shortfall_minutes_in_peaks > 0
+    assert f"- Shortfall in peak windows: {configured.shortfall_minutes_in_peaks} minutes" in render_summary(plan)
+    assert "### Verdict: not met" in render_summary(plan)
+
+
+def test_a_target_at_or_above_what_an_instance_serves_is_flagged():
+    cfg = load_config("prod")
+    primary = cfg.autoscaling["primary"]
+    tracking = primary.target_tracking.model_copy(update={"target_value": 1200})
+    changed = cfg.model_copy(
+        update={"autoscaling": cfg.autoscaling | {"primary": primary.model_copy(update={"target_tracking": tracking})}}
+    )
+    assert config_warnings(cfg) == []
+    assert config_warnings(changed) == [
+        "autoscaling.primary.target_tracking.target_value 1,200 is at or above the 1,200 requests/min"
+        " an ml.g5.xlarge serves at the SLO (planning.capacity): instances queue before target tracking scales out"
+    ]
