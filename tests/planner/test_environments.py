@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from config.loader import load_catalog, load_config
+from config.schema import PlanTraffic
 from planner.build import build_plan, config_warnings
 from planner.environment_traffic import traffic_for
 from planner.reference_week import reference_week
 from planner.summary import render_summary
+from planner.traffic import TrafficError, write_csv
 from planner.verdict import judge
 
 
@@ -63,3 +65,18 @@ def test_a_target_at_or_above_what_an_instance_serves_is_flagged():
         "autoscaling.primary.target_tracking.target_value 1,200 is at or above the 1,200 requests/min"
         " an ml.g5.xlarge serves at the SLO (planning.capacity): instances queue before target tracking scales out"
     ]
+
+
+def test_a_recorded_csv_gets_the_reference_calendar_and_its_own_scale(tmp_path, week):
+    write_csv(week, tmp_path / "staging-week.csv")
+    profile = traffic_for(PlanTraffic(profile="staging-week.csv", scale=2), root=tmp_path)
+    assert profile.name == "staging-week.csv × 2"
+    assert profile.peaks == week.peaks and profile.zones == week.zones
+    assert profile.requests_per_minute[0] == pytest.approx(2 * week.requests_per_minute[0])
+
+
+def test_a_missing_profile_names_the_field(tmp_path):
+    with pytest.raises(TrafficError) as error:
+        traffic_for(PlanTraffic(profile="traffic/absent.yaml"), root=tmp_path)
+    assert str(error.value).startswith("planning.traffic.profile 'traffic/absent.yaml': ")
+    assert "No such file or directory" in str(error.value)

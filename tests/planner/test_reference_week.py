@@ -272,6 +272,11 @@ def test_hourly_must_have_24_values(tmp_path):
             "got '2026-10-29T00:00+09:00'",
         ),
         ("percent: 5 ", "percent: 5%", "noise.percent: Input should be a valid number, got '5%'"),
+        (
+            'peak: {start: "18:00", end: "22:00"}   #',
+            'peak: {start: "18:00", end: "18:00"}   #',
+            "audiences.us-eastern.peak.end: must differ from start, got '18:00'",
+        ),
         ("seed: 7 ", "seed: true ", "noise.seed: Input should be a valid integer, got True"),
     ],
 )
