@@ -16,7 +16,6 @@ from config.schema import EnvironmentConfig
 from planner.build import PlanError, build_plan
 from planner.compare import render_comparison
 from planner.environment_traffic import recorded, traffic_for
-from planner.plot import draw_plot
 from planner.readme import with_summary
 from planner.reference_week import reference_week
 from planner.results import Plan
@@ -53,7 +52,7 @@ def plan(env: Env, traffic: Traffic = None, out: Annotated[Path | None, typer.Op
     out.mkdir(parents=True, exist_ok=True)
     summary = render_summary(result)
     (out / "summary.md").write_text(summary)
-    draw_plot(result, out / "plot.png")
+    _draw_plot(result, out / "plot.png")
     typer.echo(summary)
     typer.echo(f"wrote {out / 'summary.md'} and {out / 'plot.png'}")
 
@@ -86,7 +85,7 @@ def docs(readme: Annotated[Path, typer.Option(dir_okay=False)] = Path("README.md
     summary = render_summary(result)
     DOCS_DIR.mkdir(parents=True, exist_ok=True)
     (DOCS_DIR / "summary.md").write_text(summary)
-    draw_plot(result, DOCS_DIR / "plot.png")
+    _draw_plot(result, DOCS_DIR / "plot.png")
     try:
         readme.write_text(with_summary(readme.read_text(), summary))
     except (OSError, ValueError) as error:
@@ -128,6 +127,13 @@ def _plan(cfg: EnvironmentConfig, traffic: TrafficProfile) -> Plan:
         return build_plan(cfg, load_catalog(), traffic)
     except PlanError as error:
         _fail(f"config/environments/{cfg.name}.yaml: {error}")
+
+
+def _draw_plot(result: Plan, path: Path) -> None:
+    # Imported here: matplotlib takes most of the CLI's start-up, and `diff` and every error exit need none of it.
+    from planner.plot import draw_plot
+
+    draw_plot(result, path)
 
 
 def _fail(message: str) -> None:
