@@ -7,6 +7,7 @@ from collections.abc import Callable
 from planner.formatting import cell, format_count, format_decimal, format_requests, format_usd
 from planner.results import Plan, Totals
 from planner.summary import configured_of, totals_of
+from planner.verdict import CHECK_NAMES, judge
 
 # (row label, the figure, how to print it); the change is printed with the same formatter.
 METRICS: list[tuple[str, Callable[[Totals], float], Callable]] = [
@@ -60,6 +61,17 @@ def _verdict(base: Totals, head: Totals) -> str:
     return f"**Verdict:** {cost} and {shortfall}."
 
 
+def _budget(base: Plan, head: Plan) -> str:
+    """Whether each config meets its own planning.budget (the summary's verdict), and what fails."""
+
+    def outcome(plan: Plan) -> str:
+        verdict = judge(plan)
+        failed = [check.name for check in verdict.checks if not check.passed]
+        return "met" if verdict.met else f"not met ({', '.join(CHECK_NAMES[name] for name in failed)})"
+
+    return f"**Budget:** base {outcome(base)}; head {outcome(head)}."
+
+
 def render_comparison(base: Plan, head: Plan) -> str:
     base_configured, head_configured = configured_of(base), configured_of(head)
     if base_configured.minutes != head_configured.minutes:
@@ -91,5 +103,5 @@ def render_comparison(base: Plan, head: Plan) -> str:
         lines += [
             f"- Removed in head: {n} (was {format_usd(base_variants[n].monthly_cost_usd)}/month)" for n in removed
         ]
-    lines += ["", _verdict(base_total, head_total)]
+    lines += ["", _budget(base, head), "", _verdict(base_total, head_total)]
     return "\n".join(lines) + "\n"

@@ -25,9 +25,17 @@ DAY_MINUTES = 24 * 60
 WEEK_MINUTES = 7 * DAY_MINUTES
 
 
+CHECK_NAMES = {
+    "rejected": "rejected requests",
+    "peaks": "shortfall in peak windows",
+    "shortfall": "shortfall in all",
+    "cost": "cost",
+}
+
+
 @dataclass(frozen=True)
 class Check:
-    name: str  # "rejected", "peaks", "shortfall", "cost"
+    name: str  # a key of CHECK_NAMES
     passed: bool
     text: str  # the verdict line, without the leading "- "
 

@@ -361,6 +361,11 @@ def test_comparison_verdict_is_computed_from_the_totals():
     assert lines_of(same)[-1] == "**Verdict:** head costs the same and leaves shortfall unchanged at 8 minutes."
 
 
+def test_comparison_says_whether_each_config_meets_its_budget():
+    lines = lines_of(render_comparison(make_plan(), clean_plan(configured_cost=1100.0)))
+    assert lines[-3] == ("**Budget:** base not met (shortfall in peak windows, shortfall in all); head met.")
+
+
 def test_comparison_per_variant_tables_and_added_or_removed_variants():
     base = make_plan()
     head = make_plan()
