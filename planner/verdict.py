@@ -156,12 +156,12 @@ def _cost(plan: Plan, configured: Scenario, oracle: Scenario | None) -> Check:
     if ratio is None:
         return Check("cost", False, f"Cost vs oracle: not computed (no oracle cost in the plan); goal {goal}: not met.")
     text = f"Cost vs oracle: {format_ratio(ratio)} against the {goal} goal"
-    if round(ratio, 2) < 1:
-        # Rounded as printed: a fleet within rounding of the oracle is the oracle.
+    printed = round(ratio, 2)  # judged as printed, so "1.25x against the 1.25x goal" never reads "not met"
+    if printed < 1:
         return Check(
             "cost",
             False,
             f"{text}: not met: below the oracle's lower bound (1.00x), which only a fleet short of capacity reaches.",
         )
-    passed = ratio <= plan.budget.cost_vs_oracle
+    passed = printed <= plan.budget.cost_vs_oracle
     return Check("cost", passed, f"{text}: {_met(passed)}.")

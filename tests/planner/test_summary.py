@@ -201,6 +201,14 @@ def test_verdict_met_at_1_10_within_the_budget():
     assert "not met" not in markdown
 
 
+@pytest.mark.parametrize(
+    ("cost", "line"),
+    [(1252.0, "1.25x against the 1.25x goal: met."), (1256.0, "1.26x against the 1.25x goal: not met.")],
+)
+def test_cost_is_judged_as_printed(cost, line):
+    assert f"- Cost vs oracle: {line}" in lines_of(render_summary(clean_plan(configured_cost=cost)))
+
+
 def test_a_fleet_cheaper_than_the_oracle_is_a_warning_not_a_success():
     # dev before: "Cost vs oracle: 0.88x against the 1.25x goal: met." with 3.58 million rejected.
     markdown = render_summary(clean_plan(configured_cost=880.0))
