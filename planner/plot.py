@@ -19,6 +19,7 @@ from matplotlib.ticker import MaxNLocator
 from planner.formatting import LOCAL_TZ, format_count, format_usd
 from planner.results import Plan, Scenario, VariantSeries
 from planner.summary import totals_of
+from planner.verdict import judge
 
 FIGSIZE_INCHES = (16, 9)
 DPI = 110
@@ -223,11 +224,13 @@ def build_figure(plan: Plan, scenario_key: str = "configured") -> Figure:
                 handles[label] = handle
                 labels.append(label)
     figure.legend([handles[label] for label in labels], labels, loc="outside right upper", fontsize=8)
-    figure.suptitle(
-        f"{plan.env} — {scenario.title} — {format_usd(total.monthly_cost_usd)}/month,"
-        f" {format_count(total.shortfall_minutes)} shortfall minutes",
-        fontsize=12,
+    title = (
+        f"{plan.env} ({plan.traffic_name}) — {scenario.title} — {format_usd(total.monthly_cost_usd)}/month,"
+        f" {format_count(total.shortfall_minutes)} shortfall minutes"
     )
+    if scenario_key == "configured":  # the verdict judges the configured fleet only
+        title += f" — budget {'met' if judge(plan).met else 'not met'}"
+    figure.suptitle(title, fontsize=12)
     return figure
 
 

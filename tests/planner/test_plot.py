@@ -201,9 +201,13 @@ def test_the_dst_change_is_marked():
     assert not [line for line in panels(build_figure(full_plan()))[0].lines if line.get_label() == "_dst"]
 
 
-def test_title_gives_env_scenario_cost_and_shortfall():
+def test_title_gives_env_traffic_scenario_cost_shortfall_and_verdict():
     title = build_figure(full_plan())._suptitle.get_text()
-    assert title == "prod — Configured: schedules + reactive policies — $1,180/month, 8 shortfall minutes"
+    assert title == (
+        "prod (golden-week) — Configured: schedules + reactive policies — $1,180/month, 8 shortfall minutes"
+        " — budget not met"
+    )
+    assert build_figure(full_plan(), "oracle")._suptitle.get_text().endswith("8 shortfall minutes")
 
 
 def test_day_ticks_are_labelled_in_tokyo_time():
