@@ -41,7 +41,7 @@ def test_three_mistakes_in_prod_are_all_reported_before_any_template(tmp_path: P
 
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
-    assert "variants.canary.initial_weight: Input should be greater than or equal to 0, got -5" in result.stderr
+    assert "variants[1].initial_weight: Input should be greater than or equal to 0, got -5" in result.stderr
     assert "container.startup_health_check_timeout_seconds: a 8B model needs at least 600 s" in result.stderr
     assert not (app_dir / "cdk.out" / "MangaAssist-prod-Serving.template.json").exists()
 
@@ -54,7 +54,7 @@ def test_g4dn_is_refused_with_the_vram_numbers(tmp_path: Path) -> None:
     result = _synth(app_dir, "prod")
 
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert "variants.primary.instance_type: ml.g4dn.xlarge is too small" in result.stderr
+    assert "variants[0].instance_type: ml.g4dn.xlarge is too small" in result.stderr
     assert "16 GiB x 0.92 = 14.72 GiB usable" in result.stderr
 
 
