@@ -13,6 +13,7 @@ skip the others. Test optional fields with `is_none(x)`, not `x is None` (which 
 
 from __future__ import annotations
 
+import difflib
 import importlib.metadata
 import math
 from collections import Counter
@@ -102,7 +103,14 @@ def _check_region(cfg: EnvironmentConfig) -> list[Problem]:
         return []
     known = known_regions()
     if cfg.region not in known:
-        return [("region", f"aws-cdk-lib {cdk_version()} knows no region {quote(cfg.region)}; known: {', '.join(known)}")]
+        closest = ", ".join(difflib.get_close_matches(cfg.region, known, n=3)) or ", ".join(known[:3])
+        return [
+            (
+                "region",
+                f"not a region aws-cdk-lib {cdk_version()} knows (its table has {len(known)}; "
+                f"closest: {closest}), got {quote(cfg.region)}",
+            )
+        ]
     return []
 
 
