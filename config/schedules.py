@@ -95,6 +95,7 @@ def _load_zone(name: str) -> ZoneInfo:
         return ZoneInfo.from_file(handle, key=name)
 
 
+@cache
 def utc_offset_changes(zone: ZoneInfo, year: int) -> list[tuple[datetime, timedelta, timedelta]]:
     """Every UTC-offset change of `zone` in `year`: (instant in UTC, offset before, offset after)."""
     changes = []
