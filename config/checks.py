@@ -22,7 +22,7 @@ from functools import cache
 from types import SimpleNamespace
 from typing import Any, cast
 
-from config.problems import Problem, quote, variant_path
+from config.problems import Problem, quote
 from config.scaling_checks import check_autoscaling, check_scaled_variant_changes
 from config.schema import MUTABLE_TAGS, Catalog, Engine, EnvironmentConfig, Variant
 from config.sections import INVALID, InvalidInput, is_none, skip_invalid
@@ -195,7 +195,18 @@ def _check_engine(cfg: EnvironmentConfig, catalog: Catalog) -> list[Problem]:
         *skip_invalid(_check_adapters, engine),
         *skip_invalid(_check_model, engine, catalog),
         *skip_invalid(_check_generation_reserve, engine),
+        *skip_invalid(_check_lora_slots, engine),
     ]
+
+
+def _check_lora_slots(engine: Engine) -> list[Problem]:
+    """vLLM reserves GPU memory for max_loras adapters at start; a batch of max_num_seqs sequences
+    uses at most one adapter each, so slots beyond that are memory no request can use."""
+    if engine.max_loras > engine.max_num_seqs:
+        return [
+            ("engine.max_loras", f"must be at most engine.max_num_seqs {engine.max_num_seqs}, got {engine.max_loras}")
+        ]
+    return []
 
 
 def _check_lora_rank(engine: Engine) -> list[Problem]:

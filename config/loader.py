@@ -35,7 +35,10 @@ class ConfigError(Exception):
         self.source = source
         self.problems = problems
         lines = [f"{source}: {len(problems)} problem(s)"]
-        lines += [f"  - {shorten(path, 200)}: {shorten(message, MAX_MESSAGE_CHARS)}" for path, message in problems[:MAX_PROBLEMS_SHOWN]]
+        lines += [
+            f"  - {shorten(path, 200)}: {shorten(message, MAX_MESSAGE_CHARS)}"
+            for path, message in problems[:MAX_PROBLEMS_SHOWN]
+        ]
         if len(problems) > MAX_PROBLEMS_SHOWN:
             lines.append(f"  ... and {len(problems) - MAX_PROBLEMS_SHOWN} more")
         super().__init__("\n".join(lines))
@@ -117,7 +120,9 @@ def read_yaml(path: Path) -> Any:
     except OSError as error:
         raise ConfigError(source, [("(file)", f"cannot read: {error.strerror or error}")]) from None
     if len(data) > MAX_FILE_BYTES:
-        raise ConfigError(source, [("(file)", f"is {len(data):,} bytes; a settings file is at most {MAX_FILE_BYTES:,}")])
+        raise ConfigError(
+            source, [("(file)", f"is {len(data):,} bytes; a settings file is at most {MAX_FILE_BYTES:,}")]
+        )
     text = _decode(data, source)
     yaml = YAML(typ="safe", pure=True)
     try:
@@ -126,7 +131,12 @@ def read_yaml(path: Path) -> Any:
                 where = _line(event.start_mark)
                 raise ConfigError(
                     source,
-                    [("(file)", f"{where}YAML anchors and aliases (&name, *name) are not allowed; write the values out")],
+                    [
+                        (
+                            "(file)",
+                            f"{where}YAML anchors and aliases (&name, *name) are not allowed; write the values out",
+                        )
+                    ],
                 )
         return yaml.load(text)
     except YAMLError as error:
@@ -136,6 +146,8 @@ def read_yaml(path: Path) -> Any:
 def _decode(data: bytes, source: str) -> str:
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise ConfigError(source, [("(file)", "is UTF-16; save it as UTF-8")])
+    if b"\x00" in data:  # valid UTF-8, but never in text: UTF-16 without a byte-order mark, or binary
+        raise ConfigError(source, [("(file)", "contains NUL bytes (UTF-16 or binary?); save it as UTF-8 text")])
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:

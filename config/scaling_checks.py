@@ -222,7 +222,9 @@ def _check_span(path: str, windows: list, first_day: date) -> list[Problem]:
         for index, s in enumerate(starts):
             # The next end and the next start, also when they fall after the simulated days.
             end_time = next((e for e in ends if e > s), None) or end.next_firing(zone, s + timedelta(seconds=1))
-            following = starts[index + 1] if index + 1 < len(starts) else start.next_firing(zone, s + timedelta(seconds=1))
+            following = (
+                starts[index + 1] if index + 1 < len(starts) else start.next_firing(zone, s + timedelta(seconds=1))
+            )
             if end_time is None or (following is not None and end_time > following):
                 problems.append(
                     (

@@ -41,22 +41,54 @@ def _all_at_once_without_bake(raw: dict) -> None:
 MUTATIONS = (
     Mutation("negative canary weight", "variants[1].initial_weight", _set("variants", 1, "initial_weight", value=-5)),
     Mutation("mutable image tag", "variants[0].image_tag", _set("variants", 0, "image_tag", value="latest")),
-    Mutation("instance too small", "variants[0].instance_type", _set("variants", 0, "instance_type", value="ml.g4dn.xlarge")),
+    Mutation(
+        "instance too small", "variants[0].instance_type", _set("variants", 0, "instance_type", value="ml.g4dn.xlarge")
+    ),
     Mutation("lora rank", "engine.max_lora_rank", _set("engine", "max_lora_rank", value=24)),
     Mutation("adapter named base", "engine.adapters[2]", _set("engine", "adapters", 2, value="base")),
-    Mutation("batched tokens below seqs", "engine.max_num_batched_tokens", _set("engine", "max_num_batched_tokens", value=64)),
+    Mutation(
+        "batched tokens below seqs", "engine.max_num_batched_tokens", _set("engine", "max_num_batched_tokens", value=64)
+    ),
     Mutation("block size", "engine.block_size", _set("engine", "block_size", value=24)),
     Mutation("drain past SIGKILL", "container.drain_seconds", _set("container", "drain_seconds", value=45)),
-    Mutation("warmup past startup", "container.warmup_timeout_seconds", _set("container", "warmup_timeout_seconds", value=1000)),
-    Mutation("timeout range", "deployment.maximum_execution_timeout_seconds", _set("deployment", "maximum_execution_timeout_seconds", value=28801)),
+    Mutation(
+        "warmup past startup",
+        "container.warmup_timeout_seconds",
+        _set("container", "warmup_timeout_seconds", value=1000),
+    ),
+    Mutation(
+        "timeout range",
+        "deployment.maximum_execution_timeout_seconds",
+        _set("deployment", "maximum_execution_timeout_seconds", value=28801),
+    ),
     Mutation("prod all-at-once no bake", "deployment.wait_interval_seconds", _all_at_once_without_bake),
     Mutation("latency threshold", "alarms.model_latency_p99_ms", _set("alarms", "model_latency_p99_ms", value=10**15)),
-    Mutation("nan threshold", "alarms.error_rate_5xx_percent", _set("alarms", "error_rate_5xx_percent", value=float("nan"))),
-    Mutation("right/ time zone", "autoscaling.primary.schedules[0].timezone", _set("autoscaling", "primary", "schedules", 0, "timezone", value="right/Asia/Tokyo")),
-    Mutation("start in the DST gap", "autoscaling.primary.schedules[3].start", _set("autoscaling", "primary", "schedules", 3, "start", value="cron(30 2 ? 3 SUN *)")),
-    Mutation("max capacity 10^12", "autoscaling.canary.max_capacity", _set("autoscaling", "canary", "max_capacity", value=10**12)),
+    Mutation(
+        "nan threshold", "alarms.error_rate_5xx_percent", _set("alarms", "error_rate_5xx_percent", value=float("nan"))
+    ),
+    Mutation(
+        "right/ time zone",
+        "autoscaling.primary.schedules[0].timezone",
+        _set("autoscaling", "primary", "schedules", 0, "timezone", value="right/Asia/Tokyo"),
+    ),
+    Mutation(
+        "start in the DST gap",
+        "autoscaling.primary.schedules[3].start",
+        _set("autoscaling", "primary", "schedules", 3, "start", value="cron(30 2 ? 3 SUN *)"),
+    ),
+    Mutation(
+        "max capacity 10^12",
+        "autoscaling.canary.max_capacity",
+        _set("autoscaling", "canary", "max_capacity", value=10**12),
+    ),
     Mutation("unknown region", "region", _set("region", value="xx-fake-1")),
     Mutation("empty tag", "tags.CostCenter", _set("tags", "CostCenter", value="")),
-    Mutation("metric not emitted", "autoscaling.primary.step_scaling[0].metric", _set("autoscaling", "primary", "step_scaling", 0, "metric", value="queue_depth")),
-    Mutation("capture sampling 0", "data_capture.sampling_percentage", _set("data_capture", "sampling_percentage", value=0)),
+    Mutation(
+        "metric not emitted",
+        "autoscaling.primary.step_scaling[0].metric",
+        _set("autoscaling", "primary", "step_scaling", 0, "metric", value="queue_depth"),
+    ),
+    Mutation(
+        "capture sampling 0", "data_capture.sampling_percentage", _set("data_capture", "sampling_percentage", value=0)
+    ),
 )
