@@ -23,6 +23,8 @@ from config.loader import ENVIRONMENTS_DIR, display_path
 from config.problems import MAX_MESSAGE_CHARS
 from config.scaling_checks import _check_dst
 from config.schedules import Cron, CronError, _tzdata_names, time_zone
+from config.schema import Engine
+from config.vllm_rules import check_vllm_startup
 from container.serving import contract
 from container.serving.settings import Settings, SettingsError
 
@@ -347,3 +349,50 @@ def test_a_cron_firing_every_minute_is_refused_without_simulating_it() -> None:
             "takes minutes to provision): use target tracking for faster changes",
         )
     ]
+
+
+# --- vLLM start-up rules, bake, warmup ------------------------------------------------------------
+
+
+@MANY
+@given(
+    st.integers(min_value=1, max_value=512),
+    st.integers(min_value=1, max_value=40_000),
+    st.integers(min_value=1, max_value=256),
+)
+def test_vllm_start_up_rules(max_num_seqs, max_num_batched_tokens, block_size) -> None:
+    """vllm/config/scheduler.py (batched tokens vs sequences) and the CUDA backends' block sizes."""
+    engine = Engine.model_validate(
+        {
+            **PROD["engine"],
+            "max_num_seqs": max_num_seqs,
+            "max_num_batched_tokens": max_num_batched_tokens,
+            "block_size": block_size,
+            "max_loras": 1,
+        }  # fmt: skip
+    )
+    fields = {path for path, _ in check_vllm_startup(engine)}
+    batched_ok = max_num_seqs <= max_num_batched_tokens <= max_num_seqs * engine.max_model_len
+    assert ("engine.max_num_batched_tokens" not in fields) == batched_ok
+    assert ("engine.block_size" not in fields) == (block_size % 16 == 0)
+
+
+@FEW
+@given(st.sampled_from(["ALL_AT_ONCE", "CANARY", "LINEAR"]), st.sampled_from([0, 60, 599, 600, 900]))
+def test_prod_bakes_whatever_the_routing(routing, wait) -> None:
+    raw = copy.deepcopy(PROD)
+    raw["deployment"].update(
+        traffic_routing=routing, wait_interval_seconds=wait, maximum_execution_timeout_seconds=7200
+    )
+    raw["deployment"]["step_size"] = {"type": "CAPACITY_PERCENT", "value": 25 if routing == "LINEAR" else 10}
+    refused = "deployment.wait_interval_seconds" in {path for path, _ in load_raw(raw)}
+    assert refused == (wait < 600)
+
+
+@FEW
+@given(st.integers(min_value=60, max_value=3600), st.integers(min_value=1, max_value=3600))
+def test_warmup_must_fit_inside_the_startup_timeout(startup, warmup) -> None:
+    raw = copy.deepcopy(PROD)
+    raw["container"].update(startup_health_check_timeout_seconds=startup, warmup_timeout_seconds=warmup)
+    refused = "container.warmup_timeout_seconds" in {path for path, _ in load_raw(raw)}
+    assert refused == (warmup >= startup)
