@@ -24,7 +24,7 @@ from typing import Any, cast
 
 from config.problems import Problem, quote
 from config.scaling_checks import check_autoscaling, check_scaled_variant_changes
-from config.schema import MUTABLE_TAGS, Catalog, Engine, EnvironmentConfig, Variant
+from config.schema import MUTABLE_TAGS, Catalog, Engine, EnvironmentConfig, InstanceType, Variant
 from config.sections import INVALID, InvalidInput, is_none, skip_invalid
 from config.vllm_rules import check_vllm_startup
 from container.serving.contract import VLLM_LORA_RANKS, adapter_name_problem
@@ -48,9 +48,9 @@ def check_environment(
     """
     cfg = cast(EnvironmentConfig, SimpleNamespace(**sections))
     checks: list[tuple[tuple[str, ...], Callable[[], list[Problem]]]] = [
-        (("name", "tags", "account", "region"), lambda: _check_identity(cfg, env_name)),
+        ((), lambda: _check_identity(cfg, env_name)),
         (("region",), lambda: _check_region(cfg)),
-        (("variants", "endpoint_kms_key_arn"), lambda: _check_variants(cfg, catalog)),
+        (("variants",), lambda: _check_variants(cfg, catalog)),
         (("engine",), lambda: _check_engine(cfg, catalog)),
         (("engine",), lambda: check_vllm_startup(cfg.engine)),
         (("engine", "variants"), lambda: _check_vram_budget(cfg, catalog)),
@@ -154,16 +154,31 @@ def _check_variant_set(cfg: EnvironmentConfig) -> list[Problem]:
 
 def _check_variant(cfg: EnvironmentConfig, index: int, catalog: Catalog) -> list[Problem]:
     v, path = cfg.variants[index], f"variants[{index}]"
-    return [*skip_invalid(_check_image_tag, v, path), *skip_invalid(_check_storage, cfg, v, path, catalog)]
+    return [
+        *skip_invalid(_check_image_tag, v, path),
+        *skip_invalid(_check_volume, v, path, catalog),
+        *skip_invalid(_check_storage_key, cfg, v, catalog),
+    ]
 
 
-def _check_storage(cfg: EnvironmentConfig, v: Variant, path: str, catalog: Catalog) -> list[Problem]:
+def _instance(v: Variant, catalog: Catalog) -> InstanceType:
+    """The catalog entry of the variant's instance type; InvalidInput (reported once) when unknown."""
     instance = catalog.instance_types.get(v.instance_type)
     if instance is None:
+        raise InvalidInput
+    return instance
+
+
+def _check_instance_type(v: Variant, path: str, catalog: Catalog) -> list[Problem]:
+    if v.instance_type not in catalog.instance_types:
         known = ", ".join(sorted(catalog.instance_types))
         return [(f"{path}.instance_type", f"unknown instance type {quote(v.instance_type)}; known: {known}")]
-    problems = []
-    if instance.local_nvme and not is_none(v.volume_size_gb):
+    return []
+
+
+def _check_volume(v: Variant, path: str, catalog: Catalog) -> list[Problem]:
+    problems = _check_instance_type(v, path, catalog)
+    if not problems and _instance(v, catalog).local_nvme and not is_none(v.volume_size_gb):
         problems.append(
             (
                 f"{path}.volume_size_gb",
@@ -171,15 +186,19 @@ def _check_storage(cfg: EnvironmentConfig, v: Variant, path: str, catalog: Catal
                 f"got {v.volume_size_gb} (remove the field)",
             )
         )
-    if instance.local_nvme and not is_none(cfg.endpoint_kms_key_arn):
-        problems.append(
+    return problems
+
+
+def _check_storage_key(cfg: EnvironmentConfig, v: Variant, catalog: Catalog) -> list[Problem]:
+    if _instance(v, catalog).local_nvme and not is_none(cfg.endpoint_kms_key_arn):
+        return [
             (
                 "endpoint_kms_key_arn",
                 f"variant '{v.name}' runs on {v.instance_type}, which has local NVMe storage; "
                 "a storage KMS key does not apply to it (remove the field)",
             )
-        )
-    return problems
+        ]
+    return []
 
 
 def _check_image_tag(v: Variant, path: str) -> list[Problem]:

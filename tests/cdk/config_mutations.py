@@ -82,6 +82,9 @@ MUTATIONS = (
         _set("autoscaling", "canary", "max_capacity", value=10**12),
     ),
     Mutation("unknown region", "region", _set("region", value="xx-fake-1")),
+    Mutation("name of another environment", "name", _set("name", value="prod-eu")),
+    Mutation("malformed account", "account", _set("account", value="12345")),
+    Mutation("malformed KMS key ARN", "endpoint_kms_key_arn", _set("endpoint_kms_key_arn", value="key-1234")),
     Mutation("empty tag", "tags.CostCenter", _set("tags", "CostCenter", value="")),
     Mutation(
         "metric not emitted",
