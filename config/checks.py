@@ -19,8 +19,7 @@ import math
 from collections import Counter
 from collections.abc import Callable
 from functools import cache
-from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 
 from config.problems import Problem, quote
 from config.scaling_checks import check_autoscaling, check_scaled_variant_changes
@@ -46,7 +45,7 @@ def check_environment(
     checks are not even started. Inside a section that is partly valid, a check that touches an
     invalid field raises InvalidInput and is skipped.
     """
-    cfg = cast(EnvironmentConfig, SimpleNamespace(**sections))
+    cfg = EnvironmentConfig.model_construct(**sections)  # no validation: INVALID stays where it is
     checks: list[tuple[tuple[str, ...], Callable[[], list[Problem]]]] = [
         ((), lambda: _check_identity(cfg, env_name)),
         (("region",), lambda: _check_region(cfg)),
@@ -56,7 +55,7 @@ def check_environment(
         (("engine", "variants"), lambda: _check_vram_budget(cfg, catalog)),
         (("engine", "container"), lambda: _check_container(cfg, catalog)),
         (("container",), lambda: _check_warmup(cfg)),
-        (("deployment", "variants"), lambda: _check_deployment(cfg, env_name)),
+        (("deployment",), lambda: _check_deployment(cfg, env_name)),
         (("deployment",), lambda: _check_prod_bake(cfg, env_name)),
         (("autoscaling", "variants"), lambda: check_autoscaling(cfg)),
         (("autoscaling", "variants"), lambda: check_scaled_variant_changes(cfg, deployed or {})),
