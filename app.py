@@ -2,22 +2,39 @@
 """CDK entry point: picks the environment from context (`-c env=prod`, default dev) and builds it;
 `-c env=all` builds every environment in one app (what `make synth` does: one jsii start, not three).
 
-A bad config stops here with every problem listed, before any template is written.
+A bad config stops here with every problem listed, before any template is written. Whatever stops
+the synth (a refused config, a cdk-nag finding, an error inside the CDK) ends with a message, exit
+status 1 and no template in the output directory, never a traceback (`-c debug=true` re-raises).
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import aws_cdk as cdk
 
 from config import ConfigError, known_environments, load_config
 from stacks.environment import add_compliance_checks, build_environment
 
+# What a synth writes into the cloud assembly directory; removed when the synth is refused.
+ASSEMBLY_FILES = ("*.template.json", "*.assets.json", "manifest.json", "tree.json")
+MAX_ERROR_CHARS = 500
 
-def main() -> None:
+
+def main() -> int:
     app = cdk.App()
-    env_name = app.node.try_get_context("env") or "dev"
+    env_name = str(app.node.try_get_context("env") or "dev")
+    try:
+        return synthesise(app, env_name)
+    except Exception as error:  # noqa: BLE001 (the one place that turns any failure into a refusal)
+        if app.node.try_get_context("debug"):
+            raise
+        first_line = (str(error).strip().splitlines() or [""])[0][:MAX_ERROR_CHARS]
+        return refuse(app, f"Refusing to synthesise {env_name[:60]}: {type(error).__name__}: {first_line}")
+
+
+def synthesise(app: cdk.App, env_name: str) -> int:
     env_names = known_environments() if env_name == "all" else [env_name]
     # Set by `python -m ops deploy` (via `make deploy SCALING_RELEASED=…`) after it deregistered scaling.
     released = [name for name in str(app.node.try_get_context("scaling_released") or "").split(",") if name]
@@ -28,8 +45,7 @@ def main() -> None:
         except ConfigError as error:
             errors.append(str(error))
     if errors:
-        print("Refusing to synthesise: " + "\n".join(errors), file=sys.stderr)
-        sys.exit(1)
+        return refuse(app, "Refusing to synthesise: " + "\n".join(errors))
     for cfg in configs:
         build_environment(app, cfg)
     add_compliance_checks(app)
@@ -38,9 +54,19 @@ def main() -> None:
     except RuntimeError as error:  # cdk-nag findings: the report above says which and where
         if "ValidationFailed" not in str(error):
             raise
-        print(f"Refusing to synthesise {env_name}: unacknowledged cdk-nag findings (listed above)", file=sys.stderr)
-        sys.exit(1)
+        return refuse(app, f"Refusing to synthesise {env_name}: unacknowledged cdk-nag findings (listed above)")
+    return 0
+
+
+def refuse(app: cdk.App, message: str) -> int:
+    """Print why, and leave no template behind for a deploy to pick up."""
+    outdir = Path(app.outdir)
+    for pattern in ASSEMBLY_FILES:
+        for path in outdir.glob(pattern):
+            path.unlink(missing_ok=True)
+    print(message, file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import AliasEvent
+from ruamel.yaml.reader import ReaderError
 
-from config.checks import INVALID, Problem, check_environment
+from config.checks import check_environment
 from config.deployed import load_deployed
+from config.problems import MAX_MESSAGE_CHARS, MAX_PROBLEMS_SHOWN, MAX_QUOTED_CHARS, Problem, field_path, quote, shorten
 from config.schema import Catalog, EnvironmentConfig
+from config.sections import INVALID, field_type, validate_partial
 
 CONFIG_DIR = Path(__file__).resolve().parent
 ENVIRONMENTS_DIR = CONFIG_DIR / "environments"
 CATALOG_FILE = CONFIG_DIR / "catalog.yaml"
+MAX_FILE_BYTES = 256 * 1024  # the shipped files are under 8 KiB
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -29,7 +35,12 @@ class ConfigError(Exception):
         self.source = source
         self.problems = problems
         lines = [f"{source}: {len(problems)} problem(s)"]
-        lines += [f"  - {path}: {message}" for path, message in problems]
+        lines += [
+            f"  - {shorten(path, 200)}: {shorten(message, MAX_MESSAGE_CHARS)}"
+            for path, message in problems[:MAX_PROBLEMS_SHOWN]
+        ]
+        if len(problems) > MAX_PROBLEMS_SHOWN:
+            lines.append(f"  ... and {len(problems) - MAX_PROBLEMS_SHOWN} more")
         super().__init__("\n".join(lines))
 
 
@@ -39,7 +50,7 @@ def known_environments() -> list[str]:
 
 @cache
 def load_catalog() -> Catalog:
-    return _validate(Catalog, _read_yaml(CATALOG_FILE), str(CATALOG_FILE.name))
+    return _validate(Catalog, read_yaml(CATALOG_FILE), display_path(CATALOG_FILE))
 
 
 def load_config(env_name: str, scaling_released: Iterable[str] = ()) -> EnvironmentConfig:
@@ -55,10 +66,10 @@ def load_config(env_name: str, scaling_released: Iterable[str] = ()) -> Environm
 
 def load_config_file(path: Path, env_name: str, deployed: dict[str, str] | None = None) -> EnvironmentConfig:
     """Validate each section on its own so one bad field does not hide the problems elsewhere."""
-    source = f"config/environments/{path.name}"
-    raw = _read_yaml(path)
+    source = display_path(path)
+    raw = read_yaml(path)
     if not isinstance(raw, dict):
-        raise ConfigError(source, [("(file)", "must be a mapping of settings")])
+        raise ConfigError(source, [("(file)", f"must be a mapping of settings, got {quote(raw)}")])
     sections, problems = _validate_sections(raw)
     problems += check_environment(sections, load_catalog(), env_name, deployed)
     if problems:
@@ -67,10 +78,13 @@ def load_config_file(path: Path, env_name: str, deployed: dict[str, str] | None 
 
 
 def _validate_sections(raw: dict) -> tuple[dict[str, Any], list[Problem]]:
-    """Each top-level field validated alone; invalid ones map to INVALID and are reported."""
+    """Each top-level field validated alone and kept as far as it is valid (config.sections).
+
+    A failed leaf becomes INVALID inside its section, so the checks that do not read it still run.
+    """
     fields = EnvironmentConfig.model_fields
     problems: list[Problem] = [
-        (key, f"unknown setting; known: {', '.join(fields)}") for key in raw if key not in fields
+        (field_path(key), f"unknown setting; known: {', '.join(fields)}") for key in raw if key not in fields
     ]
     sections: dict[str, Any] = {}
     for name, field in fields.items():
@@ -81,19 +95,81 @@ def _validate_sections(raw: dict) -> tuple[dict[str, Any], list[Problem]]:
             else:
                 sections[name] = field.get_default(call_default_factory=True)
             continue
-        try:
-            sections[name] = TypeAdapter(Annotated[field.annotation, field]).validate_python(raw[name])
-        except ValidationError as error:
-            problems += [describe_error({**e, "loc": (name, *e["loc"])}, raw) for e in error.errors()]
-            sections[name] = INVALID
+        sections[name], errors = validate_partial(field_type(field), raw[name])
+        problems += [describe_error({**e, "loc": (name, *e["loc"])}, raw) for e in errors]
     return sections, problems
 
 
-def _read_yaml(path: Path) -> Any:
+def display_path(path: Path) -> str:
+    """The file as a user would type it: relative to the working directory when inside it."""
     try:
-        return YAML(typ="safe", pure=True).load(path.read_text())
-    except (OSError, YAMLError) as error:
-        raise ConfigError(path.name, [("(file)", str(error).replace("\n", " "))]) from None
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def read_yaml(path: Path) -> Any:
+    """Plain YAML data from a UTF-8 file; anything else is a ConfigError naming the file.
+
+    Aliases and anchors are refused before anything is built: a few hundred bytes of nested
+    aliases expand to gigabytes ("billion laughs"), and a settings file has no need for them.
+    """
+    source = display_path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(source, [("(file)", f"cannot read: {error.strerror or error}")]) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ConfigError(
+            source, [("(file)", f"is {len(data):,} bytes; a settings file is at most {MAX_FILE_BYTES:,}")]
+        )
+    text = _decode(data, source)
+    yaml = YAML(typ="safe", pure=True)
+    try:
+        for event in yaml.parse(text):
+            if isinstance(event, AliasEvent) or getattr(event, "anchor", None) is not None:
+                where = _line(event.start_mark)
+                raise ConfigError(
+                    source,
+                    [
+                        (
+                            "(file)",
+                            f"{where}YAML anchors and aliases (&name, *name) are not allowed; write the values out",
+                        )
+                    ],
+                )
+        return yaml.load(text)
+    except YAMLError as error:
+        raise ConfigError(source, [("(file)", f"not valid YAML: {_yaml_message(error)}")]) from None
+
+
+def _decode(data: bytes, source: str) -> str:
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise ConfigError(source, [("(file)", "is UTF-16; save it as UTF-8")])
+    if b"\x00" in data:  # valid UTF-8, but never in text: UTF-16 without a byte-order mark, or binary
+        raise ConfigError(source, [("(file)", "contains NUL bytes (UTF-16 or binary?); save it as UTF-8 text")])
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        byte = data[error.start : error.start + 1].hex()
+        raise ConfigError(
+            source, [("(file)", f"is not UTF-8: byte 0x{byte} at line {line} (offset {error.start}); save it as UTF-8")]
+        ) from None
+
+
+def _line(mark: Any) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+
+
+def _yaml_message(error: YAMLError) -> str:
+    """ruamel's message without its `<unicode string>` file name and source excerpt."""
+    if isinstance(error, MarkedYAMLError):
+        context = f"{error.context} " if error.context else ""
+        return shorten(f"{_line(error.problem_mark)}{context}{error.problem}", MAX_QUOTED_CHARS)
+    if isinstance(error, ReaderError):
+        return f"position {error.position}: character {error.character!r} is not allowed in YAML"
+    return shorten(" ".join(str(error).split()), MAX_QUOTED_CHARS)
 
 
 def _validate(model: type[M], raw: Any, source: str) -> M:
@@ -103,19 +179,9 @@ def _validate(model: type[M], raw: Any, source: str) -> M:
         raise ConfigError(source, [describe_error(e, raw) for e in error.errors()]) from None
 
 
-def describe_error(error: dict, raw: Any) -> Problem:
-    """Turn a pydantic error into (path, message); list items are named by their `name` field."""
-    parts: list[str] = []
-    node = raw
-    for key in error["loc"]:
-        if isinstance(key, int) and isinstance(node, list) and key < len(node):
-            item = node[key]
-            parts.append(str(item.get("name", key)) if isinstance(item, dict) else str(key))
-            node = item
-        else:
-            parts.append(str(key))
-            node = node.get(key) if isinstance(node, dict) else None
+def describe_error(error: dict, raw: Any = None) -> Problem:
+    """Turn a pydantic error into (path, message) in the one path notation of config.problems."""
     message = error["msg"]
     if error["type"] != "missing":
-        message += f", got {error['input']!r}"
-    return ".".join(parts) or "(root)", message
+        message += f", got {quote(error['input'])}"
+    return field_path(*error["loc"]), message

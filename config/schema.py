@@ -17,9 +17,21 @@ MUTABLE_TAGS = ("latest", "stable", "prod", "production", "staging", "dev", "mai
 
 NAME_PATTERN = r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"  # SageMaker endpoint and variant names
 
+# Upper bounds: a typo (10^12 instances, a 10^15 ms threshold) must not pass as intent.
+# Instances per variant: prod peaks at 8 ml.g5.xlarge and blue/green needs the fleet twice over;
+# SageMaker's per-account instance quotas are far below 100 unless raised on purpose.
+MAX_INSTANCES = 100
+# SageMaker answers a real-time invocation within 60 s or fails it: a latency threshold above that
+# can never be crossed, which silently disables the (rollback) alarm.
+INVOCATION_TIMEOUT_MS = 60_000
+MAX_COOLDOWN_SECONDS = 3600  # a longer cooldown freezes scaling past any peak
+# AWS tag values: up to 256 letters, digits, spaces and _ . : / = + - @ (Tagging API).
+TAG_VALUE = Field(min_length=1, max_length=256, pattern=r"^[\w\s.:/=+\-@]+$")
+
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # .inf and .nan are YAML floats; no setting means them, and they crash synth inside jsii.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 # --- catalog (config/catalog.yaml) ---------------------------------------------------------------
@@ -60,15 +72,15 @@ class Catalog(Strict):
 
 
 class Tags(Strict):
-    Project: str = Field(min_length=1)
-    Environment: str = Field(min_length=1)
-    CostCenter: str = Field(min_length=1)
+    Project: str = TAG_VALUE
+    Environment: str = TAG_VALUE
+    CostCenter: str = TAG_VALUE
 
 
 class Variant(Strict):
     name: str = Field(pattern=NAME_PATTERN)
     instance_type: str
-    initial_instance_count: int = Field(ge=1)
+    initial_instance_count: int = Field(ge=1, le=MAX_INSTANCES)
     initial_weight: float = Field(ge=0, le=100)
     # Immutable tag (the repository refuses to overwrite tags) or a digest `sha256:<64 hex>`.
     image_tag: str = Field(pattern=r"^(sha256:[0-9a-f]{64}|[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$")
@@ -110,7 +122,7 @@ class Container(Strict):
 
 class CapacitySize(Strict):
     type: Literal["INSTANCE_COUNT", "CAPACITY_PERCENT"]
-    value: int = Field(ge=1)
+    value: int = Field(ge=1, le=100)  # a percentage, or instances (at most half a variant, checks.py)
 
 
 class Deployment(Strict):
@@ -125,7 +137,7 @@ class Deployment(Strict):
 class DataCapture(Strict):
     enabled: bool
     sampling_percentage: int = Field(default=5, ge=1, le=100)
-    retention_days: int = Field(default=30, ge=1)
+    retention_days: int = Field(default=30, ge=1, le=3650)
 
 
 class ImageBuild(Strict):
@@ -135,17 +147,19 @@ class ImageBuild(Strict):
 class Alarms(Strict):
     # Seeds' SLOs: error rate < 0.1 % (24 h); p99 total latency < 2,000 ms (1 h).
     error_rate_5xx_percent: float = Field(gt=0, le=100)
-    model_latency_p99_ms: int = Field(ge=1)
+    model_latency_p99_ms: int = Field(ge=1, le=INVOCATION_TIMEOUT_MS)
     evaluation_minutes: int = Field(default=5, ge=1, le=60)
     error_rate_4xx_percent: float = Field(default=5, gt=0, le=100)
-    overhead_latency_p99_ms: int = Field(default=100, ge=1)
+    overhead_latency_p99_ms: int = Field(default=100, ge=1, le=INVOCATION_TIMEOUT_MS)
     gpu_memory_percent: float = Field(default=95, gt=0, le=100)
     cpu_percent: float = Field(default=90, gt=0, le=100)
     gpu_idle_percent: float = Field(default=10, gt=0, le=100)  # cost: GPU mostly idle ...
     gpu_idle_minutes: int = Field(default=60, ge=5, le=1440)  # ... for this long
     # Serving-image alarms (seeds 001, scenario 8).
-    ttft_p95_ms: int = Field(default=500, ge=1)
-    queue_depth_critical: float = Field(default=80, gt=0)
+    ttft_p95_ms: int = Field(default=500, ge=1, le=INVOCATION_TIMEOUT_MS)
+    # Waiting requests per instance: 1,200/min at the SLO drain 1,200 in the 60 s timeout, so a
+    # queue of 10,000 is already all timeouts.
+    queue_depth_critical: float = Field(default=80, gt=0, le=10_000)
     kv_cache_percent: float = Field(default=95, gt=0, le=100)
     prefix_cache_hit_min_percent: float = Field(default=50, ge=0, le=100)
     email_subscriptions: list[Annotated[str, Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]] = Field(
@@ -158,14 +172,16 @@ class TargetTracking(Strict):
     metric: Literal[
         "SageMakerVariantInvocationsPerInstance", "SageMakerVariantConcurrentRequestsPerModelHighResolution"
     ] = "SageMakerVariantInvocationsPerInstance"
-    target_value: float = Field(gt=0)
-    scale_out_cooldown_seconds: int = Field(default=60, ge=0)
-    scale_in_cooldown_seconds: int = Field(default=300, ge=0)
+    # Invocations per instance per minute (or concurrent requests): 100,000/min is ~80x what an
+    # ml.g5.xlarge serves at the SLO (planning.capacity), so a larger target never scales out.
+    target_value: float = Field(gt=0, le=100_000)
+    scale_out_cooldown_seconds: int = Field(default=60, ge=0, le=MAX_COOLDOWN_SECONDS)
+    scale_in_cooldown_seconds: int = Field(default=300, ge=0, le=MAX_COOLDOWN_SECONDS)
 
 
 class StepAdjustment(Strict):
-    at_or_above: float = Field(ge=0)  # metric value where this step starts
-    add_instances: int = Field(ge=1)
+    at_or_above: float = Field(ge=0, le=100_000)  # metric value where this step starts
+    add_instances: int = Field(ge=1, le=MAX_INSTANCES)
 
 
 class EngineStepScaling(Strict):
@@ -173,12 +189,12 @@ class EngineStepScaling(Strict):
 
     metric: str
     scale_out: list[StepAdjustment] = Field(min_length=1)
-    scale_out_after_minutes: int = Field(default=1, ge=1)
+    scale_out_after_minutes: int = Field(default=1, ge=1, le=60)
     # None: no step scale-in, target tracking alone scales in. A second scale-in signal that only
     # sees "no queue" removes instances the traffic still needs (`make plan` shows the sawtooth).
-    scale_in_below: float | None = Field(default=None, ge=0)
-    scale_in_after_minutes: int = Field(default=5, ge=1)  # conservative: five quiet minutes per step
-    cooldown_seconds: int = Field(default=60, ge=0)
+    scale_in_below: float | None = Field(default=None, ge=0, le=100_000)
+    scale_in_after_minutes: int = Field(default=5, ge=1, le=60)  # conservative: five quiet minutes per step
+    cooldown_seconds: int = Field(default=60, ge=0, le=MAX_COOLDOWN_SECONDS // 5)  # scale-in waits 5x
 
     @property
     def scale_in_cooldown_seconds(self) -> int:
@@ -190,16 +206,17 @@ class ScheduledWindow(Strict):
     """Raise the capacity range at `start`, return it to the target's range at `end` (local time)."""
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,40}$")
-    timezone: str
-    start: str
-    end: str
-    min_capacity: int = Field(ge=1)
-    max_capacity: int | None = Field(default=None, ge=1)
+    # Application Auto Scaling takes up to 1,600 characters for each (botocore PutScheduledAction).
+    timezone: str = Field(max_length=1600)
+    start: str = Field(max_length=1600)
+    end: str = Field(max_length=1600)
+    min_capacity: int = Field(ge=1, le=MAX_INSTANCES)
+    max_capacity: int | None = Field(default=None, ge=1, le=MAX_INSTANCES)
 
 
 class VariantScaling(Strict):
-    min_capacity: int = Field(ge=1)
-    max_capacity: int = Field(ge=1)
+    min_capacity: int = Field(ge=1, le=MAX_INSTANCES)
+    max_capacity: int = Field(ge=1, le=MAX_INSTANCES)
     target_tracking: TargetTracking
     step_scaling: list[EngineStepScaling] = Field(default_factory=list)
     schedules: list[ScheduledWindow] = Field(default_factory=list)
@@ -254,7 +271,9 @@ class EnvironmentConfig(Strict):
     endpoint_name: str = Field(pattern=NAME_PATTERN)
     tags: Tags
     # Storage-volume KMS key for the endpoint config; refused on local-NVMe instance types.
-    endpoint_kms_key_arn: str | None = None
+    endpoint_kms_key_arn: str | None = Field(
+        default=None, pattern=r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[A-Za-z0-9/_-]{1,256}$"
+    )
     variants: list[Variant] = Field(min_length=1, max_length=10)
     engine: Engine
     container: Container

@@ -10,6 +10,8 @@ It has no third-party imports so that both the image and the CDK app can import 
 
 from __future__ import annotations
 
+import re
+
 # --- Environment variables set on the SageMaker model --------------------------------------------
 # Prefix SERVING_ rather than VLLM_: vLLM warns about (and reserves) unknown VLLM_* variables.
 ENV_MODEL_DIR = "SERVING_MODEL_DIR"
@@ -40,6 +42,25 @@ VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 # for stopping the engine after the HTTP drain.
 SAGEMAKER_SIGKILL_SECONDS = 30
 ENGINE_STOP_GRACE_SECONDS = 5
+
+# Adapter names: the config refuses at synth exactly what the container's reader refuses at start.
+# The container splits SERVING_LORA_ADAPTERS on commas and serves each adapter from
+# <lora dir>/<name> under the model name <name>, passed to vLLM as `--lora-modules name=path`:
+# so no comma, '=', '/', whitespace or leading dot, and never the base model's served name.
+BASE_MODEL_NAME = "base"
+ADAPTER_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+ADAPTER_NAME_RULE = "1-64 letters, digits, '_', '.', '-', starting with a letter or digit"
+
+
+def adapter_name_problem(name: object) -> str | None:
+    """Why `name` cannot be an adapter name, or None when it can."""
+    shown = repr(name) if len(repr(name)) <= 80 else repr(name)[:80] + "..."
+    if not isinstance(name, str) or not ADAPTER_NAME_PATTERN.fullmatch(name):
+        return f"invalid adapter name {shown} ({ADAPTER_NAME_RULE})"
+    if name == BASE_MODEL_NAME:
+        return f"adapter name {shown} is the base model's served name"
+    return None
+
 
 # --- CloudWatch metrics emitted by the container (Embedded Metric Format) -----------------------
 METRIC_NAMESPACE = "MangaAssist/LLMServing"

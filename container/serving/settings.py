@@ -7,13 +7,18 @@ are internal: the image's defaults are right on SageMaker and only local runs an
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
 from . import contract as c
-from .contract import ENGINE_STOP_GRACE_SECONDS, SAGEMAKER_SIGKILL_SECONDS, VLLM_LORA_RANKS
+from .contract import (
+    BASE_MODEL_NAME,
+    ENGINE_STOP_GRACE_SECONDS,
+    SAGEMAKER_SIGKILL_SECONDS,
+    VLLM_LORA_RANKS,
+    adapter_name_problem,
+)
 
 # Internal settings (not set by the CDK app).
 ENV_HOST = "SERVING_HOST"
@@ -22,11 +27,9 @@ ENV_STATE_FILE = "SERVING_STATE_FILE"
 ENV_GPU_CHECK_INTERVAL_SECONDS = "SERVING_GPU_CHECK_INTERVAL_SECONDS"
 
 SAGEMAKER_PORT = 8080
-# Name the base model is served under (`model` field); adapters are served under their own names.
-BASE_MODEL_NAME = "base"
+# BASE_MODEL_NAME (from contract): the base model's served name; adapters are served under their own.
+__all__ = ["BASE_MODEL_NAME", "Settings", "SettingsError"]
 LOG_LEVELS = ("debug", "info", "warning", "error")
-
-_ADAPTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 class SettingsError(ValueError):
@@ -171,10 +174,9 @@ class _Reader:
         if raw and not names:
             self.problems.append(f"{name} must list at least one adapter name, got {raw!r}")
         for adapter in names:
-            if not _ADAPTER_NAME.match(adapter):
-                self.problems.append(f"{name} has an invalid adapter name {adapter!r} (letters, digits, _ . -)")
-            elif adapter == BASE_MODEL_NAME:
-                self.problems.append(f"{name} must not use the base model's name {BASE_MODEL_NAME!r}")
+            refusal = adapter_name_problem(adapter)
+            if refusal:
+                self.problems.append(f"{name}: {refusal}")
         if len(set(names)) != len(names):
             self.problems.append(f"{name} lists an adapter twice: {raw!r}")
         return names

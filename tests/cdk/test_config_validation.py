@@ -28,12 +28,12 @@ def test_unchanged_prod_has_no_problems(problems) -> None:
 
 def test_negative_weight_names_the_variant_and_value(problems) -> None:
     found = problems(lambda raw: canary(raw).update(initial_weight=-5))
-    assert found == ["variants.canary.initial_weight: Input should be greater than or equal to 0, got -5"]
+    assert found == ["variants[1].initial_weight: Input should be greater than or equal to 0, got -5"]
 
 
 def test_weight_above_100(problems) -> None:
     found = problems(lambda raw: canary(raw).update(initial_weight=150))
-    assert found == ["variants.canary.initial_weight: Input should be less than or equal to 100, got 150"]
+    assert found == ["variants[1].initial_weight: Input should be less than or equal to 100, got 150"]
 
 
 def test_all_weights_zero(problems) -> None:
@@ -46,7 +46,7 @@ def test_all_weights_zero(problems) -> None:
 
 def test_instance_count_below_one(problems) -> None:
     found = problems(lambda raw: canary(raw).update(initial_instance_count=0))
-    assert found == ["variants.canary.initial_instance_count: Input should be greater than or equal to 1, got 0"]
+    assert found == ["variants[1].initial_instance_count: Input should be greater than or equal to 1, got 0"]
 
 
 def test_duplicate_variant_names(problems) -> None:
@@ -57,7 +57,7 @@ def test_duplicate_variant_names(problems) -> None:
 def test_unknown_instance_type_lists_known_ones(problems) -> None:
     found = problems(lambda raw: canary(raw).update(instance_type="ml.g5.mega"))
     assert len(found) == 1
-    assert found[0].startswith("variants.canary.instance_type: unknown instance type 'ml.g5.mega'; known: ")
+    assert found[0].startswith("variants[1].instance_type: unknown instance type 'ml.g5.mega'; known: ")
     assert "ml.g5.xlarge" in found[0]
 
 
@@ -109,7 +109,10 @@ def test_execution_timeout_outside_platform_range(problems, timeout: int) -> Non
 
 def test_prod_bake_time_at_least_ten_minutes(problems) -> None:
     found = problems(lambda raw: raw["deployment"].update(wait_interval_seconds=300))
-    assert found == ["deployment.wait_interval_seconds: prod bakes each step at least 600 s, got 300"]
+    assert found == [
+        "deployment.wait_interval_seconds: prod bakes each step at least 600 s (CANARY included: the rollback "
+        "alarms act only during the bake), got 300"
+    ]
 
 
 def test_max_lora_rank_outside_vllm_choices(problems) -> None:
@@ -125,7 +128,7 @@ def test_duplicate_adapters(problems) -> None:
 def test_volume_size_on_nvme_instance(problems) -> None:
     found = problems(lambda raw: canary(raw).update(volume_size_gb=50))
     assert found == [
-        "variants.canary.volume_size_gb: ml.g5.xlarge has local NVMe storage; SageMaker refuses VolumeSizeInGB "
+        "variants[1].volume_size_gb: ml.g5.xlarge has local NVMe storage; SageMaker refuses VolumeSizeInGB "
         "on it, got 50 (remove the field)"
     ]
 
@@ -139,7 +142,7 @@ def test_kms_key_on_nvme_instances(problems) -> None:
 def test_g4dn_with_prod_engine_settings_is_refused_with_the_numbers(problems) -> None:
     found = problems(lambda raw: canary(raw).update(instance_type="ml.g4dn.xlarge"))
     assert found == [
-        "variants.canary.instance_type: ml.g4dn.xlarge is too small for engine.max_num_seqs 128 x "
+        "variants[1].instance_type: ml.g4dn.xlarge is too small for engine.max_num_seqs 128 x "
         "engine.kv_cache_min_tokens_per_sequence 768 tokens x 128 KiB/token = 12.00 GiB of KV cache: "
         "16 GiB x 0.92 = 14.72 GiB usable, minus 5.3 GiB weights and 2.5 GiB runtime overhead leaves "
         "6.92 GiB for the KV cache (443 tokens per sequence); lower max_num_seqs or pick a larger GPU"
@@ -161,7 +164,7 @@ def test_context_that_cannot_fit_one_sequence(problems) -> None:
         raw["engine"]["gpu_memory_utilization"] = 0.33
 
     found = problems(tiny_gpu_share)
-    assert found[0].startswith("variants.primary.instance_type: ml.g5.xlarge cannot hold one 4096-token sequence")
+    assert found[0].startswith("variants[0].instance_type: ml.g5.xlarge cannot hold one 4096-token sequence")
 
 
 def test_every_problem_is_reported_at_once(problems) -> None:
@@ -181,7 +184,7 @@ def test_unknown_field_is_refused(problems) -> None:
 
 def test_mutable_image_tag(problems) -> None:
     found = problems(lambda raw: canary(raw).update(image_tag="latest"))
-    assert found == ["variants.canary.image_tag: must be an immutable tag or sha256 digest, got mutable 'latest'"]
+    assert found == ["variants[1].image_tag: must be an immutable tag or sha256 digest, got mutable 'latest'"]
 
 
 def test_environment_tag_must_match(problems) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -41,7 +42,7 @@ def test_three_mistakes_in_prod_are_all_reported_before_any_template(tmp_path: P
 
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
-    assert "variants.canary.initial_weight: Input should be greater than or equal to 0, got -5" in result.stderr
+    assert "variants[1].initial_weight: Input should be greater than or equal to 0, got -5" in result.stderr
     assert "container.startup_health_check_timeout_seconds: a 8B model needs at least 600 s" in result.stderr
     assert not (app_dir / "cdk.out" / "MangaAssist-prod-Serving.template.json").exists()
 
@@ -54,7 +55,7 @@ def test_g4dn_is_refused_with_the_vram_numbers(tmp_path: Path) -> None:
     result = _synth(app_dir, "prod")
 
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert "variants.primary.instance_type: ml.g4dn.xlarge is too small" in result.stderr
+    assert "variants[0].instance_type: ml.g4dn.xlarge is too small" in result.stderr
     assert "16 GiB x 0.92 = 14.72 GiB usable" in result.stderr
 
 
@@ -79,3 +80,31 @@ def test_make_synth_mode_reports_every_broken_environment(tmp_path: Path) -> Non
         assert f"config/environments/{env_name}.yaml: 1 problem(s)" in result.stderr
     assert "dev.yaml" not in result.stderr
     assert result.stderr.count("engine.max_lora_rank: must be one of 1, 8, 16, 32, 64, 128, 256, 320, 512, got 24") == 2
+
+
+def test_the_cdk_cli_exits_non_zero_with_no_template_and_no_traceback(tmp_path: Path) -> None:
+    """The real `cdk synth` (node_modules), as `make synth` runs it, on a file that is not UTF-8 and
+    a region aws-cdk-lib does not know (before: a traceback from jsii and partial templates)."""
+    app_dir = _app_copy(tmp_path)
+    (app_dir / "cdk.json").write_text(json.dumps({"app": f"{sys.executable} app.py", "context": {}}))
+    staging = app_dir / "config" / "environments" / "staging.yaml"
+    staging.write_bytes(staging.read_bytes().replace(b"canary rollout", b"canary \xff rollout"))
+    prod = app_dir / "config" / "environments" / "prod.yaml"
+    prod.write_text(prod.read_text().replace("region: ap-northeast-1", "region: ap-northeast-9"))
+    out = app_dir / "cdk.out" / "all"
+    out.mkdir(parents=True)
+    (out / "MangaAssist-dev-Serving.template.json").write_text("{}")  # an earlier synth's: must go too
+    result = subprocess.run(
+        [str(ROOT / "node_modules" / ".bin" / "cdk"), "synth", "--ci", "--no-notices", "--no-version-reporting",
+         "--quiet", "-c", "env=all", "-o", str(out)],
+        cwd=app_dir, env={**os.environ, "JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION": "1"},
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "Traceback" not in output
+    assert "config/environments/staging.yaml: 1 problem(s)" in output
+    assert "(file): is not UTF-8: byte 0xff at line 1" in output
+    assert "region: not a region aws-cdk-lib 2.275.0 knows" in output and "got 'ap-northeast-9'" in output
+    assert not list(out.glob("*.template.json"))

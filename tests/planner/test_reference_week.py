@@ -241,29 +241,29 @@ def test_hourly_must_have_24_values(tmp_path):
         (
             "multiplier: 1.8 ",
             "multiplier: 0.5 ",
-            "releases.shonen-magazine.multiplier: Input should be greater than or equal to 1, got 0.5",
+            "releases[1].multiplier: Input should be greater than or equal to 1, got 0.5",
         ),
         (
             "weekdays: [WED]",
             "weekdays: [WEDNESDAY]",
-            "releases.shonen-magazine.weekdays.0: "
+            "releases[1].weekdays[0]: "
             "Input should be 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT' or 'SUN', got 'WEDNESDAY'",
         ),
         (
             "at: 2026-11-03T13:00",
             "at: 2026-11-06T13:00",
-            "spikes.unannounced-viral-spike.at: must fall inside the week, "
+            "spikes[0].at: must fall inside the week, "
             "from 2026-10-29T00:00:00+09:00 up to 2026-11-05T00:00:00+09:00, got '2026-11-06T13:00'",
         ),
         (
             'at: "18:00"',
             "at: 6pm",
-            """releases.shonen-jump.at: must be a quoted local time "HH:MM" such as "18:00", got '6pm'""",
+            """releases[0].at: must be a quoted local time "HH:MM" such as "18:00", got '6pm'""",
         ),
         (
             "hours: 3 ",
             "hours: 0.25 ",
-            "releases.shonen-jump.hours: must be longer than ramp_minutes (15 min), got 0.25",
+            "releases[0].hours: must be longer than ramp_minutes (15 min), got 0.25",
         ),
         (
             "start: 2026-10-29T00:00",
@@ -293,7 +293,7 @@ def test_yaml_errors_are_all_reported_at_once(tmp_path):
         reference_week(path)
     assert str(error.value).splitlines() == [
         "week.yaml: days: Field required",
-        "week.yaml: releases.shonen-magazine.multiplier: Input should be greater than or equal to 1, got 0.5",
+        "week.yaml: releases[1].multiplier: Input should be greater than or equal to 1, got 0.5",
         "week.yaml: weeks: Extra inputs are not permitted, got 1",
     ]
 
@@ -303,7 +303,7 @@ def test_yaml_that_is_not_a_mapping(tmp_path):
     path.write_text("- 1\n")
     with pytest.raises(TrafficError) as error:
         reference_week(path)
-    assert str(error.value) == "week.yaml: (root): Input should be a valid dictionary or instance of Week, got [1]"
+    assert str(error.value) == "week.yaml: (file): Input should be a valid dictionary or instance of Week, got [1]"
 
 
 def test_missing_yaml_is_a_traffic_error(tmp_path):
