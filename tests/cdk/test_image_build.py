@@ -10,6 +10,7 @@ from aws_cdk.assertions import Match
 
 from config import naming
 from constructs.image_build import RESOURCE_TYPE
+from container.serving import contract
 
 
 def only(template, resource_type: str) -> dict:
@@ -54,6 +55,12 @@ def test_models_naming_source_pull_exactly_what_the_image_stack_built(dev, build
         rendered = json.dumps(image)
         assert rendered.endswith(f':{build["Properties"]["ImageTag"]}"]]}}'), rendered
         assert "Fn::ImportValue" in rendered  # the repository the image stack owns
+
+
+def test_the_container_is_told_the_built_tag_as_its_model_version(dev, build) -> None:
+    for model in dev.serving.find_resources("AWS::SageMaker::Model").values():
+        variables = model["Properties"]["PrimaryContainer"]["Environment"]
+        assert variables[contract.ENV_MODEL_VERSION] == build["Properties"]["ImageTag"]
 
 
 def test_models_are_created_only_after_the_image_stack_and_its_build(dev, prod) -> None:
