@@ -4,6 +4,7 @@ rights and time limits, and that ECR expiry cannot reach release tags."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from aws_cdk.assertions import Match
@@ -166,3 +167,16 @@ def test_release_tagged_images_are_shielded_from_the_build_rule(prod) -> None:
     # A rule that matches an image's tags first keeps lower-priority rules from expiring it (ECR docs).
     assert release["rulePriority"] < build["rulePriority"]
     assert release["selection"]["countNumber"] >= 9999
+
+
+def test_synth_needs_no_docker_the_build_happens_in_codebuild(dev) -> None:
+    assembly = dev.app.synth()
+    manifests = list(Path(assembly.directory).glob("*.assets.json"))
+    assert manifests
+    for manifest in manifests:
+        contents = json.loads(manifest.read_text())
+        assert not contents.get("dockerImages"), manifest.name
+    handler_assets = [
+        a for m in manifests for a in json.loads(m.read_text())["files"].values() if a["source"]["packaging"] == "zip"
+    ]
+    assert handler_assets  # container/ and the handler code travel as plain zip assets
