@@ -100,8 +100,11 @@ class ImageBuild(Construct):
                 "ImageTag": tag,
             },
         )
-        # Start the build only once the project's role may read the source and push (its DefaultPolicy).
-        self.resource.node.add_dependency(project)
+        # Start the build only once the project's role may read the source and push: its DefaultPolicy
+        # (the project itself is already ordered by the ProjectName Ref).
+        policy = project.role.node.try_find_child("DefaultPolicy") if project.role else None
+        if policy is not None:
+            self.resource.node.add_dependency(policy)
 
     def _function(self, id: str, handler: str, code: lambda_.Code, key: kms.IKey) -> lambda_.Function:
         role = self._lambda_role(f"{id}Role")
