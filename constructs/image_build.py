@@ -10,7 +10,8 @@ Time limits, innermost first (each fails with the build's log location before th
   * Provider TOTAL_TIMEOUT: "The maximum timeout is 1 hour" (aws-cdk-lib 2.275
     custom-resources/lib/provider-framework/provider.d.ts); its failure says only "Operation timed out".
   * CloudFormation's custom resource ServiceTimeout: 1-3600 s, default 3600 (AWS::CloudFormation::
-    CustomResource). A Lambda invocation lasts at most 15 min, hence polling rather than waiting in one.
+    CustomResource). A Lambda invocation lasts at most 900 s (Lambda "Configure function timeout"), hence
+    polling rather than waiting in one.
 """
 
 from __future__ import annotations
@@ -143,8 +144,8 @@ class ImageBuild(Construct):
         for rule, reason in (
             (
                 "NIST.800.53.R5::NIST.800.53.R5-LambdaConcurrency",
-                "runs once per deploy; reserving concurrency can fail on a new account whose whole "
-                "concurrency quota is 10 (Lambda keeps 10 unreserved), i.e. exactly on the first deploy",
+                "runs a few times per deploy; new accounts get reduced Lambda concurrency quotas (Lambda "
+                "quotas page) and Lambda keeps a minimum unreserved, so reserving could fail the first deploy",
             ),
             (
                 "NIST.800.53.R5::NIST.800.53.R5-LambdaDLQ",
