@@ -17,6 +17,7 @@ def serving_stack_name(env_name: str) -> str:
 OUTPUT_REPOSITORY_URI = "RepositoryUri"
 OUTPUT_REPOSITORY_NAME = "RepositoryName"
 OUTPUT_BUILD_PROJECT = "ImageBuildProject"
+OUTPUT_SOURCE_IMAGE_TAG = "SourceImageTag"  # the tag the last deploy built from container/
 OUTPUT_ENDPOINT_NAME = "EndpointName"
 OUTPUT_ENDPOINT_CONFIG_NAME = "EndpointConfigName"
 OUTPUT_VARIANT_NAMES = "VariantNames"  # comma-separated
@@ -24,3 +25,11 @@ OUTPUT_ROLLBACK_ALARMS = "RollbackAlarmNames"  # comma-separated
 OUTPUT_DASHBOARD_NAME = "DashboardName"
 OUTPUT_MONTHLY_COST = "MonthlyCostUsd"  # "floor-ceiling", on demand
 OUTPUT_ALARM_TOPIC_ARN = "AlarmTopicArn"
+
+
+# Image tags. `image_tag: source` in a variant means "container/ as it is now": synth resolves it to
+# the build tag SOURCE_TAG_PREFIX + hash of the source, which the image stack builds during deploy.
+SOURCE_IMAGE_TAG = "source"
+SOURCE_TAG_PREFIX = "src-"
+# Release tags (e.g. v0.2.0, given to a tested build's image) never expire (ECR lifecycle policy).
+RELEASE_TAG_PATTERN = "v*"

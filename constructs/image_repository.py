@@ -1,8 +1,9 @@
 """The serving image's ECR repository and the CodeBuild project that builds container/ into it.
 
 `cdk synth` never needs Docker: container/ is zipped as a plain S3 asset, and the image is built
-by CodeBuild when someone starts the project (see README, "Building an image"). Tags are immutable,
-and the default tag is the content hash of container/, so one source tree maps to one image.
+by CodeBuild during the deploy (constructs/image_build.py) or when someone starts the project. Tags
+are immutable, and the default tag is `src-` + the content hash of container/, so one source tree
+maps to one image; a variant names it as `image_tag: source`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3_assets as s3_assets
 
+from config import naming
 from constructs import Construct
 from constructs.nag import INLINE_POLICY_REASON, acknowledge, arn_in_finding
 
@@ -49,6 +51,44 @@ BUILDSPEC = {
 }
 
 
+# Below the deploy-time build's deadline (constructs/image_build.py), so CodeBuild ends a stuck build itself.
+BUILD_TIMEOUT = Duration.minutes(45)
+RELEASE_IMAGES_KEPT = 9999  # "never": the count the CDK's own ECR example uses for images to keep
+
+
+def _lifecycle_rules(keep_images: int) -> list[ecr.LifecycleRule]:
+    """Count-based expiry only for source builds (`src-…`); release tags never expire.
+
+    ECR: "An image that matches the tagging requirements of a rule cannot be expired by a rule with a
+    lower priority" (docs.aws.amazon.com/AmazonECR/latest/userguide/LifecyclePolicies.html). A release
+    is a build's image given a release tag too, so rule 2 selects release-tagged images first and, with
+    a count no repository reaches, keeps them out of rule 3's reach. Tags matching neither rule never
+    expire; untagged manifests (interrupted pushes) go after a week.
+    """
+    return [
+        ecr.LifecycleRule(
+            description="Drop untagged manifests from interrupted builds",
+            tag_status=ecr.TagStatus.UNTAGGED,
+            max_image_age=Duration.days(7),
+            rule_priority=1,
+        ),
+        ecr.LifecycleRule(
+            description=f"Release tags ({naming.RELEASE_TAG_PATTERN}) never expire: shields them from the build rule",
+            tag_status=ecr.TagStatus.TAGGED,
+            tag_pattern_list=[naming.RELEASE_TAG_PATTERN],
+            max_image_count=RELEASE_IMAGES_KEPT,
+            rule_priority=2,
+        ),
+        ecr.LifecycleRule(
+            description=f"Keep the newest {keep_images} source builds ({naming.SOURCE_TAG_PREFIX}<hash>)",
+            tag_status=ecr.TagStatus.TAGGED,
+            tag_prefix_list=[naming.SOURCE_TAG_PREFIX],
+            max_image_count=keep_images,
+            rule_priority=3,
+        ),
+    ]
+
+
 def _dockerignore(source_dir: Path) -> list[str]:
     path = source_dir / ".dockerignore"
     if not path.exists():
@@ -72,20 +112,7 @@ class ImageRepository(Construct):
             encryption=ecr.RepositoryEncryption.KMS,
             # Images referenced by a deployed endpoint must outlive a stack deletion.
             removal_policy=RemovalPolicy.RETAIN,
-            lifecycle_rules=[
-                ecr.LifecycleRule(
-                    description="Drop untagged layers from interrupted builds",
-                    tag_status=ecr.TagStatus.UNTAGGED,
-                    max_image_age=Duration.days(7),
-                    rule_priority=1,
-                ),
-                ecr.LifecycleRule(
-                    description=f"Keep the newest {keep_images} images (rollback targets)",
-                    tag_status=ecr.TagStatus.ANY,
-                    max_image_count=keep_images,
-                    rule_priority=2,
-                ),
-            ],
+            lifecycle_rules=_lifecycle_rules(keep_images),
         )
 
         # The asset is exactly the Docker build context, so its hash (and the default tag) changes
@@ -98,7 +125,7 @@ class ImageRepository(Construct):
             # `serving` target: local weights (model/) are not part of the image, so not of the source.
             exclude=[*_dockerignore(source_dir), "model"],
         )
-        self.default_tag = f"src-{source.asset_hash[:12]}"
+        self.default_tag = f"{naming.SOURCE_TAG_PREFIX}{source.asset_hash[:12]}"
         build_logs = logs.LogGroup(
             self,
             "BuildLogs",
@@ -123,7 +150,7 @@ class ImageRepository(Construct):
             },
             build_spec=codebuild.BuildSpec.from_object(BUILDSPEC),
             encryption_key=encryption_key,
-            timeout=Duration.minutes(60),
+            timeout=BUILD_TIMEOUT,
             logging=codebuild.LoggingOptions(cloud_watch=codebuild.CloudWatchLoggingOptions(log_group=build_logs)),
         )
         self.repository.grant_pull_push(self.build_project)
@@ -152,8 +179,13 @@ class ImageRepository(Construct):
             iam.PolicyStatement(actions=["ecr:DescribeImages"], resources=[self.repository.repository_arn])
         )
 
+    def resolve_tag(self, tag: str) -> str:
+        """`source` → this source tree's build tag; any other tag or digest as it is."""
+        return self.default_tag if tag == naming.SOURCE_IMAGE_TAG else tag
+
     def image_uri(self, tag: str) -> str:
-        """An image reference by immutable tag, or by digest when `tag` is `sha256:...`."""
+        """An image reference by immutable tag (`source` resolved), or by digest when `tag` is `sha256:...`."""
+        tag = self.resolve_tag(tag)
         separator = "@" if tag.startswith("sha256:") else ":"
         return f"{self.repository.repository_uri}{separator}{tag}"
 

@@ -109,14 +109,15 @@ class ServingModels(Construct):
         )
 
     def _model(self, cfg: EnvironmentConfig, variant: Variant, image: ImageRepository) -> sagemaker.CfnModel:
+        built = variant.model_copy(update={"image_tag": image.resolve_tag(variant.image_tag)})  # `source` → src-…
         model = sagemaker.CfnModel(
             self,
             f"Model-{variant.name}",
             execution_role_arn=self.role.role_arn,
             enable_network_isolation=True,
             primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
-                image=image.image_uri(variant.image_tag),
-                environment=container_environment(cfg, variant),
+                image=image.image_uri(built.image_tag),
+                environment=container_environment(cfg, built),
                 model_data_source=sagemaker.CfnModel.ModelDataSourceProperty(
                     s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
                         s3_uri=variant.model_data_s3_uri, s3_data_type="S3Prefix", compression_type="None"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from config import ConfigError, EnvironmentConfig, load_config_file
+from config import ConfigError, EnvironmentConfig, load_config_file, naming
 from ops.environment import config_variant, environment_file
 from ops.errors import ExitCode, OpsError
 
@@ -47,6 +47,13 @@ def plan_promotion(cfg: EnvironmentConfig, primary: str, canary: str) -> Promoti
         for field in PROMOTED_FIELDS
         if getattr(target, field) != getattr(source, field)
     }
+    if changes.get("image_tag", (None, None))[1] == naming.SOURCE_IMAGE_TAG:
+        raise OpsError(
+            f"{canary} names image_tag: source, which follows container/ and would move the primary with every "
+            f"change to it: give the canary's build a release tag (README, 'Building an image'), name that tag "
+            f"in {canary}, deploy, then promote",
+            ExitCode.USAGE,
+        )
     path = environment_file(cfg.name)
     before = path.read_text()
     yaml = _round_trip_yaml()

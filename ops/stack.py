@@ -44,3 +44,15 @@ def read_serving_outputs(cloudformation: Any, env_name: str) -> ServingOutputs:
 
 def _names(joined: str | None) -> tuple[str, ...]:
     return tuple(n.strip() for n in joined.split(",") if n.strip()) if joined else ()
+
+
+def read_source_image_tag(cloudformation: Any, env_name: str) -> str | None:
+    """The tag the image stack last built from container/ (what `image_tag: source` means), if deployed."""
+    try:
+        stack = cloudformation.describe_stacks(StackName=naming.image_stack_name(env_name))["Stacks"][0]
+    except ClientError as error:
+        if "does not exist" in error.response.get("Error", {}).get("Message", ""):
+            return None
+        raise
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+    return outputs.get(naming.OUTPUT_SOURCE_IMAGE_TAG)

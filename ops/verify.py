@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from config import naming
 from ops.alarms import firing_alarms
 from ops.endpoint import read_endpoint
 from ops.environment import Environment
+from ops.images import image_in_ecr
 from ops.output import Console, percent
-from ops.stack import read_serving_outputs
+from ops.stack import read_serving_outputs, read_source_image_tag
 
 HEALTHY_STACK_STATES = {"CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE"}
 
@@ -55,6 +57,9 @@ def verify(env: Environment, check_weights: bool) -> list[Check]:
         )
     )
     total_weight = sum(v.initial_weight for v in cfg.variants)
+    source_tag = None  # `image_tag: source` = the tag the image stack built
+    if any(v.image_tag == naming.SOURCE_IMAGE_TAG for v in cfg.variants):
+        source_tag = read_source_image_tag(clients.cloudformation, env.name)
     for name in sorted(set(wanted) & set(running)):
         want, have = wanted[name], running[name]
         checks.append(
@@ -63,8 +68,16 @@ def verify(env: Environment, check_weights: bool) -> list[Check]:
                 f"{name} instance type {have.instance_type}, config {want.instance_type}",
             )
         )
+        checks.append(_image_tag_check(name, have.image, have.image_tag, want.image_tag, source_tag))
+        in_ecr = image_in_ecr(clients.client("ecr"), have.image)
         checks.append(
-            Check(have.image_tag == want.image_tag, f"{name} image {have.image}, config tag {want.image_tag}")
+            Check(
+                in_ecr,
+                f"{name} image is in ECR"
+                if in_ecr
+                else f"{name} image {have.image} is missing from ECR: new instances cannot start (scale-out, "
+                "replacement); deploy an image that exists",
+            )
         )
         checks.append(
             Check(
@@ -85,6 +98,14 @@ def verify(env: Environment, check_weights: bool) -> list[Check]:
         Check(not alarms, "no alarm in ALARM" if not alarms else f"in ALARM: {', '.join(a.name for a in alarms)}")
     )
     return checks
+
+
+def _image_tag_check(name: str, image: str, live_tag: str, config_tag: str, source_tag: str | None) -> Check:
+    if config_tag != naming.SOURCE_IMAGE_TAG:
+        return Check(live_tag == config_tag, f"{name} image {image}, config tag {config_tag}")
+    if source_tag is None:
+        return Check(False, f"{name} config tag source, but the image stack has no {naming.OUTPUT_SOURCE_IMAGE_TAG}")
+    return Check(live_tag == source_tag, f"{name} image {image}, config tag source (built: {source_tag})")
 
 
 def report(checks: list[Check], console: Console) -> bool:

@@ -32,6 +32,9 @@ def build_environment(scope: Construct, cfg: EnvironmentConfig) -> tuple[ImageSt
         tags=tags,
         description=f"MangaAssist LLM SageMaker endpoint ({cfg.name})",
     )
+    # Explicit, not only implied by the repository reference: models are created after the image stack
+    # has built the image they name.
+    serving.add_stack_dependency(image, "the serving models pull the image the image stack builds")
     for stack in (image, serving):
         for key, value in tags.items():
             cdk.Tags.of(stack).add(key, value)

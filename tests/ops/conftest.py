@@ -147,6 +147,7 @@ class World:
         variants = []
         for variant in self.cfg.variants:
             tag = (images or {}).get(variant.name, variant.image_tag)
+            self.push_image(tag)
             model = f"{self.endpoint}-{variant.name}-{self.deployments}"
             sagemaker.create_model(ModelName=model, PrimaryContainer={"Image": image_uri(self.cfg, tag)})
             variants.append(
@@ -168,6 +169,36 @@ class World:
         if stack_expects_latest:
             self.stack(config_name)
         return config_name
+
+    def push_image(self, tag: str) -> None:
+        """The image in the account's ECR repository (moto), as a build or a release tag puts it there."""
+        ecr = self.client("ecr")
+        if REPOSITORY not in {r["repositoryName"] for r in ecr.describe_repositories()["repositories"]}:
+            ecr.create_repository(repositoryName=REPOSITORY)
+        try:
+            ecr.describe_images(repositoryName=REPOSITORY, imageIds=[{"imageTag": tag}])
+        except ecr.exceptions.ImageNotFoundException:
+            manifest = {
+                "schemaVersion": 2,
+                "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+                "config": {
+                    "mediaType": "application/vnd.docker.container.image.v1+json",
+                    "size": 1,
+                    "digest": f"sha256:{tag}",
+                },
+                "layers": [],
+            }
+            ecr.put_image(repositoryName=REPOSITORY, imageManifest=json.dumps(manifest), imageTag=tag)
+
+    def image_stack(self, source_tag: str) -> None:
+        """The image stack as deployed: its output names the tag it built from container/."""
+        template = {
+            "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
+            "Outputs": {naming.OUTPUT_SOURCE_IMAGE_TAG: {"Value": source_tag}},
+        }
+        self.client("cloudformation").create_stack(
+            StackName=naming.image_stack_name(self.cfg.name), TemplateBody=json.dumps(template)
+        )
 
     def stack(self, expected_config: str, rollback_alarms: tuple[str, ...] = ()) -> None:
         cloudformation = self.client("cloudformation")

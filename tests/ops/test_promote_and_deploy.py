@@ -43,6 +43,18 @@ class RecordingDeployer:
         return self.status
 
 
+def test_a_canary_following_the_source_is_not_promoted(environments, worlds, cli):
+    set_variant(environments, "canary", image_tag="source")
+    worlds("prod").deploy(images={"canary": "src-0123456789ab"})
+    before = (environments / "prod.yaml").read_text()
+
+    result = cli("promote", "prod")
+
+    assert result.exit_code == 2
+    assert "canary names image_tag: source, which follows container/" in result.stderr
+    assert (environments / "prod.yaml").read_text() == before
+
+
 def test_promote_writes_the_canary_image_into_the_primary_keeping_comments_and_layout(canary_on_v2, environments, cli):
     path = environments / "prod.yaml"
     before = path.read_text()

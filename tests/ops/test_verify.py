@@ -57,6 +57,46 @@ def test_an_image_other_than_the_configs_fails(environments, prod, cli):
     )
 
 
+def test_a_variant_whose_image_is_missing_from_ecr_fails(environments, prod, cli):
+    image = "222222222222.dkr.ecr.ap-northeast-1.amazonaws.com/mangaassist-llm:src-0123456789ab"
+    edit_environment(environments, "prod", lambda d: d["variants"][1].update(image_tag="src-0123456789ab"))
+    prod.deploy(images={"canary": "src-0123456789ab"})
+    # the lifecycle policy expired the build after newer ones were pushed
+    prod.client("ecr").batch_delete_image(repositoryName="mangaassist-llm", imageIds=[{"imageTag": "src-0123456789ab"}])
+
+    result = cli("verify", "prod")
+
+    assert result.exit_code == 3
+    assert "✓ primary image is in ECR" in result.output
+    assert f"✓ canary image {image}, config tag src-0123456789ab" in result.output  # as deployed,
+    assert f"✗ canary image {image} is missing from ECR: new instances cannot start" in result.output  # but gone
+
+
+def test_a_source_tag_is_what_the_image_stack_built(environments, prod, cli):
+    edit_environment(environments, "prod", lambda d: d["variants"][1].update(image_tag="source"))
+    prod.deploy(images={"canary": "src-0123456789ab"})
+    prod.image_stack("src-0123456789ab")
+
+    result = cli("verify", "prod")
+
+    assert result.exit_code == 0, result.output
+    assert "mangaassist-llm:src-0123456789ab, config tag source (built: src-0123456789ab)" in result.output
+
+
+def test_a_source_tag_other_than_the_built_one_fails(environments, prod, cli):
+    edit_environment(environments, "prod", lambda d: d["variants"][1].update(image_tag="source"))
+    prod.deploy(images={"canary": "src-0123456789ab"})
+    prod.image_stack("src-ba9876543210")  # container/ changed and was built, the endpoint still runs the old one
+
+    result = cli("verify", "prod")
+
+    assert result.exit_code == 3
+    assert (
+        "✗ canary image 222222222222.dkr.ecr.ap-northeast-1.amazonaws.com/mangaassist-llm:src-0123456789ab, "
+        "config tag source (built: src-ba9876543210)" in result.output
+    )
+
+
 def test_a_rollback_alarm_in_alarm_fails(prod, cli):
     cloudwatch = prod.client("cloudwatch")
     cloudwatch.put_metric_alarm(
@@ -94,7 +134,10 @@ def test_the_real_ml_g5_prod_config_verifies(real_environments, moto, monkeypatc
     CloudWatch stay on moto."""
     monkeypatch.setenv("MOTO_ACCOUNT_ID", "222222222222")
     cfg = load_environment_config("prod")
-    World(cfg, boto3.Session(region_name=cfg.region)).stack("mangaassist-llm-prod-config-7")
+    world = World(cfg, boto3.Session(region_name=cfg.region))
+    world.stack("mangaassist-llm-prod-config-7")
+    for variant in cfg.variants:
+        world.push_image(variant.image_tag)
     sagemaker = boto3.client("sagemaker", region_name=cfg.region)
     stub = Stubber(sagemaker)
     arn = "arn:aws:sagemaker:ap-northeast-1:222222222222"
