@@ -20,11 +20,24 @@ def set_variant(directory: Path, variant: str, **values: str) -> None:
 
 @pytest.fixture
 def canary_on_v2(environments, worlds):
-    """prod whose canary was deployed with v0.2.0 and has baked."""
+    """prod whose canary was deployed with v0.2.0 and has baked (served enough requests to judge)."""
     set_variant(environments, "canary", image_tag="v0.2.0")
     world = worlds("prod")
     world.deploy()
+    world.traffic("canary", invocations=1000, errors=1)
+    world.traffic("primary", invocations=19000, errors=12)
     return world
+
+
+def test_promotion_refused_without_evidence(environments, worlds, cli):
+    """A canary that served nothing has no error rate: that is no reason to promote it."""
+    set_variant(environments, "canary", image_tag="v0.2.0")
+    worlds("prod").deploy()
+
+    result = cli("promote", "prod")
+
+    assert result.exit_code == 4
+    assert "promotion refused: not enough evidence: the canary served 0 invocations in the last 5min" in result.stderr
 
 
 class RecordingDeployer:

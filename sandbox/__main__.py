@@ -1,0 +1,159 @@
+"""`python -m sandbox start|stop|traffic`: a local AWS for trying the ops CLI (`make sandbox`).
+
+start    a moto server seeded from the synthesised serving template (`make synth` writes it), a
+         stand-in model server and the runtime API in front of it, in the background; prints the
+         variables to export (eval-able: `eval "$(python -m sandbox start)"`).
+stop     stops it.
+traffic  records invocations (and 5XX errors) per variant in the sandbox's CloudWatch, as a live
+         endpoint's traffic would: the canary guard needs evidence before it lets a step through.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import boto3
+
+from config import naming
+from sandbox.server import PATIENCE_SECONDS, REPO, State, serve
+
+STATE_DIR = REPO / ".sandbox"
+TEMPLATES = REPO / "cdk.out" / "all"
+
+
+def state_file(env_name: str) -> Path:
+    return STATE_DIR / f"{env_name}.json"
+
+
+def running(path: Path) -> State | None:
+    if not path.exists():
+        return None
+    state = State.load(path)
+    try:
+        os.kill(state.pid, 0)
+    except ProcessLookupError:
+        path.unlink()
+        return None
+    return state
+
+
+def print_exports(state: State) -> None:
+    print(f"# sandbox for {state.env}: moto at {state.moto_url}, runtime API at {state.runtime_url}")
+    for name, value in state.exports().items():
+        print(f"export {name}={value}")
+    print("unset AWS_PROFILE AWS_DEFAULT_PROFILE AWS_SESSION_TOKEN")
+    print(f"# then: python -m ops status {state.env}    stop it: make sandbox-stop")
+
+
+def start(env_name: str, templates: Path) -> int:
+    template = templates / f"{naming.serving_stack_name(env_name)}.template.json"
+    if not template.exists():
+        print(f"error: {template} is missing: run `make synth` first", file=sys.stderr)
+        return 2
+    path = state_file(env_name)
+    if state := running(path):
+        print_exports(state)
+        return 0
+    STATE_DIR.mkdir(exist_ok=True)
+    log = STATE_DIR / f"{env_name}.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "sandbox", "serve", env_name, "--template", str(template)],
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # outlives this command and the terminal's Ctrl-C
+        )
+    deadline = time.monotonic() + PATIENCE_SECONDS
+    while not path.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            print(f"error: the sandbox did not start; its log ({log}):\n{log.read_text()[-3000:]}", file=sys.stderr)
+            return 1
+        time.sleep(0.2)
+    print_exports(State.load(path))
+    return 0
+
+
+def stop(env_name: str) -> int:
+    path = state_file(env_name)
+    state = running(path)
+    if state is None:
+        print(f"no sandbox for {env_name} is running")
+        return 0
+    os.kill(state.pid, signal.SIGTERM)
+    deadline = time.monotonic() + PATIENCE_SECONDS
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    print(f"stopped the sandbox for {env_name} (pid {state.pid})")
+    return 0
+
+
+def record_traffic(state: State, invocations: dict[str, float], errors: dict[str, float]) -> None:
+    """Invocations and 5XX errors per variant, timestamped now, in the sandbox's CloudWatch."""
+    session = boto3.Session(
+        region_name=state.region,
+        aws_access_key_id=state.exports()["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=state.exports()["AWS_SECRET_ACCESS_KEY"],
+    )
+    cloudwatch = session.client("cloudwatch", endpoint_url=state.moto_url)
+    now = datetime.now(UTC)
+    for variant, count in invocations.items():
+        dimensions = [{"Name": "EndpointName", "Value": state.endpoint}, {"Name": "VariantName", "Value": variant}]
+        cloudwatch.put_metric_data(
+            Namespace="AWS/SageMaker",
+            MetricData=[
+                {"MetricName": "Invocations", "Dimensions": dimensions, "Value": count, "Timestamp": now},
+                {
+                    "MetricName": "Invocation5XXErrors",
+                    "Dimensions": dimensions,
+                    "Value": errors.get(variant, 0.0),
+                    "Timestamp": now,
+                },
+            ],
+        )
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sandbox", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name in ("start", "stop", "serve", "traffic"):
+        command = commands.add_parser(name)
+        command.add_argument("env", nargs="?", default="prod")
+        if name in ("start", "serve"):
+            command.add_argument("--template" if name == "serve" else "--templates", type=Path)
+        if name == "traffic":
+            command.add_argument("--primary", type=float, default=0, help="invocations on the primary")
+            command.add_argument("--canary", type=float, default=0, help="invocations on the canary")
+            command.add_argument("--canary-errors", type=float, default=0, help="5XX errors on the canary")
+            command.add_argument("--primary-errors", type=float, default=0, help="5XX errors on the primary")
+    args = parser.parse_args(argv)
+    if args.command == "start":
+        return start(args.env, args.templates or TEMPLATES)
+    if args.command == "stop":
+        return stop(args.env)
+    if args.command == "serve":
+        serve(args.env, args.template, state_file(args.env))
+        return 0
+    state = running(state_file(args.env))
+    if state is None:
+        print(f"error: no sandbox for {args.env} is running: `make sandbox`", file=sys.stderr)
+        return 2
+    record_traffic(
+        state,
+        {"primary": args.primary, "canary": args.canary},
+        {"primary": args.primary_errors, "canary": args.canary_errors},
+    )
+    print(f"recorded {args.primary:g} primary and {args.canary:g} canary invocations in the last minute")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
