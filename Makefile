@@ -64,11 +64,11 @@ deploy: deps
 	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) --all -o cdk.out/$(ENV) --require-approval broadening
 	$(PY) -m config.deployed record $(ENV)
 
-# GNU make itself exits 2 whatever code a recipe fails with ("The exit status of make is always one of
-# three values": GNU make manual, "How to Run make"), so the CLI's own code is printed on the last line;
-# scripts that branch on it call `.venv/bin/python -m ops` directly.
+# GNU make exits 2 whatever code a recipe fails with ("The exit status of make is always one of three
+# values": GNU make manual, "How to Run make"); its "Error N" line shows the CLI's code. bin/ops runs
+# the same CLI and returns that code itself.
 ops: deps
-	@$(PY) -m ops $(ARGS) || { status=$$?; echo "make ops: python -m ops exited $$status" >&2; exit $$status; }
+	$(PY) -m ops $(ARGS)
 
 # A local AWS to try the ops CLI on (docs/operations.md): moto seeded from the synthesised serving
 # template of SANDBOX_ENV (prod unless ENV=… is given), a stand-in model server and the runtime API.

@@ -223,3 +223,40 @@ def test_restore_scaling_refuses_another_endpoints_snapshot(prod, cli, tmp_path)
 
     assert result.exit_code == 2
     assert "is for endpoint mangaassist-llm-staging, not mangaassist-llm-prod" in result.stderr
+
+
+def test_a_deploy_that_fails_before_cloudformation_runs_says_so(primary_changes_type, cli):
+    """No `cdk bootstrap`, a synth refusal, an asset upload: `make deploy` fails and no stack changed."""
+    cli.runtime.deployer = RecordingDeployer(primary_changes_type, status=1)
+
+    result = cli("deploy", "prod")
+
+    assert result.exit_code == 8
+    assert "failed with status 1 before CloudFormation changed any stack (nothing was deployed)" in result.stderr
+    assert "rolled the stack back" not in result.stderr
+    assert "CloudFormation" not in result.stderr.split("before CloudFormation changed any stack")[0]
+
+
+def test_a_deploy_that_cloudformation_rolled_back_names_the_stack(primary_changes_type, cli):
+    world = primary_changes_type
+    cli.runtime.deployer = RecordingDeployer(world, status=1, during=lambda: world.stack(world.config_names[-1]))
+
+    result = cli("deploy", "prod")
+
+    assert result.exit_code == 8
+    assert (
+        "failed with status 1 in CloudFormation (MangaAssist-prod-Serving is CREATE_COMPLETE): see the stack events"
+        in (result.stderr)
+    )
+
+
+def test_next_verify_is_printed_only_after_the_scaling_is_restored(primary_changes_type, cli):
+    cli.runtime.deployer = RecordingDeployer(primary_changes_type)
+
+    result = cli("deploy", "prod")
+
+    assert result.exit_code == 0, result.output
+    lines = [line.strip() for line in result.output.splitlines()]
+    restored = next(i for i, line in enumerate(lines) if line.startswith("✓ restored scaling of primary"))
+    assert lines[-1] == "✓ deployed; next: `python -m ops verify prod`"
+    assert restored < len(lines) - 1

@@ -344,11 +344,18 @@ def test_every_printed_duration_parses_back(text):
 
 
 def test_to_config_returns_the_weights_a_promotion_left_at_0_100(prod, cli):
-    """After a full ramp, promote and deploy keep 0/100 (RetainAllVariantProperties); verify wants 95/5."""
+    """After a full ramp, promote and deploy keep 0/100 (RetainAllVariantProperties); verify wants 95/5
+    and says how to get there."""
     prod.set_weights(primary=0, canary=100)
+    failed = cli("verify", "prod")
+    assert failed.exit_code == 3
+    assert "✗ canary has 100% of traffic, config 5% (after a ramp: `python -m ops shift prod --to-config`)" in (
+        failed.output
+    )
 
     result = cli("shift", "prod", "--to-config")
 
     assert result.exit_code == 0, result.output
     assert "Shifting mangaassist-llm-prod: canary 100% → 5%" in result.output
     assert prod.weights() == {"primary": 95.0, "canary": 5.0}
+    assert cli("verify", "prod").exit_code == 0
