@@ -47,7 +47,7 @@ class Resolver:
     stack_name: str
     account: str
     region: str
-    imports: Callable[[str], str] = lambda name: name
+    imports: dict[str, str] = field(default_factory=dict)  # export name -> value (Fn::ImportValue)
     physical: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -60,11 +60,20 @@ class Resolver:
         if isinstance(given, str):
             return given
         suffix = hashlib.sha256(f"{self.stack_name}/{logical}".encode()).hexdigest()[:12]
-        return f"{logical[:40]}-{suffix}"  # CloudFormation's shape: logical id and a random suffix
+        name = f"{logical[:40]}-{suffix}"  # CloudFormation's shape: logical id and a random suffix
+        return name.lower() if resource["Type"] == "AWS::ECR::Repository" else name  # ECR names are lowercase
 
     def arn(self, logical: str) -> str:
-        service = self.template["Resources"][logical]["Type"].split("::")[1].lower()
-        return f"arn:aws:{service}:{self.region}:{self.account}:{self.physical[logical]}"
+        _, service, kind = self.template["Resources"][logical]["Type"].split("::")
+        return f"arn:aws:{service.lower()}:{self.region}:{self.account}:{kind.lower()}/{self.physical[logical]}"
+
+    def exports(self) -> dict[str, str]:
+        """What this template's stack exports, for another template's Fn::ImportValue."""
+        return {
+            output["Export"]["Name"]: self(output["Value"])
+            for output in self.template.get("Outputs", {}).values()
+            if "Export" in output
+        }
 
     def __call__(self, value: Any) -> Any:
         if isinstance(value, list):
@@ -92,7 +101,7 @@ class Resolver:
                 names = {name: self(v) for name, v in variables.items()}
                 return re.sub(r"\$\{([^}]+)\}", lambda m: str(names.get(m[1]) or self._ref(m[1])), text)
             if key == "Fn::ImportValue":
-                return self.imports(self(argument))
+                return self.imports[self(argument)]
         return {key: self(item) for key, item in value.items()}
 
     def _ref(self, name: str) -> str:
@@ -110,8 +119,11 @@ class Resolver:
         return self.physical[name]
 
     def resources(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
+        """Resolved properties of each resource of a type, with the generated name filled in where the
+        template leaves it to CloudFormation (ModelName, EndpointConfigName, AlarmName, ...)."""
+        name_property = f"{kind.rsplit('::', 1)[-1]}Name"
         return [
-            (logical, self(resource.get("Properties", {})))
+            (logical, {name_property: self.physical[logical], **self(resource.get("Properties", {}))})
             for logical, resource in self.template.get("Resources", {}).items()
             if resource["Type"] == kind
         ]

@@ -98,7 +98,7 @@ def start_model_server(adapters: list[str], model: str, workdir: Path) -> tuple[
 
 
 def serve(env_name: str, template: Path, state_path: Path) -> None:
-    from config import load_config_file
+    from config import load_config_file, naming
     from ops.environment import environment_file
 
     cfg = load_config_file(environment_file(env_name), env_name)
@@ -121,10 +121,12 @@ def serve(env_name: str, template: Path, state_path: Path) -> None:
     def client(service: str) -> Any:
         return session.client(service, endpoint_url=moto_url)
 
-    repository = f"{account}.dkr.ecr.{region}.amazonaws.com/mangaassist-llm"
-    resolve = Resolver(json.loads(template.read_text()), template.stem.removesuffix(".template"), account, region,
-                       imports=lambda name: repository if "Repository" in name else name)  # fmt: skip
-    seed_serving_stack(client, resolve, env_name)
+    image_template = template.with_name(f"{naming.image_stack_name(env_name)}.template.json")
+    image = Resolver(json.loads(image_template.read_text()), naming.image_stack_name(env_name), account, region)
+    serving = Resolver(
+        json.loads(template.read_text()), naming.serving_stack_name(env_name), account, region, image.exports()
+    )
+    seed_serving_stack(client, serving, env_name)
 
     workdir = state_path.parent / "model"
     model_server, model_url = start_model_server(list(cfg.engine.adapters), cfg.engine.model, workdir)
