@@ -4,7 +4,10 @@ Tests hand a `Runtime` in as click's context object (fast polls, a fake deployer
 """
 
 import functools
+import os
 import re
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +20,7 @@ import typer
 from config import EnvironmentConfig
 from ops.aws import AwsClients, open_session
 from ops.bedrock_import import ImportJob, submit_import, validate_artifact, wait_for_import
-from ops.deploy import Deployer, deploy, make_deploy
+from ops.deploy import REPO_ROOT, Deployer, deploy, make_deploy
 from ops.endpoint import read_endpoint
 from ops.environment import Environment, config_variant, load_environment_config, open_environment
 from ops.errors import EXPLAINED, ExitCode, OpsError, explain
@@ -46,10 +49,22 @@ app = typer.Typer(
 )
 
 
+def sandbox_deploy(env_name: str, released: list[str]) -> int:
+    """`make deploy` inside `make sandbox`: synth, then the sandbox moves the endpoint onto the result."""
+    command = [sys.executable, "-m", "sandbox", "deploy", env_name]
+    typer.echo(f"(in the sandbox: {' '.join(command[1:])} instead of make deploy)")
+    return subprocess.run(command, cwd=REPO_ROOT, check=False).returncode
+
+
+def default_deployer() -> Deployer:
+    # `make sandbox` exports MANGAASSIST_SANDBOX: a deploy then goes to the sandbox, never to AWS.
+    return sandbox_deploy if os.environ.get("MANGAASSIST_SANDBOX") else make_deploy
+
+
 @dataclass
 class Runtime:
     timing: Timing = field(default_factory=Timing)
-    deployer: Deployer = make_deploy
+    deployer: Deployer = field(default_factory=default_deployer)
     zone: tzinfo | None = None  # None: the machine's local zone
     state_dir: Path = Path(tempfile.gettempdir()) / "mangaassist-ops"  # scaling snapshots
     client_overrides: dict[str, Any] = field(default_factory=dict)

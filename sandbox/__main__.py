@@ -6,6 +6,9 @@ start    a moto server seeded from the synthesised serving template (`make synth
 stop     stops it.
 traffic  records invocations (and 5XX errors) per variant in the sandbox's CloudWatch, as a live
          endpoint's traffic would: the canary guard needs evidence before it lets a step through.
+deploy   the sandbox's `make deploy`: `make synth`, then the endpoint moves onto the new templates'
+         models and endpoint config, keeping weights and instance counts. `python -m ops deploy`
+         runs it instead of `make deploy` while the sandbox's variables are exported.
 """
 
 from __future__ import annotations
@@ -16,20 +19,23 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import boto3
+import httpx
 
 from config import naming
+from sandbox.runtime import DEPLOY_PATH, record_invocations
 from sandbox.server import PATIENCE_SECONDS, REPO, State, serve
 
 STATE_DIR = REPO / ".sandbox"
 TEMPLATES = REPO / "cdk.out" / "all"
+# Exported with the sandbox's variables: tells `python -m ops deploy` to deploy into the sandbox.
+SANDBOX_VARIABLE = "MANGAASSIST_SANDBOX"
 
 
-def state_file(env_name: str) -> Path:
-    return STATE_DIR / f"{env_name}.json"
+def state_file(env_name: str, state_dir: Path = STATE_DIR) -> Path:
+    return state_dir / f"{env_name}.json"
 
 
 def running(path: Path) -> State | None:
@@ -48,24 +54,35 @@ def print_exports(state: State) -> None:
     print(f"# sandbox for {state.env}: moto at {state.moto_url}, runtime API at {state.runtime_url}")
     for name, value in state.exports().items():
         print(f"export {name}={value}")
+    print(f"export {SANDBOX_VARIABLE}={state.env}")
     print("unset AWS_PROFILE AWS_DEFAULT_PROFILE AWS_SESSION_TOKEN")
     print(f"# then: python -m ops status {state.env}    stop it: make sandbox-stop")
 
 
-def start(env_name: str, templates: Path) -> int:
+def start(env_name: str, templates: Path, state_dir: Path) -> int:
     template = templates / f"{naming.serving_stack_name(env_name)}.template.json"
     if not template.exists():
         print(f"error: {template} is missing: run `make synth` first", file=sys.stderr)
         return 2
-    path = state_file(env_name)
+    path = state_file(env_name, state_dir)
     if state := running(path):
         print_exports(state)
         return 0
-    STATE_DIR.mkdir(exist_ok=True)
-    log = STATE_DIR / f"{env_name}.log"
+    state_dir.mkdir(parents=True, exist_ok=True)
+    log = state_dir / f"{env_name}.log"
     with log.open("w") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "sandbox", "serve", env_name, "--template", str(template)],
+            [
+                sys.executable,
+                "-m",
+                "sandbox",
+                "serve",
+                env_name,
+                "--templates",
+                str(templates),
+                "--state-dir",
+                str(state_dir),
+            ],  # fmt: skip
             cwd=REPO,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -82,8 +99,8 @@ def start(env_name: str, templates: Path) -> int:
     return 0
 
 
-def stop(env_name: str) -> int:
-    path = state_file(env_name)
+def stop(env_name: str, state_dir: Path) -> int:
+    path = state_file(env_name, state_dir)
     state = running(path)
     if state is None:
         print(f"no sandbox for {env_name} is running")
@@ -98,37 +115,39 @@ def stop(env_name: str) -> int:
 
 def record_traffic(state: State, invocations: dict[str, float], errors: dict[str, float]) -> None:
     """Invocations and 5XX errors per variant, timestamped now, in the sandbox's CloudWatch."""
+    exports = state.exports()
     session = boto3.Session(
         region_name=state.region,
-        aws_access_key_id=state.exports()["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=state.exports()["AWS_SECRET_ACCESS_KEY"],
+        aws_access_key_id=exports["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=exports["AWS_SECRET_ACCESS_KEY"],
     )
     cloudwatch = session.client("cloudwatch", endpoint_url=state.moto_url)
-    now = datetime.now(UTC)
     for variant, count in invocations.items():
-        dimensions = [{"Name": "EndpointName", "Value": state.endpoint}, {"Name": "VariantName", "Value": variant}]
-        cloudwatch.put_metric_data(
-            Namespace="AWS/SageMaker",
-            MetricData=[
-                {"MetricName": "Invocations", "Dimensions": dimensions, "Value": count, "Timestamp": now},
-                {
-                    "MetricName": "Invocation5XXErrors",
-                    "Dimensions": dimensions,
-                    "Value": errors.get(variant, 0.0),
-                    "Timestamp": now,
-                },
-            ],
-        )
+        record_invocations(cloudwatch, state.endpoint, variant, count, errors.get(variant, 0.0))
+
+
+def deploy(state: State, templates: Path, synth: bool) -> int:
+    if synth:
+        built = subprocess.run(["make", "--no-print-directory", "synth"], cwd=REPO, check=False)
+        if built.returncode != 0:
+            return built.returncode
+    answer = httpx.post(f"{state.runtime_url}{DEPLOY_PATH}", json={"templates": str(templates)}, timeout=60)
+    answer.raise_for_status()
+    print(f"sandbox: {state.endpoint} now runs endpoint config {answer.json()['EndpointConfigName']}")
+    return 0
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m sandbox", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    for name in ("start", "stop", "serve", "traffic"):
+    for name in ("start", "stop", "serve", "traffic", "deploy"):
         command = commands.add_parser(name)
         command.add_argument("env", nargs="?", default="prod")
-        if name in ("start", "serve"):
-            command.add_argument("--template" if name == "serve" else "--templates", type=Path)
+        command.add_argument("--state-dir", type=Path, default=STATE_DIR)
+        if name in ("start", "serve", "deploy"):
+            command.add_argument("--templates", type=Path, default=TEMPLATES)
+        if name == "deploy":
+            command.add_argument("--no-synth", dest="synth", action="store_false", help="use the templates as they are")
         if name == "traffic":
             command.add_argument("--primary", type=float, default=0, help="invocations on the primary")
             command.add_argument("--canary", type=float, default=0, help="invocations on the canary")
@@ -136,16 +155,18 @@ def main(argv: list[str]) -> int:
             command.add_argument("--primary-errors", type=float, default=0, help="5XX errors on the primary")
     args = parser.parse_args(argv)
     if args.command == "start":
-        return start(args.env, args.templates or TEMPLATES)
+        return start(args.env, args.templates, args.state_dir)
     if args.command == "stop":
-        return stop(args.env)
+        return stop(args.env, args.state_dir)
     if args.command == "serve":
-        serve(args.env, args.template, state_file(args.env))
+        serve(args.env, args.templates, state_file(args.env, args.state_dir))
         return 0
-    state = running(state_file(args.env))
+    state = running(state_file(args.env, args.state_dir))
     if state is None:
         print(f"error: no sandbox for {args.env} is running: `make sandbox`", file=sys.stderr)
         return 2
+    if args.command == "deploy":
+        return deploy(state, args.templates, args.synth)
     record_traffic(
         state,
         {"primary": args.primary, "canary": args.canary},

@@ -22,13 +22,16 @@ import random
 import re
 import struct
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import httpx
 from botocore.exceptions import ClientError
 
+DEPLOY_PATH = "/_sandbox/deploy"
 ROUTE = re.compile(r"^/endpoints/(?P<endpoint>[^/]+)/(?P<kind>invocations|invocations-response-stream)$")
 
 
@@ -49,11 +52,25 @@ def payload_part(data: bytes) -> bytes:
     return event_frame(headers, data)
 
 
+def record_invocations(cloudwatch: Any, endpoint: str, variant: str, invocations: float, errors: float) -> None:
+    """Invocations and 5XX errors of one variant, timestamped now, as SageMaker reports them."""
+    dimensions = [{"Name": "EndpointName", "Value": endpoint}, {"Name": "VariantName", "Value": variant}]
+    now = datetime.now(UTC)
+    cloudwatch.put_metric_data(
+        Namespace="AWS/SageMaker",
+        MetricData=[
+            {"MetricName": "Invocations", "Dimensions": dimensions, "Value": invocations, "Timestamp": now},
+            {"MetricName": "Invocation5XXErrors", "Dimensions": dimensions, "Value": errors, "Timestamp": now},
+        ],
+    )
+
+
 class RuntimeFront:
     """Owns the HTTP server; `sagemaker` and `cloudwatch` are boto3 clients on the moto server."""
 
-    def __init__(self, model_url: str, sagemaker: Any, cloudwatch: Any) -> None:
+    def __init__(self, model_url: str, sagemaker: Any, cloudwatch: Any, deploy: Callable[[Path], str]) -> None:
         self.model_url = model_url
+        self.deploy = deploy  # POST /_sandbox/deploy {"templates": DIR}: the sandbox's `make deploy`
         self.sagemaker = sagemaker
         self.cloudwatch = cloudwatch
         self.http = httpx.Client(timeout=70)
@@ -82,15 +99,7 @@ class RuntimeFront:
         return random.choices(list(live), weights=list(live.values()))[0]
 
     def count(self, endpoint: str, variant: str, failed: bool) -> None:
-        dimensions = [{"Name": "EndpointName", "Value": endpoint}, {"Name": "VariantName", "Value": variant}]
-        now = datetime.now(UTC)
-        self.cloudwatch.put_metric_data(
-            Namespace="AWS/SageMaker",
-            MetricData=[
-                {"MetricName": "Invocations", "Dimensions": dimensions, "Value": 1, "Timestamp": now},
-                {"MetricName": "Invocation5XXErrors", "Dimensions": dimensions, "Value": int(failed), "Timestamp": now},
-            ],
-        )
+        record_invocations(self.cloudwatch, endpoint, variant, 1, int(failed))
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         front = self
@@ -103,6 +112,10 @@ class RuntimeFront:
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.path == DEPLOY_PATH:
+                    config_name = front.deploy(Path(json.loads(body)["templates"]))
+                    self.reply(200, {"EndpointConfigName": config_name})
+                    return
                 match = ROUTE.match(self.path.split("?", 1)[0])
                 if not match:
                     self.error(404, "UnknownOperationException", f"no route {self.path}")
@@ -159,10 +172,14 @@ class RuntimeFront:
                 self.wfile.flush()
 
             def error(self, status: int, code: str, message: str) -> None:
-                payload = json.dumps({"__type": code, "message": message}).encode()
+                self.reply(status, {"__type": code, "message": message}, {"x-amzn-ErrorType": code})
+
+            def reply(self, status: int, document: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+                payload = json.dumps(document).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/x-amz-json-1.1")
-                self.send_header("x-amzn-ErrorType", code)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)

@@ -36,6 +36,7 @@ SCHEDULED_ACTION_FIELDS = (
     "StartTime",
     "EndTime",
 )
+REPLACED_ON_DEPLOY = {"AWS::SageMaker::Model", "AWS::SageMaker::EndpointConfig"}
 POLICY_CONFIGURATIONS = ("TargetTrackingScalingPolicyConfiguration", "StepScalingPolicyConfiguration")
 
 
@@ -48,6 +49,9 @@ class Resolver:
     account: str
     region: str
     imports: dict[str, str] = field(default_factory=dict)  # export name -> value (Fn::ImportValue)
+    # Models and endpoint configs are replaced on every deploy (create-only properties), each under a
+    # new generated name: the deploy number goes into their suffix.
+    deployment: int = 1
     physical: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -59,7 +63,9 @@ class Resolver:
         given = resource.get("Properties", {}).get(f"{kind}Name")
         if isinstance(given, str):
             return given
-        suffix = hashlib.sha256(f"{self.stack_name}/{logical}".encode()).hexdigest()[:12]
+        replaced = resource["Type"] in REPLACED_ON_DEPLOY
+        salt = f"/{self.deployment}" if replaced and self.deployment > 1 else ""
+        suffix = hashlib.sha256(f"{self.stack_name}/{logical}{salt}".encode()).hexdigest()[:12]
         name = f"{logical[:40]}-{suffix}"  # CloudFormation's shape: logical id and a random suffix
         return name.lower() if resource["Type"] == "AWS::ECR::Repository" else name  # ECR names are lowercase
 
@@ -136,17 +142,40 @@ def pick(source: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
     return {name: source[name] for name in fields if name in source}
 
 
-def seed_serving_stack(clients: Callable[[str], Any], resolve: Resolver, env_name: str) -> dict[str, str]:
-    """Create models, endpoint config, endpoint, alarms, scaling and the stack; return its outputs."""
-    sagemaker = clients("sagemaker")
+def create_models_and_config(sagemaker: Any, resolve: Resolver) -> str:
+    """The models and the endpoint config of one deploy; returns the endpoint config's name."""
     for _, props in resolve.resources("AWS::SageMaker::Model"):
         sagemaker.create_model(**pick(props, MODEL_FIELDS))
+    names = []
     for _, props in resolve.resources("AWS::SageMaker::EndpointConfig"):
         variants = [
             pick(v, ("VariantName", "ModelName", "InitialInstanceCount", "InstanceType", "InitialVariantWeight"))
             for v in props["ProductionVariants"]
         ]
         sagemaker.create_endpoint_config(EndpointConfigName=props["EndpointConfigName"], ProductionVariants=variants)
+        names.append(props["EndpointConfigName"])
+    (name,) = names
+    return name
+
+
+def record_stack(cloudformation: Any, resolve: Resolver, env_name: str) -> dict[str, str]:
+    """The serving stack as `verify` reads it: its outputs, as literal values."""
+    outputs = resolve.outputs()
+    template = {
+        "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},  # moto needs one resource; the CLI reads outputs
+        "Outputs": {key: {"Value": value} for key, value in outputs.items()},
+    }
+    stack_name = naming.serving_stack_name(env_name)
+    if any(s["StackName"] == stack_name for s in cloudformation.list_stacks()["StackSummaries"]):
+        cloudformation.delete_stack(StackName=stack_name)
+    cloudformation.create_stack(StackName=stack_name, TemplateBody=json.dumps(template))
+    return outputs
+
+
+def seed_serving_stack(clients: Callable[[str], Any], resolve: Resolver, env_name: str) -> dict[str, str]:
+    """Create models, endpoint config, endpoint, alarms, scaling and the stack; return its outputs."""
+    sagemaker = clients("sagemaker")
+    create_models_and_config(sagemaker, resolve)
     for _, props in resolve.resources("AWS::SageMaker::Endpoint"):
         sagemaker.create_endpoint(EndpointName=props["EndpointName"], EndpointConfigName=props["EndpointConfigName"])
 
@@ -176,13 +205,4 @@ def seed_serving_stack(clients: Callable[[str], Any], resolve: Resolver, env_nam
             **target,
             **pick(props, POLICY_CONFIGURATIONS),
         )
-
-    outputs = resolve.outputs()
-    template = {
-        "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},  # moto needs one resource; the CLI reads outputs
-        "Outputs": {key: {"Value": value} for key, value in outputs.items()},
-    }
-    clients("cloudformation").create_stack(
-        StackName=naming.serving_stack_name(env_name), TemplateBody=json.dumps(template)
-    )
-    return outputs
+    return record_stack(clients("cloudformation"), resolve, env_name)

@@ -91,14 +91,53 @@ def start_model_server(adapters: list[str], model: str, workdir: Path) -> tuple[
     command = [sys.executable, str(STANDIN), "serve", str(workdir), "--served-model-name", model,
                "--host", "127.0.0.1", "--port", str(port), "--enable-lora", "--lora-modules", *lora,
                "--disable-uvicorn-access-log", "--uvicorn-log-level", "warning"]  # fmt: skip
-    process = subprocess.Popen(command, env={**os.environ, "STANDIN_TOKEN_INTERVAL": "0.01"})
+    process = subprocess.Popen(command, env={**os.environ, "STANDIN_TOKEN_INTERVAL": "0.002"})
     url = f"http://127.0.0.1:{port}"
     wait_until(lambda: answers(f"{url}/health"), "the stand-in model server")
     return process, url
 
 
-def serve(env_name: str, template: Path, state_path: Path) -> None:
-    from config import load_config_file, naming
+def resolvers(templates: Path, env_name: str, account: str, region: str, deployment: int) -> Any:
+    """The serving template's resolver, its Fn::ImportValue answered from the image template's exports."""
+    from config import naming
+    from sandbox.seed import Resolver
+
+    def read(stack_name: str) -> dict[str, Any]:
+        return json.loads((templates / f"{stack_name}.template.json").read_text())
+
+    image = Resolver(read(naming.image_stack_name(env_name)), naming.image_stack_name(env_name), account, region)
+    serving_name = naming.serving_stack_name(env_name)
+    return Resolver(read(serving_name), serving_name, account, region, image.exports(), deployment)
+
+
+def redeploy(client: Any, templates: Path, state: State, deployment: int) -> str:
+    """What `make deploy` does to a live endpoint, as far as the ops CLI can see: new models and endpoint
+    config from the templates, the endpoint moved onto them keeping every variant's weights and instance
+    counts (RetainAllVariantProperties), the stack's outputs updated. moto has no UpdateEndpoint
+    (NotImplementedError), so the endpoint is moved in moto's backend, which lives in this process."""
+    from moto.sagemaker.models import sagemaker_backends
+
+    from sandbox.seed import create_models_and_config, record_stack
+
+    resolve = resolvers(templates, state.env, state.account, state.region, deployment)
+    config_name = create_models_and_config(client("sagemaker"), resolve)
+    backend = sagemaker_backends[state.account][state.region]
+    endpoint = backend.endpoints[state.endpoint]
+    retained = {v["VariantName"]: v for v in endpoint.production_variants}
+    fresh = endpoint._process_production_variants(backend.endpoint_configs[config_name].production_variants)
+    kept = ("CurrentWeight", "DesiredWeight", "CurrentInstanceCount", "DesiredInstanceCount")
+    for variant in fresh:
+        variant.update(
+            {key: retained[variant["VariantName"]][key] for key in kept if variant["VariantName"] in retained}
+        )
+    endpoint.endpoint_config_name = config_name
+    endpoint.production_variants = fresh
+    record_stack(client("cloudformation"), resolve, state.env)
+    return config_name
+
+
+def serve(env_name: str, templates: Path, state_path: Path) -> None:
+    from config import load_config_file
     from ops.environment import environment_file
 
     cfg = load_config_file(environment_file(env_name), env_name)
@@ -109,7 +148,7 @@ def serve(env_name: str, template: Path, state_path: Path) -> None:
 
     from sandbox import moto_fixes
     from sandbox.runtime import RuntimeFront
-    from sandbox.seed import Resolver, seed_serving_stack
+    from sandbox.seed import seed_serving_stack
 
     moto_fixes.apply()
     port = free_port()
@@ -121,22 +160,24 @@ def serve(env_name: str, template: Path, state_path: Path) -> None:
     def client(service: str) -> Any:
         return session.client(service, endpoint_url=moto_url)
 
-    image_template = template.with_name(f"{naming.image_stack_name(env_name)}.template.json")
-    image = Resolver(json.loads(image_template.read_text()), naming.image_stack_name(env_name), account, region)
-    serving = Resolver(
-        json.loads(template.read_text()), naming.serving_stack_name(env_name), account, region, image.exports()
-    )
-    seed_serving_stack(client, serving, env_name)
+    seed_serving_stack(client, resolvers(templates, env_name, account, region, 1), env_name)
 
-    workdir = state_path.parent / "model"
+    workdir = state_path.parent / f"{env_name}-model"
     model_server, model_url = start_model_server(list(cfg.engine.adapters), cfg.engine.model, workdir)
-    front = RuntimeFront(model_url, client("sagemaker"), client("cloudwatch"))
+    deployments = [1]
+
+    def deploy(new_templates: Path) -> str:
+        deployments.append(len(deployments) + 1)
+        return redeploy(client, new_templates, state, deployments[-1])
+
+    front = RuntimeFront(model_url, client("sagemaker"), client("cloudwatch"), deploy)
     front.start()
 
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    State(os.getpid(), env_name, region, account, moto_url, front.url, cfg.endpoint_name).save(state_path)
+    state = State(os.getpid(), env_name, region, account, moto_url, front.url, cfg.endpoint_name)
+    state.save(state_path)
     try:
         while not stop.is_set() and model_server.poll() is None:
             stop.wait(0.5)
