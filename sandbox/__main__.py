@@ -113,17 +113,24 @@ def stop(env_name: str, state_dir: Path) -> int:
     return 0
 
 
-def record_traffic(state: State, invocations: dict[str, float], errors: dict[str, float]) -> None:
-    """Invocations and 5XX errors per variant, timestamped now, in the sandbox's CloudWatch."""
+def record_traffic(state: State, per_minute: float, canary_5xx_percent: float) -> str:
+    """A minute of the endpoint's traffic, split by the live weights, in the sandbox's CloudWatch."""
     exports = state.exports()
     session = boto3.Session(
         region_name=state.region,
         aws_access_key_id=exports["AWS_ACCESS_KEY_ID"],
         aws_secret_access_key=exports["AWS_SECRET_ACCESS_KEY"],
     )
+    described = session.client("sagemaker", endpoint_url=state.moto_url).describe_endpoint(EndpointName=state.endpoint)
+    weights = {v["VariantName"]: float(v.get("CurrentWeight") or 0) for v in described["ProductionVariants"]}
     cloudwatch = session.client("cloudwatch", endpoint_url=state.moto_url)
-    for variant, count in invocations.items():
-        record_invocations(cloudwatch, state.endpoint, variant, count, errors.get(variant, 0.0))
+    served = []
+    for variant, weight in weights.items():
+        invocations = round(per_minute * weight / sum(weights.values()))
+        errors = round(invocations * canary_5xx_percent / 100) if variant == "canary" else 0
+        record_invocations(cloudwatch, state.endpoint, variant, invocations, errors)
+        served.append(f"{variant} {invocations}" + (f" ({errors} 5XX)" if errors else ""))
+    return ", ".join(served)
 
 
 def deploy(state: State, templates: Path, synth: bool) -> int:
@@ -149,10 +156,9 @@ def main(argv: list[str]) -> int:
         if name == "deploy":
             command.add_argument("--no-synth", dest="synth", action="store_false", help="use the templates as they are")
         if name == "traffic":
-            command.add_argument("--primary", type=float, default=0, help="invocations on the primary")
-            command.add_argument("--canary", type=float, default=0, help="invocations on the canary")
-            command.add_argument("--canary-errors", type=float, default=0, help="5XX errors on the canary")
-            command.add_argument("--primary-errors", type=float, default=0, help="5XX errors on the primary")
+            command.add_argument("--per-minute", type=float, default=2400, help="invocations, split by the weights")
+            command.add_argument("--canary-5xx-percent", type=float, default=0, help="share of canary calls failing")
+            command.add_argument("--follow", action="store_true", help="again every minute until interrupted")
     args = parser.parse_args(argv)
     if args.command == "start":
         return start(args.env, args.templates, args.state_dir)
@@ -167,13 +173,12 @@ def main(argv: list[str]) -> int:
         return 2
     if args.command == "deploy":
         return deploy(state, args.templates, args.synth)
-    record_traffic(
-        state,
-        {"primary": args.primary, "canary": args.canary},
-        {"primary": args.primary_errors, "canary": args.canary_errors},
-    )
-    print(f"recorded {args.primary:g} primary and {args.canary:g} canary invocations in the last minute")
-    return 0
+    while True:
+        served = record_traffic(state, args.per_minute, args.canary_5xx_percent)
+        print(f"sandbox traffic, last minute: {served}", flush=True)
+        if not args.follow:
+            return 0
+        time.sleep(60)
 
 
 if __name__ == "__main__":
