@@ -51,8 +51,10 @@ app = typer.Typer(
 
 def sandbox_deploy(env_name: str, released: list[str]) -> int:
     """`make deploy` inside `make sandbox`: synth, then the sandbox moves the endpoint onto the result."""
-    command = [sys.executable, "-m", "sandbox", "deploy", env_name]
-    typer.echo(f"(in the sandbox: {' '.join(command[1:])} instead of make deploy)")
+    command = [sys.executable, "-m", "sandbox", "deploy", env_name] + (
+        ["--released", ",".join(released)] if released else []
+    )
+    typer.echo(f"(in the sandbox: python {' '.join(command[1:])} instead of make deploy)")
     return subprocess.run(command, cwd=REPO_ROOT, check=False).returncode
 
 

@@ -133,9 +133,10 @@ def record_traffic(state: State, per_minute: float, canary_5xx_percent: float) -
     return ", ".join(served)
 
 
-def deploy(state: State, templates: Path, synth: bool) -> int:
+def deploy(state: State, templates: Path, synth: bool, released: str) -> int:
     if synth:
-        built = subprocess.run(["make", "--no-print-directory", "synth"], cwd=REPO, check=False)
+        command = ["make", "--no-print-directory", "synth"] + ([f"SCALING_RELEASED={released}"] if released else [])
+        built = subprocess.run(command, cwd=REPO, check=False)
         if built.returncode != 0:
             return built.returncode
     answer = httpx.post(f"{state.runtime_url}{DEPLOY_PATH}", json={"templates": str(templates)}, timeout=60)
@@ -155,6 +156,7 @@ def main(argv: list[str]) -> int:
             command.add_argument("--templates", type=Path, default=TEMPLATES)
         if name == "deploy":
             command.add_argument("--no-synth", dest="synth", action="store_false", help="use the templates as they are")
+            command.add_argument("--released", default="", help="variants whose scaling ops deploy moved aside")
         if name == "traffic":
             command.add_argument("--per-minute", type=float, default=2400, help="invocations, split by the weights")
             command.add_argument("--canary-5xx-percent", type=float, default=0, help="share of canary calls failing")
@@ -172,7 +174,7 @@ def main(argv: list[str]) -> int:
         print(f"error: no sandbox for {args.env} is running: `make sandbox`", file=sys.stderr)
         return 2
     if args.command == "deploy":
-        return deploy(state, args.templates, args.synth)
+        return deploy(state, args.templates, args.synth, args.released)
     while True:
         served = record_traffic(state, args.per_minute, args.canary_5xx_percent)
         print(f"sandbox traffic, last minute: {served}", flush=True)
