@@ -19,7 +19,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help deps synth cfn-lint diff deploy test lint ops plan plan-diff plan-docs bench clean
+.PHONY: help deps synth cfn-lint diff deploy test lint ops sandbox sandbox-stop plan plan-diff plan-docs bench clean
 
 help:
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
@@ -28,6 +28,7 @@ help:
 	@echo "make diff ENV=prod    cdk diff against the deployed stacks (needs AWS credentials)"
 	@echo "make deploy ENV=prod  cdk deploy one environment (needs AWS credentials)"
 	@echo "make ops ARGS='status prod'  the operations CLI (python -m ops --help)"
+	@echo "make sandbox          a local moto 'prod' to try the ops CLI on; make sandbox-stop stops it"
 	@echo "make plan ENV=prod    simulate the scaling config on a week of traffic: plan-out/prod/"
 	@echo "make plan-diff ENV=prod BASE=main   cost and shortfall of this config vs BASE's"
 	@echo "make bench            serving-layer benchmark against the stand-in engine (~13 min)"
@@ -63,8 +64,22 @@ deploy: deps
 	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) --all -o cdk.out/$(ENV) --require-approval broadening
 	$(PY) -m config.deployed record $(ENV)
 
+# GNU make exits 2 whatever code a recipe fails with ("The exit status of make is always one of three
+# values": GNU make manual, "How to Run make"); its "Error N" line shows the CLI's code. bin/ops runs
+# the same CLI and returns that code itself.
 ops: deps
 	$(PY) -m ops $(ARGS)
+
+# A local AWS to try the ops CLI on (docs/operations.md): moto seeded from the synthesised serving
+# template of SANDBOX_ENV (prod unless ENV=… is given), a stand-in model server and the runtime API.
+# Prints the variables to export: eval "$$(make -s sandbox)".
+SANDBOX_ENV := $(if $(filter command line,$(origin ENV)),$(ENV),prod)
+sandbox: deps
+	@test -f cdk.out/all/MangaAssist-$(SANDBOX_ENV)-Serving.template.json || $(MAKE) --no-print-directory synth >&2
+	@$(PY) -m sandbox start $(SANDBOX_ENV)
+
+sandbox-stop: deps
+	@$(PY) -m sandbox stop $(SANDBOX_ENV)
 
 # Capacity planner (python -m planner --help). TRAFFIC=file.csv replays your own per-minute counts.
 TRAFFIC_FLAG := $(if $(TRAFFIC),--traffic $(TRAFFIC))

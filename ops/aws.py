@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,13 +82,19 @@ class AwsClients:
 
 
 def open_session(config_region: str | None, requested_region: str | None) -> boto3.Session:
-    """The environment's region wins; --region fills in where the config has none (dev)."""
+    """The environment's region wins; --region fills in where the config has none (dev), then AWS_REGION.
+
+    botocore itself reads only AWS_DEFAULT_REGION and the profile's `region` (botocore/configprovider.py,
+    BOTOCORE_DEFAULT_SESSION_VARIABLES['region']); AWS_REGION is the name the AWS SDKs and Tools
+    reference guide gives the setting (docs.aws.amazon.com/sdkref/latest/guide/feature-region.html)
+    and what the docs tell operators to set, so it comes first, as in the other SDKs.
+    """
     if config_region and requested_region and config_region != requested_region:
         raise OpsError(
             f"--region {requested_region} contradicts the environment's region {config_region}: drop --region",
             ExitCode.USAGE,
         )
-    session = boto3.Session(region_name=config_region or requested_region)
+    session = boto3.Session(region_name=config_region or requested_region or os.environ.get("AWS_REGION") or None)
     if not session.region_name:
         raise OpsError(
             "no AWS region: pass --region or set AWS_REGION (dev has no region in its config)", ExitCode.USAGE

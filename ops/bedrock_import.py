@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 from botocore.exceptions import WaiterError
 
 from ops.errors import ExitCode, OpsError
-from ops.output import Console
+from ops.output import Console, one_line
 from ops.waiting import Timing, custom_waiter, wait
 
 TEXT_ARCHITECTURES = {
@@ -167,5 +167,5 @@ def wait_for_import(bedrock: Any, job_arn: str, console: Console, timing: Timing
         reason = (error.last_response or {}).get("failureMessage")
         if reason is None:
             raise
-        raise OpsError(f"import job {job_arn} failed: {reason}", ExitCode.OPERATION_FAILED) from None
+        raise OpsError(f"import job {job_arn} failed: {one_line(reason)}", ExitCode.OPERATION_FAILED) from None
     return bedrock.get_model_import_job(jobIdentifier=job_arn)["importedModelArn"]

@@ -4,7 +4,10 @@ Tests hand a `Runtime` in as click's context object (fast polls, a fake deployer
 """
 
 import functools
+import os
 import re
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,14 +17,15 @@ from typing import Annotated, Any
 
 import typer
 
+from config import EnvironmentConfig
 from ops.aws import AwsClients, open_session
 from ops.bedrock_import import ImportJob, submit_import, validate_artifact, wait_for_import
-from ops.deploy import Deployer, deploy, make_deploy
+from ops.deploy import REPO_ROOT, Deployer, deploy, make_deploy
 from ops.endpoint import read_endpoint
 from ops.environment import Environment, config_variant, load_environment_config, open_environment
 from ops.errors import EXPLAINED, ExitCode, OpsError, explain
 from ops.guard import GuardPolicy, check_canary
-from ops.output import Console, seconds
+from ops.output import Console, one_line, seconds
 from ops.promotion import plan_promotion, write_promotion
 from ops.scaling import ScalingSnapshot, restore_scaling
 from ops.smoke import DEFAULT_PROMPT, SmokeRequest, smoke_adapter
@@ -45,16 +49,31 @@ app = typer.Typer(
 )
 
 
+def sandbox_deploy(env_name: str, released: list[str]) -> int:
+    """`make deploy` inside `make sandbox`: synth, then the sandbox moves the endpoint onto the result."""
+    command = [sys.executable, "-m", "sandbox", "deploy", env_name] + (
+        ["--released", ",".join(released)] if released else []
+    )
+    typer.echo(f"(in the sandbox: python {' '.join(command[1:])} instead of make deploy)")
+    return subprocess.run(command, cwd=REPO_ROOT, check=False).returncode
+
+
+def default_deployer() -> Deployer:
+    # `make sandbox` exports MANGAASSIST_SANDBOX: a deploy then goes to the sandbox, never to AWS.
+    return sandbox_deploy if os.environ.get("MANGAASSIST_SANDBOX") else make_deploy
+
+
 @dataclass
 class Runtime:
     timing: Timing = field(default_factory=Timing)
-    deployer: Deployer = make_deploy
+    deployer: Deployer = field(default_factory=default_deployer)
     zone: tzinfo | None = None  # None: the machine's local zone
     state_dir: Path = Path(tempfile.gettempdir()) / "mangaassist-ops"  # scaling snapshots
     client_overrides: dict[str, Any] = field(default_factory=dict)
 
-    def open(self, env: str, region: str | None) -> Environment:
-        return open_environment(env, region, self.client_overrides)
+    def open(self, env: str, region: str | None, variants: tuple[str, ...] = ()) -> Environment:
+        """The environment's config (variants named on the command line checked first), then AWS."""
+        return open_environment(env, region, self.client_overrides, variants)
 
 
 def runtime(ctx: typer.Context) -> Runtime:
@@ -79,21 +98,21 @@ def reports_errors(command: Callable[..., None]) -> Callable[..., None]:
     return run
 
 
-DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|min|m|s)")
+UNIT_SECONDS = {"h": 3600, "min": 60, "m": 60, "s": 1}
 
 
 def parse_duration(value: str | float) -> float:
-    """`90`, `90s`, `10m`, `1h30m` → seconds."""
+    """`90`, `90s`, `10m`, `30min`, `2.5min`, `1h30m` → seconds; everything `seconds()` prints parses."""
     if isinstance(value, int | float):
         return float(value)
     text = value.strip()
     if re.fullmatch(r"\d+(\.\d+)?", text):
         return float(text)
-    match = DURATION.match(text)
-    if not text or not match:
-        raise typer.BadParameter(f"'{value}' is not a duration like 90s, 10m or 1h30m")
-    hours, minutes, secs = (int(g or 0) for g in match.groups())
-    return float(hours * 3600 + minutes * 60 + secs)
+    parts = DURATION_PART.findall(text)
+    if not text or "".join(number + unit for number, unit in parts) != text:
+        raise typer.BadParameter(f"'{value}' is not a duration like 90s, 10m, 30min or 1h30m")
+    return sum(float(number) * UNIT_SECONDS[unit] for number, unit in parts)
 
 
 EnvArg = Annotated[str, typer.Argument(help="Environment: a file in config/environments/ (dev, staging, prod).")]
@@ -119,15 +138,10 @@ WindowOpt = Annotated[
 ]
 
 
-def _require_variants(environment: Environment, *names: str) -> None:
-    for name in names:
-        config_variant(environment.cfg, name)
-
-
-def guard_policy(margin: float, window: float) -> GuardPolicy:
+def guard_policy(margin: float, window: float, min_invocations: int = GuardPolicy.min_invocations) -> GuardPolicy:
     if window < 60 or window % 60:
         raise typer.BadParameter(f"the error window must be whole minutes, got {seconds(window)}")
-    return GuardPolicy(max_5xx_margin=margin, window_seconds=int(window))
+    return GuardPolicy(max_5xx_margin=margin, window_seconds=int(window), min_invocations=min_invocations)
 
 
 @app.command()
@@ -139,14 +153,42 @@ def status(ctx: typer.Context, env: EnvArg, region: RegionOpt = None) -> None:
     show_status(environment.clients, environment.cfg.endpoint_name, env, Console(runtime(ctx).zone))
 
 
+def check_interval(hold: float, check_every: float | None) -> float:
+    """How often a hold is checked: at most the hold, never 0 (that polls CloudWatch in a busy loop)."""
+    if check_every is None:
+        return min(60.0, hold) if hold else 60.0
+    if check_every <= 0:
+        raise typer.BadParameter(f"--check-every must be longer than 0, got {seconds(check_every)}")
+    if hold and check_every > hold:
+        raise typer.BadParameter(
+            f"--check-every {seconds(check_every)} is longer than --hold {seconds(hold)}: the hold would "
+            "never be checked; use a shorter interval"
+        )
+    return check_every
+
+
+def config_share(cfg: EnvironmentConfig, name: str) -> float:
+    """A variant's share of traffic in percent by the config's initial weights."""
+    total = sum(v.initial_weight for v in cfg.variants)
+    return round(100 * config_variant(cfg, name).initial_weight / total, 2) if total else 0.0
+
+
 @app.command(name="shift")
 @reports_errors
 def shift_command(
     ctx: typer.Context,
     env: EnvArg,
     canary_weight: Annotated[
-        float, typer.Option(min=0, max=100, help="Percent of traffic the canary should end with.", show_default=False)
-    ],
+        float | None,
+        typer.Option(min=0, max=100, help="Percent of traffic the canary should end with.", show_default=False),
+    ] = None,
+    to_config: Annotated[
+        bool,
+        typer.Option(
+            "--to-config",
+            help="End at the config's weights (e.g. 95/5 after a promotion deployed at 0/100), so verify passes.",
+        ),
+    ] = False,
     step: Annotated[
         list[float] | None,
         typer.Option(min=0, max=100, help="An intermediate canary percent; repeat it: --step 25 --step 50 --step 75."),
@@ -155,10 +197,38 @@ def shift_command(
         float, typer.Option(parser=parse_duration, metavar="DURATION", help="Watch this long after each step.")
     ] = 0,
     check_every: Annotated[
-        float, typer.Option(parser=parse_duration, metavar="DURATION", help="Guard check interval during a hold.")
-    ] = 60,
+        float | None,
+        typer.Option(
+            parser=parse_duration,
+            metavar="DURATION",
+            help="Guard check interval during a hold: more than 0, at most the hold. Default: 60s or the hold.",
+            show_default=False,
+        ),
+    ] = None,
     max_5xx_margin: MarginOpt = 1.0,
     error_window: WindowOpt = 300,
+    min_canary_invocations: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Canary invocations the error window must hold before a step from above 0%: the evidence."
+        ),
+    ] = GuardPolicy.min_invocations,
+    raise_canary_capacity: Annotated[
+        bool,
+        typer.Option(
+            "--raise-canary-capacity",
+            help="When the canary's instances in service cannot serve its next share (planning.capacity), add "
+            "instances and wait for InService instead of refusing.",
+        ),
+    ] = False,
+    override: Annotated[
+        str | None,
+        typer.Option(
+            metavar="REASON",
+            help="Skip the evidence and capacity checks (alarms and the 5XX margin still apply); says so and "
+            "logs the reason.",
+        ),
+    ] = None,
     canary: CanaryOpt = "canary",
     primary: PrimaryOpt = "primary",
     region: RegionOpt = None,
@@ -167,15 +237,33 @@ def shift_command(
 
     Before each step that adds canary traffic, and during each hold, the guard refuses while an alarm
     on the canary or the endpoint is in ALARM, or the canary's 5XX rate exceeds the primary's by more
-    than --max-5xx-margin; the canary weight then goes back to where it started (exit 4).
+    than --max-5xx-margin; before a step it also needs --min-canary-invocations in the error window
+    (from 0% the first step needs none, and the shift never jumps past it) and canary instances in
+    service that can serve the new share. The canary weight then goes back to where it started (exit 4).
     Example, seeds' ramp: shift prod --canary-weight 100 --step 25 --step 50 --step 75 --hold 30m
     """
+    if (canary_weight is None) == (not to_config):
+        raise typer.BadParameter("give either --canary-weight N or --to-config")
+    if override is not None and not override.strip():
+        raise typer.BadParameter("--override needs a reason, e.g. --override 'INC-123: canary carries the fix'")
+    policy = guard_policy(max_5xx_margin, error_window, min_canary_invocations)
+    interval = check_interval(hold, check_every)
     rt = runtime(ctx)
-    environment = rt.open(env, region)
-    _require_variants(environment, canary, primary)
-    plan = ShiftPlan(canary_weight, tuple(step or ()), hold, check_every, guard_policy(max_5xx_margin, error_window))
-    target = Target(env, environment.cfg.endpoint_name, canary, primary)
-    shift(environment.clients, target, plan, Console(rt.zone), rt.timing)
+    environment = rt.open(env, region, (canary, primary))
+    cfg = environment.cfg
+    plan = ShiftPlan(
+        config_share(cfg, canary) if to_config else float(canary_weight or 0),
+        tuple(step or ()),
+        hold,
+        interval,
+        policy,
+        first_step=config_share(cfg, canary) or None,
+        capacity_per_instance={name: c.requests_per_minute for name, c in cfg.planning.capacity.items()},
+        raise_capacity=raise_canary_capacity,
+        override=override,
+    )
+    target = Target(env, cfg.endpoint_name, canary, primary)
+    shift(environment.clients, target, plan, Console(rt.zone), rt.timing, rt.state_dir / "overrides.log")
 
 
 @app.command(name="rollback")
@@ -191,8 +279,7 @@ def rollback_command(
     the weights are in effect. A bad *primary* image is rolled back through the deploy path instead:
     revert the config commit and run `python -m ops deploy ENV` (see docs/operations.md)."""
     rt = runtime(ctx)
-    environment = rt.open(env, region)
-    _require_variants(environment, canary, primary)
+    environment = rt.open(env, region, (canary, primary))
     rollback(
         environment.clients.sagemaker,
         Target(env, environment.cfg.endpoint_name, canary, primary),
@@ -219,9 +306,10 @@ def promote(
     so CloudFormation's blue/green policy rolls it out with automatic rollback and the template never
     disagrees with the live endpoint. Refused (exit 4) unless the live canary runs exactly what the
     config names and passes the guard. Without --deploy it prints the next steps."""
+    policy = guard_policy(max_5xx_margin, error_window)
     rt = runtime(ctx)
     console = Console(rt.zone)
-    environment = rt.open(env, region)
+    environment = rt.open(env, region, (canary, primary))
     cfg = environment.cfg
     promotion = plan_promotion(cfg, primary, canary)
     console.line(f"Promoting {canary} → {primary} in config/environments/{env}.yaml")
@@ -236,9 +324,7 @@ def promote(
             f"{tested.image_tag} on {tested.instance_type}: deploy the canary and let it bake before promoting",
             ExitCode.REFUSED,
         )
-    verdict = check_canary(
-        environment.clients.cloudwatch, cfg.endpoint_name, canary, primary, guard_policy(max_5xx_margin, error_window)
-    )
+    verdict = check_canary(environment.clients.cloudwatch, cfg.endpoint_name, canary, primary, policy)
     if not verdict.healthy:
         raise OpsError(f"promotion refused: {'; '.join(verdict.problems)}", ExitCode.REFUSED)
     console.ok(f"{canary} passes the guard ({verdict.summary})")
@@ -324,7 +410,7 @@ def smoke(
     checking the response shape and reporting latency and time to first token. Exit 3 if any fails."""
     rt = runtime(ctx)
     console = Console(rt.zone)
-    environment = rt.open(env, region)
+    environment = rt.open(env, region, (variant,) if variant else ())
     cfg = environment.cfg
     live = read_endpoint(environment.clients.sagemaker, cfg.endpoint_name, env)
     if variant:
@@ -347,7 +433,7 @@ def smoke(
                 f"{r.latency * 1000:.0f} ms",
                 "-" if r.first_token is None else f"{r.first_token * 1000:.0f} ms",
                 "-" if r.tokens is None else r.tokens,
-                "ok" if r.passed else f"FAIL: {r.problem}",
+                "ok" if r.passed else f"FAIL: {one_line(r.problem or '', limit=120)}",
             ]
             for r in results
         ],

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from config import EnvironmentConfig
+from config import EnvironmentConfig, naming
 from ops.aws import AwsClients
 from ops.endpoint import LiveEndpoint, read_endpoint
 from ops.errors import ExitCode, OpsError, explain
@@ -74,6 +74,7 @@ def deploy(
     if not snapshot.variants:
         console.line(f"Deploying {cfg.name}: no variant registered with autoscaling changes type or goes away")
         _deploy_and_wait(clients, cfg, deployer, console, timing, released=[])
+        console.ok(f"deployed; next: `python -m ops verify {cfg.name}`")
         return
 
     saved_at = state_dir / f"scaling-{live.name}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
@@ -100,6 +101,7 @@ def deploy(
     if failure is not None:
         restored = ", ".join(s.variant for s in snapshot.variants)
         raise OpsError(f"{failure}; scaling of {restored} was restored as it was", failure.exit_code)
+    console.ok(f"deployed; next: `python -m ops verify {cfg.name}`")  # only once the scaling is back
 
 
 def _deploy_and_wait(
@@ -112,15 +114,34 @@ def _deploy_and_wait(
     released: list[str],
 ) -> None:
     console.line(f"$ {' '.join(make_deploy_command(cfg.name, released))}")
+    started = datetime.now(UTC)
     status = deployer(cfg.name, released)
     if status != 0:
         raise OpsError(
-            f"`make deploy ENV={cfg.name}` failed with status {status} (CloudFormation rolled the stack back; "
-            "see its events)",
+            f"`make deploy ENV={cfg.name}` failed with status {status} {_what_failed(clients, cfg.name, started)}",
             ExitCode.OPERATION_FAILED,
         )
     _wait_in_service(clients, cfg, console, timing)
-    console.ok(f"deployed; next: `python -m ops verify {cfg.name}`")
+
+
+def _what_failed(clients: AwsClients, env_name: str, since: datetime) -> str:
+    """Blame CloudFormation only if it touched a stack after the deploy began; synth, asset publishing
+    and a missing `cdk bootstrap` all fail before it runs, and the stacks' times say so."""
+    touched = []
+    for stack_name in (naming.image_stack_name(env_name), naming.serving_stack_name(env_name)):
+        try:
+            stack = clients.cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]
+        except (ClientError, BotoCoreError):
+            continue  # not created (or not readable): CloudFormation did not change it
+        changed = stack.get("LastUpdatedTime") or stack.get("CreationTime")
+        if changed is not None and changed >= since:
+            touched.append(f"{stack_name} is {stack['StackStatus']}")
+    if touched:
+        return f"in CloudFormation ({'; '.join(touched)}): see the stack events"
+    return (
+        "before CloudFormation changed any stack (nothing was deployed): see its output above, e.g. synth "
+        "refused the config, an asset did not upload, or the account lacks `npx cdk bootstrap`"
+    )
 
 
 def _wait_in_service(clients: AwsClients, cfg: EnvironmentConfig, console: Console, timing: Timing) -> None:

@@ -37,8 +37,13 @@ def environment_file(env_name: str) -> Path:
     return config_loader.ENVIRONMENTS_DIR / f"{env_name}.yaml"
 
 
-def open_environment(env_name: str, region: str | None, client_overrides: dict[str, Any]) -> Environment:
+def open_environment(
+    env_name: str, region: str | None, client_overrides: dict[str, Any], variants: tuple[str, ...] = ()
+) -> Environment:
+    """Usage errors (unknown environment or variant, invalid config, no region) before any AWS call."""
     cfg = load_environment_config(env_name)
+    for name in variants:
+        config_variant(cfg, name)
     clients = AwsClients(open_session(cfg.region, region), client_overrides)
     check_account(clients, cfg.account, env_name)
     return Environment(cfg, clients)
@@ -50,6 +55,6 @@ def config_variant(cfg: EnvironmentConfig, name: str) -> Variant:
             return variant
     known = ", ".join(v.name for v in cfg.variants)
     raise OpsError(
-        f"config/environments/{cfg.name}.yaml has no variant '{name}' (it has: {known}): check --primary/--canary",
+        f"config/environments/{cfg.name}.yaml has no variant '{name}' (it has: {known}): check --primary/--canary/--variant",
         ExitCode.USAGE,
     )

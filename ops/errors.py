@@ -10,12 +10,14 @@ from botocore.exceptions import (
     EndpointConnectionError,
     NoCredentialsError,
     PartialCredentialsError,
+    ProfileNotFound,
     TokenRetrievalError,
     UnauthorizedSSOTokenError,
     WaiterError,
 )
 
 from config import ConfigError
+from ops.output import one_line
 
 
 class ExitCode(IntEnum):
@@ -51,6 +53,9 @@ THROTTLING_CODES = {
 }
 ACCESS_DENIED_CODES = {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnrecognizedClientException"}
 EXPIRED_CODES = {"ExpiredToken", "ExpiredTokenException", "RequestExpired", "InvalidClientTokenId"}
+# The request was signed, but not with a key AWS knows or not with the secret that belongs to it. S3
+# says "InvalidAccessKeyId ... does not exist in our records": a credentials problem, not a missing object.
+BAD_KEY_CODES = {"SignatureDoesNotMatch", "InvalidAccessKeyId", "InvalidSignatureException", "IncompleteSignature"}
 NOT_FOUND_CODES = {"ResourceNotFoundException", "NoSuchBucket", "NoSuchKey", "ObjectNotFoundException"}
 
 
@@ -69,6 +74,12 @@ def explain(error: OpsError | ConfigError | ClientError | BotoCoreError) -> OpsE
             "or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
             ExitCode.CREDENTIALS,
         )
+    if isinstance(error, ProfileNotFound):
+        return OpsError(
+            f"AWS profile '{error.kwargs.get('profile')}' is not in your AWS config: fix AWS_PROFILE "
+            "(`aws configure list-profiles` lists them)",
+            ExitCode.CREDENTIALS,
+        )
     if isinstance(error, TokenRetrievalError | UnauthorizedSSOTokenError):
         return OpsError(f"AWS SSO session expired or invalid: run `aws sso login` ({error})", ExitCode.CREDENTIALS)
     if isinstance(error, EndpointConnectionError):
@@ -77,7 +88,7 @@ def explain(error: OpsError | ConfigError | ClientError | BotoCoreError) -> OpsE
         return _explain_waiter(error)
     if isinstance(error, ClientError):
         return _explain_client_error(error)
-    return OpsError(f"AWS SDK error: {error}", ExitCode.AWS_ERROR)
+    return OpsError(f"AWS SDK error: {one_line(str(error))}", ExitCode.AWS_ERROR)
 
 
 # What the CLI turns into one line and an exit code.
@@ -90,7 +101,7 @@ def _explain_config(error: ConfigError) -> OpsError:
 
 def _explain_client_error(error: ClientError) -> OpsError:
     code = error.response.get("Error", {}).get("Code", "Unknown")
-    message = error.response.get("Error", {}).get("Message", "")
+    message = one_line(error.response.get("Error", {}).get("Message", ""))
     operation = error.operation_name
     if code in THROTTLING_CODES:
         return OpsError(
@@ -101,6 +112,12 @@ def _explain_client_error(error: ClientError) -> OpsError:
     if code in ACCESS_DENIED_CODES:
         return OpsError(
             f"access denied for {operation}: the current role lacks that permission ({message})", ExitCode.CREDENTIALS
+        )
+    if code in BAD_KEY_CODES:
+        return OpsError(
+            f"AWS rejected the credentials' signature for {operation} ({code}): the access key or its secret is "
+            "wrong; check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE",
+            ExitCode.CREDENTIALS,
         )
     if code in EXPIRED_CODES:
         return OpsError(

@@ -1,7 +1,9 @@
 """The canary guard: may more traffic go to the canary right now?
 
-It refuses while an alarm that watches the canary (or the whole endpoint) is in ALARM, or while the
-canary's 5XX rate exceeds the primary's by more than a margin over a recent window.
+It refuses while an alarm that watches the canary (or the whole endpoint) is in ALARM, while the
+canary's 5XX rate exceeds the primary's by more than a margin over a recent window, or, when evidence
+is required, while the canary served too few invocations in that window for its rate to mean anything
+(a canary at 0 % has no 5XX rate at all, so "no errors" is not a pass).
 """
 
 from __future__ import annotations
@@ -19,27 +21,41 @@ NAMESPACE = "AWS/SageMaker"
 class GuardPolicy:
     max_5xx_margin: float = 1.0  # percentage points the canary's 5XX rate may exceed the primary's
     window_seconds: int = 300  # how far back the 5XX rates look; a multiple of 60
+    # Canary invocations the window must hold before more traffic may go to it: 100 puts one error
+    # at 1 %, the default margin; fewer and a single failure decides the verdict.
+    min_invocations: int = 100
 
 
 @dataclass(frozen=True)
 class Verdict:
     problems: tuple[str, ...]
     summary: str
+    canary_invocations: float = 0.0  # in the window
+    total_invocations: float = 0.0  # both variants, in the window
 
     @property
     def healthy(self) -> bool:
         return not self.problems
 
 
-def check_canary(cloudwatch: Any, endpoint: str, canary: str, primary: str, policy: GuardPolicy) -> Verdict:
+def check_canary(
+    cloudwatch: Any, endpoint: str, canary: str, primary: str, policy: GuardPolicy, require_evidence: bool = True
+) -> Verdict:
     problems = [
         f"alarm {alarm.name} is in ALARM ({alarm.reason})"
         for alarm in firing_alarms(cloudwatch, endpoint)
         if alarm.concerns(canary)
     ]
-    rates = _error_rates(cloudwatch, endpoint, [canary, primary], policy.window_seconds)
+    counts = _counts(cloudwatch, endpoint, [canary, primary], policy.window_seconds)
+    rates = {variant: _percent(errors, invocations) for variant, (invocations, errors) in counts.items()}
     canary_rate, primary_rate = rates[canary], rates[primary]
+    canary_invocations = counts[canary][0]
     window = f"{policy.window_seconds // 60}min"
+    if require_evidence and canary_invocations < policy.min_invocations:
+        problems.append(
+            f"not enough evidence: the canary served {canary_invocations:.0f} invocations in the last {window}, "
+            f"a step needs {policy.min_invocations} (--min-canary-invocations): let it serve longer at this weight"
+        )
     if canary_rate is None:
         summary = f"no canary invocations in the last {window}"
     else:
@@ -50,15 +66,21 @@ def check_canary(cloudwatch: Any, endpoint: str, canary: str, primary: str, poli
                 f"canary 5XX rate {canary_rate:.2f}% exceeds the primary's {_rate(primary_rate)} "
                 f"by {margin:.2f} points (allowed {policy.max_5xx_margin:g})"
             )
-    return Verdict(tuple(problems), summary)
+    total = sum(invocations for invocations, _ in counts.values())
+    return Verdict(tuple(problems), summary, canary_invocations, total)
 
 
 def _rate(rate: float | None) -> str:
     return "no traffic" if rate is None else f"{rate:.2f}%"
 
 
-def _error_rates(cloudwatch: Any, endpoint: str, variants: list[str], window_seconds: int) -> dict[str, float | None]:
-    """5XX errors as a percentage of invocations per variant; None where there were no invocations."""
+def _percent(errors: float, invocations: float) -> float | None:
+    """5XX errors as a percentage of invocations; None where there were no invocations."""
+    return 100 * errors / invocations if invocations else None
+
+
+def _counts(cloudwatch: Any, endpoint: str, variants: list[str], window_seconds: int) -> dict[str, tuple[float, float]]:
+    """(invocations, 5XX errors) per variant over the window."""
     # End on the next whole minute so the current, still-filling minute counts.
     end = (datetime.now(UTC) + timedelta(minutes=1)).replace(second=0, microsecond=0)
     queries = []
@@ -89,8 +111,4 @@ def _error_rates(cloudwatch: Any, endpoint: str, variants: list[str], window_sec
     for page in pages:
         for result in page["MetricDataResults"]:
             totals[result["Id"]] = totals.get(result["Id"], 0.0) + sum(result["Values"])
-    rates: dict[str, float | None] = {}
-    for index, variant in enumerate(variants):
-        invocations = totals.get(f"i{index}", 0.0)
-        rates[variant] = 100 * totals.get(f"e{index}", 0.0) / invocations if invocations else None
-    return rates
+    return {variant: (totals.get(f"i{i}", 0.0), totals.get(f"e{i}", 0.0)) for i, variant in enumerate(variants)}

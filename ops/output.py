@@ -56,6 +56,13 @@ def local_time(moment: datetime, zone: tzinfo) -> str:
     return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
 
 
+def one_line(text: str, limit: int = 200) -> str:
+    """A message fit for one table cell or error line: whitespace (an HTML error page's newlines and
+    indentation) collapsed, cut at `limit` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def percent(value: float) -> str:
     return f"{value:g}%"
 

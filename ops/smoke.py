@@ -15,11 +15,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from ops.errors import ACCESS_DENIED_CODES, EXPIRED_CODES, THROTTLING_CODES
+from ops.errors import ACCESS_DENIED_CODES, BAD_KEY_CODES, EXPIRED_CODES, THROTTLING_CODES
+from ops.output import one_line
 
 DEFAULT_PROMPT = "Recommend one manga for a reader who loved Frieren, in one sentence."
 # Errors that say nothing about the endpoint's health: stop and let the CLI explain them.
-NOT_THE_ENDPOINTS_FAULT = THROTTLING_CODES | ACCESS_DENIED_CODES | EXPIRED_CODES
+NOT_THE_ENDPOINTS_FAULT = THROTTLING_CODES | ACCESS_DENIED_CODES | EXPIRED_CODES | BAD_KEY_CODES
 
 
 @dataclass(frozen=True)
@@ -175,4 +176,5 @@ def _failed(request: SmokeRequest, mode: str, latency: float, error: ClientError
     if code in NOT_THE_ENDPOINTS_FAULT:
         raise error
     message = error.response.get("Error", {}).get("Message", "")
-    return SmokeResult(request.adapter, mode, request.variant or "?", latency, None, None, f"{code}: {message}")
+    problem = one_line(f"{code}: {message}", limit=120)
+    return SmokeResult(request.adapter, mode, request.variant or "?", latency, None, None, problem)

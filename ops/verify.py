@@ -87,10 +87,12 @@ def verify(env: Environment, check_weights: bool) -> list[Check]:
         )
         if check_weights:
             expected = round(100 * want.initial_weight / total_weight, 2)
+            held = live.share(name) == expected
             checks.append(
                 Check(
-                    live.share(name) == expected,
-                    f"{name} has {percent(live.share(name))} of traffic, config {percent(expected)}",
+                    held,
+                    f"{name} has {percent(live.share(name))} of traffic, config {percent(expected)}"
+                    + ("" if held else f" (after a ramp: `python -m ops shift {env.name} --to-config`)"),
                 )
             )
     alarms = firing_alarms(clients.cloudwatch, live.name, outputs.rollback_alarm_names)

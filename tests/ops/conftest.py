@@ -32,6 +32,7 @@ from ops.cli import Runtime, app
 from ops.environment import load_environment_config
 from ops.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
 from ops.waiting import Timing
+from sandbox import moto_fixes
 
 REAL_ENVIRONMENTS = Path(config_loader.ENVIRONMENTS_DIR)
 MOTO_INSTANCE_TYPE = "ml.g4dn.xlarge"
@@ -72,6 +73,11 @@ def moto_environment_files() -> dict[str, str]:
         for variant in document["variants"]:
             variant["instance_type"] = MOTO_INSTANCE_TYPE
         document["engine"]["max_num_seqs"] = 64
+        # The shift's capacity check reads per-instance capacity from planning.capacity by instance type.
+        document.setdefault("planning", {}).setdefault("capacity", {})[MOTO_INSTANCE_TYPE] = {
+            "requests_per_minute": 1200,
+            "concurrent_sequences": 64,
+        }
         buffer = io.StringIO()
         yaml.dump(document, buffer)
         files[source.name] = buffer.getvalue()
@@ -316,6 +322,7 @@ class World:
 
 @pytest.fixture
 def moto() -> Iterator[None]:
+    moto_fixes.apply()  # weights and instance counts as SageMaker keeps them (sandbox/moto_fixes.py)
     with mock_aws():
         yield
 

@@ -20,11 +20,24 @@ def set_variant(directory: Path, variant: str, **values: str) -> None:
 
 @pytest.fixture
 def canary_on_v2(environments, worlds):
-    """prod whose canary was deployed with v0.2.0 and has baked."""
+    """prod whose canary was deployed with v0.2.0 and has baked (served enough requests to judge)."""
     set_variant(environments, "canary", image_tag="v0.2.0")
     world = worlds("prod")
     world.deploy()
+    world.traffic("canary", invocations=1000, errors=1)
+    world.traffic("primary", invocations=19000, errors=12)
     return world
+
+
+def test_promotion_refused_without_evidence(environments, worlds, cli):
+    """A canary that served nothing has no error rate: that is no reason to promote it."""
+    set_variant(environments, "canary", image_tag="v0.2.0")
+    worlds("prod").deploy()
+
+    result = cli("promote", "prod")
+
+    assert result.exit_code == 4
+    assert "promotion refused: not enough evidence: the canary served 0 invocations in the last 5min" in result.stderr
 
 
 class RecordingDeployer:
@@ -222,3 +235,40 @@ def test_restore_scaling_refuses_another_endpoints_snapshot(prod, cli, tmp_path)
 
     assert result.exit_code == 2
     assert "is for endpoint mangaassist-llm-staging, not mangaassist-llm-prod" in result.stderr
+
+
+def test_a_deploy_that_fails_before_cloudformation_runs_says_so(primary_changes_type, cli):
+    """No `cdk bootstrap`, a synth refusal, an asset upload: `make deploy` fails and no stack changed."""
+    cli.runtime.deployer = RecordingDeployer(primary_changes_type, status=1)
+
+    result = cli("deploy", "prod")
+
+    assert result.exit_code == 8
+    assert "failed with status 1 before CloudFormation changed any stack (nothing was deployed)" in result.stderr
+    assert "rolled the stack back" not in result.stderr
+    assert "CloudFormation" not in result.stderr.split("before CloudFormation changed any stack")[0]
+
+
+def test_a_deploy_that_cloudformation_rolled_back_names_the_stack(primary_changes_type, cli):
+    world = primary_changes_type
+    cli.runtime.deployer = RecordingDeployer(world, status=1, during=lambda: world.stack(world.config_names[-1]))
+
+    result = cli("deploy", "prod")
+
+    assert result.exit_code == 8
+    assert (
+        "failed with status 1 in CloudFormation (MangaAssist-prod-Serving is CREATE_COMPLETE): see the stack events"
+        in (result.stderr)
+    )
+
+
+def test_next_verify_is_printed_only_after_the_scaling_is_restored(primary_changes_type, cli):
+    cli.runtime.deployer = RecordingDeployer(primary_changes_type)
+
+    result = cli("deploy", "prod")
+
+    assert result.exit_code == 0, result.output
+    lines = [line.strip() for line in result.output.splitlines()]
+    restored = next(i for i, line in enumerate(lines) if line.startswith("✓ restored scaling of primary"))
+    assert lines[-1] == "✓ deployed; next: `python -m ops verify prod`"
+    assert restored < len(lines) - 1

@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from botocore.exceptions import ClientError
 
+from ops.errors import OpsError
 from ops.traffic import plan_steps
 
 RAMP = ("shift", "prod", "--canary-weight", "100", "--step", "25", "--step", "50", "--step", "75")
+
+
+@pytest.fixture
+def evidence(prod):
+    """A 5-minute window with enough canary invocations (2 500/min in all) and healthy error rates."""
+    prod.traffic("canary", invocations=1000, errors=2)
+    prod.traffic("primary", invocations=11500, errors=18)
+    return prod
 
 
 def test_ramp_5_to_100_with_holds_ends_with_all_traffic_on_the_canary(prod, cli):
     prod.traffic("canary", invocations=1000, errors=2)
     prod.traffic("primary", invocations=19000, errors=30)
 
-    result = cli(*RAMP, "--hold", "30m", "--check-every", "10m")
+    result = cli(*RAMP, "--hold", "30m", "--check-every", "10m", "--raise-canary-capacity")
 
     assert result.exit_code == 0, result.output
     assert prod.weights() == {"primary": 0.0, "canary": 100.0}
@@ -31,7 +42,8 @@ def test_ramp_5_to_100_with_holds_ends_with_all_traffic_on_the_canary(prod, cli)
     assert "shift complete: canary has 100% of traffic" in result.output
 
 
-def test_weights_are_confirmed_by_describing_the_endpoint(prod, cli):
+def test_weights_are_confirmed_by_describing_the_endpoint(evidence, cli):
+    prod = evidence
     result = cli("shift", "prod", "--canary-weight", "25")
 
     assert result.exit_code == 0, result.output
@@ -50,14 +62,16 @@ def test_alarm_already_firing_refuses_before_any_change(prod, cli):
     assert prod.weights() == {"primary": 95.0, "canary": 5.0}
 
 
-def test_alarm_firing_mid_hold_rolls_the_canary_back_to_where_it_started(prod, cli):
+def test_alarm_firing_mid_hold_rolls_the_canary_back_to_where_it_started(evidence, cli):
+    prod = evidence
+
     def alarm_goes_off(call: int) -> None:
         if call == 4:  # the second step's first check: canary is at 50% by then
             prod.alarm("mangaassist-prod-canary-latency", "canary")
 
     cli.sleep.on_call = alarm_goes_off
 
-    result = cli(*RAMP, "--hold", "30m", "--check-every", "10m")
+    result = cli(*RAMP, "--hold", "30m", "--check-every", "10m", "--raise-canary-capacity")
 
     assert result.exit_code == 4
     assert "hold, 20min left: alarm mangaassist-prod-canary-latency is in ALARM" in result.output
@@ -66,7 +80,8 @@ def test_alarm_firing_mid_hold_rolls_the_canary_back_to_where_it_started(prod, c
     assert prod.weights() == {"primary": 95.0, "canary": 5.0}
 
 
-def test_endpoint_wide_alarm_counts_but_a_primary_only_alarm_does_not(prod, cli):
+def test_endpoint_wide_alarm_counts_but_a_primary_only_alarm_does_not(evidence, cli):
+    prod = evidence
     prod.alarm("primary-latency", "primary")
     assert cli("shift", "prod", "--canary-weight", "25").exit_code == 0
 
@@ -108,8 +123,9 @@ def test_moving_traffic_away_from_the_canary_is_not_guarded(prod, cli):
     assert prod.weights() == {"primary": 100.0, "canary": 0.0}
 
 
-def test_a_failing_step_rolls_back_and_reports_both(prod, cli):
+def test_a_failing_step_rolls_back_and_reports_both(evidence, cli):
     """moto applies every weight update; a before-call hook makes the third one fail as AWS can."""
+    prod = evidence
     sagemaker = prod.client("sagemaker")
     updates = []
 
@@ -124,7 +140,7 @@ def test_a_failing_step_rolls_back_and_reports_both(prod, cli):
     sagemaker.meta.events.register("before-call.sagemaker.UpdateEndpointWeightsAndCapacities", third_update_fails)
     cli.runtime.client_overrides["sagemaker"] = sagemaker
 
-    result = cli(*RAMP)
+    result = cli(*RAMP, "--override", "test: the capacity check is not what this test is about")
 
     assert result.exit_code == 1
     assert "shift stopped at canary 50%: UpdateEndpointWeightsAndCapacities failed (ValidationException)" in (
@@ -168,10 +184,178 @@ def test_error_window_must_be_whole_minutes(prod, cli):
     [
         (5, 100, [25, 50, 75], [25, 50, 75, 100]),
         (5, 100, [75, 25, 50, 25], [25, 50, 75, 100]),  # any order, duplicates once
-        (30, 100, [5, 25, 50, 75], [50, 75, 100]),  # steps already passed are skipped
+        (30, 100, [30, 50, 75], [50, 75, 100]),  # a step at the start is where the shift already is
+        (0, 100, [], [5, 100]),  # from 0 %: the first step (here the config's 5 %), never a jump
+        (0, 100, [25, 50], [25, 50, 100]),
+        (0, 3, [], [3]),
         (75, 0, [25, 50], [50, 25, 0]),  # downwards
         (5, 25, [], [25]),
     ],
 )
 def test_plan_steps(start, target, steps, route):
-    assert plan_steps(start, target, steps) == route
+    assert plan_steps(start, target, steps, first_step=5) == route
+
+
+def test_steps_outside_the_way_are_refused_not_dropped():
+    with pytest.raises(OpsError, match=r"--step 5%, 25% is outside the way from 30% to 100%") as refused:
+        plan_steps(30, 100, [5, 25, 50, 75])
+
+    assert refused.value.exit_code == 2
+
+
+def test_a_step_outside_the_way_is_refused_before_any_change(evidence, cli):
+    result = cli("shift", "prod", "--canary-weight", "50", "--step", "75")
+
+    assert result.exit_code == 2
+    assert "--step 75% is outside the way from 5% to 50%" in result.stderr
+    assert evidence.weights() == {"primary": 95.0, "canary": 5.0}
+
+
+def test_after_a_rollback_a_shift_to_100_starts_at_the_first_step_and_needs_evidence_to_go_on(prod, cli):
+    """The 3 a.m. case: canary at 0 % has served nothing, so "no errors" is no evidence for 100 %."""
+    prod.set_weights(primary=100, canary=0)
+
+    result = cli("shift", "prod", "--canary-weight", "100")
+
+    assert result.exit_code == 4
+    assert "canary 0% → 5% → 100%" in result.output
+    assert "step: canary 0% → 5%" in result.output
+    assert "not enough evidence: the canary served 0 invocations in the last 5min, a step needs 100" in result.stderr
+    assert "canary weight rolled back to 0%" in result.stderr
+    assert prod.weights() == {"primary": 100.0, "canary": 0.0}
+
+
+def test_evidence_minimum_is_configurable(prod, cli):
+    prod.traffic("canary", invocations=60, errors=0)
+
+    refused = cli("shift", "prod", "--canary-weight", "25")
+    assert refused.exit_code == 4
+    assert "the canary served 60 invocations in the last 5min, a step needs 100" in refused.stderr
+
+    allowed = cli("shift", "prod", "--canary-weight", "25", "--min-canary-invocations", "50")
+    assert allowed.exit_code == 0, allowed.output
+    assert prod.weights() == {"primary": 75.0, "canary": 25.0}
+
+
+def test_a_canary_without_capacity_for_its_new_share_is_refused_with_what_to_do(evidence, cli):
+    """2 500 invocations/min in all: 50 % is 1 250/min, one canary instance serves 1 200/min."""
+    result = cli("shift", "prod", "--canary-weight", "50")
+
+    assert result.exit_code == 4
+    assert (
+        "50% of the current 2,500 invocations/min is 1,250/min, but 1 canary instance(s) in service serve "
+        "1,200/min (1,200 each, planning.capacity): rerun with --raise-canary-capacity (sets 2 instances"
+    ) in result.stderr
+    assert evidence.weights() == {"primary": 95.0, "canary": 5.0}
+
+
+def test_raise_canary_capacity_adds_instances_and_waits_before_the_step(evidence, cli):
+    result = cli("shift", "prod", "--canary-weight", "50", "--raise-canary-capacity")
+
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    raised = lines.index("raising canary to 2 × ml.g4dn.xlarge before the step")
+    assert raised < lines.index("step: canary 5% → 50%")
+    assert "InService; instances primary 4→4, canary 2→2" in result.output
+    described = evidence.client("sagemaker").describe_endpoint(EndpointName=evidence.endpoint)
+    counts = {v["VariantName"]: v["CurrentInstanceCount"] for v in described["ProductionVariants"]}
+    assert counts == {"primary": 4, "canary": 2}
+    assert evidence.weights() == {"primary": 50.0, "canary": 50.0}
+
+
+def test_raising_is_refused_beyond_the_canarys_autoscaling_maximum(evidence, cli):
+    evidence.register_scaling("canary")  # max 8
+    evidence.traffic("primary", invocations=60000, errors=0)  # 14 500/min in all: 100 % needs 13
+
+    result = cli("shift", "prod", "--canary-weight", "100", "--raise-canary-capacity")
+
+    assert result.exit_code == 4
+    assert "the canary needs 13 instances but its autoscaling max_capacity is 8" in result.stderr
+
+
+def test_an_override_says_what_it_skips_and_is_logged(prod, cli):
+    result = cli("shift", "prod", "--canary-weight", "50", "--override", "INC-42: canary carries the hotfix")
+
+    assert result.exit_code == 0, result.output
+    assert "! override: skipping the evidence check (minimum canary invocations) and the capacity check" in (
+        result.output
+    )
+    assert "! reason given: INC-42: canary carries the hotfix" in result.output
+    entry = json.loads((cli.runtime.state_dir / "overrides.log").read_text().splitlines()[-1])
+    assert entry["reason"] == "INC-42: canary carries the hotfix"
+    assert entry["endpoint"] == "mangaassist-llm-prod" and entry["canary_weight"] == 50
+    assert prod.weights() == {"primary": 50.0, "canary": 50.0}
+
+
+def test_an_override_still_obeys_alarms(prod, cli):
+    prod.alarm("mangaassist-prod-canary-5xx", "canary")
+
+    result = cli("shift", "prod", "--canary-weight", "50", "--override", "INC-42")
+
+    assert result.exit_code == 4
+    assert "alarm mangaassist-prod-canary-5xx is in ALARM" in result.stderr
+
+
+class NoAws:
+    """Any AWS client the command would create: using it fails the test."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"an AWS call ({name}) was made before the usage error was found")
+
+
+@pytest.fixture
+def no_aws(environments, cli):
+    for service in ("sts", "sagemaker", "cloudwatch", "application-autoscaling", "cloudformation", "s3"):
+        cli.runtime.client_overrides[service] = NoAws()
+    return cli
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["--hold", "30m", "--check-every", "0"], "--check-every must be longer than 0, got 0s"),
+        (["--hold", "10m", "--check-every", "30min"], "--check-every 30min is longer than --hold 10min"),
+        (["--canary", "canery"], "config/environments/prod.yaml has no variant 'canery'"),
+        (["--override", " "], "--override needs a reason"),
+        (["--to-config"], "give either --canary-weight N or --to-config"),
+    ],
+)
+def test_usage_errors_are_found_before_any_aws_call(no_aws, options, says):
+    result = no_aws("shift", "prod", "--canary-weight", "25", *options)
+
+    assert result.exit_code == 2, result.output
+    assert says in result.output
+
+
+def test_durations_read_what_the_cli_prints(evidence, cli):
+    result = cli("shift", "prod", "--canary-weight", "25", "--hold", "30min", "--check-every", "2.5min")
+
+    assert result.exit_code == 0, result.output
+    assert "hold 30min after each step, checked every 2.5min" in result.output
+    assert cli.sleep.calls == [150.0] * 12
+
+
+@pytest.mark.parametrize("text", ["90s", "10min", "2.5min", "2h", "1h30m", "45", "30m"])
+def test_every_printed_duration_parses_back(text):
+    from ops.cli import parse_duration
+    from ops.output import seconds
+
+    assert parse_duration(seconds(parse_duration(text))) == parse_duration(text)
+
+
+def test_to_config_returns_the_weights_a_promotion_left_at_0_100(prod, cli):
+    """After a full ramp, promote and deploy keep 0/100 (RetainAllVariantProperties); verify wants 95/5
+    and says how to get there."""
+    prod.set_weights(primary=0, canary=100)
+    failed = cli("verify", "prod")
+    assert failed.exit_code == 3
+    assert "✗ canary has 100% of traffic, config 5% (after a ramp: `python -m ops shift prod --to-config`)" in (
+        failed.output
+    )
+
+    result = cli("shift", "prod", "--to-config")
+
+    assert result.exit_code == 0, result.output
+    assert "Shifting mangaassist-llm-prod: canary 100% → 5%" in result.output
+    assert prod.weights() == {"primary": 95.0, "canary": 5.0}
+    assert cli("verify", "prod").exit_code == 0

@@ -166,7 +166,8 @@ def test_unknown_variant_is_a_usage_error(prod, cli):
     result = cli("smoke", "prod", "--variant", "green")
 
     assert result.exit_code == 2
-    assert "endpoint mangaassist-llm-prod has no variant 'green' (it has: primary, canary)" in result.stderr
+    # found in the config, before any AWS call
+    assert "config/environments/prod.yaml has no variant 'green' (it has: primary, canary)" in result.stderr
 
 
 def test_events_split_anywhere_are_reassembled():

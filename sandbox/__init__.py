@@ -1,0 +1,1 @@
+"""A local AWS (moto) seeded like a deployed environment, for trying the ops CLI: `make sandbox`."""

@@ -1,0 +1,187 @@
+"""`python -m sandbox start|stop|traffic`: a local AWS for trying the ops CLI (`make sandbox`).
+
+start    a moto server seeded from the synthesised serving template (`make synth` writes it), a
+         stand-in model server and the runtime API in front of it, in the background; prints the
+         variables to export (eval-able: `eval "$(python -m sandbox start)"`).
+stop     stops it.
+traffic  records invocations (and 5XX errors) per variant in the sandbox's CloudWatch, as a live
+         endpoint's traffic would: the canary guard needs evidence before it lets a step through.
+deploy   the sandbox's `make deploy`: `make synth`, then the endpoint moves onto the new templates'
+         models and endpoint config, keeping weights and instance counts. `python -m ops deploy`
+         runs it instead of `make deploy` while the sandbox's variables are exported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import boto3
+import httpx
+
+from config import naming
+from sandbox.runtime import DEPLOY_PATH, record_invocations
+from sandbox.server import PATIENCE_SECONDS, REPO, State, serve
+
+STATE_DIR = REPO / ".sandbox"
+TEMPLATES = REPO / "cdk.out" / "all"
+# Exported with the sandbox's variables: tells `python -m ops deploy` to deploy into the sandbox.
+SANDBOX_VARIABLE = "MANGAASSIST_SANDBOX"
+
+
+def state_file(env_name: str, state_dir: Path = STATE_DIR) -> Path:
+    return state_dir / f"{env_name}.json"
+
+
+def running(path: Path) -> State | None:
+    if not path.exists():
+        return None
+    state = State.load(path)
+    try:
+        os.kill(state.pid, 0)
+    except ProcessLookupError:
+        path.unlink()
+        return None
+    return state
+
+
+def print_exports(state: State) -> None:
+    print(f"# sandbox for {state.env}: moto at {state.moto_url}, runtime API at {state.runtime_url}")
+    for name, value in state.exports().items():
+        print(f"export {name}={value}")
+    print(f"export {SANDBOX_VARIABLE}={state.env}")
+    print("unset AWS_PROFILE AWS_DEFAULT_PROFILE AWS_SESSION_TOKEN")
+    print(f"# then: python -m ops status {state.env}    stop it: make sandbox-stop")
+
+
+def start(env_name: str, templates: Path, state_dir: Path) -> int:
+    template = templates / f"{naming.serving_stack_name(env_name)}.template.json"
+    if not template.exists():
+        print(f"error: {template} is missing: run `make synth` first", file=sys.stderr)
+        return 2
+    path = state_file(env_name, state_dir)
+    if state := running(path):
+        print_exports(state)
+        return 0
+    state_dir.mkdir(parents=True, exist_ok=True)
+    log = state_dir / f"{env_name}.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "sandbox",
+                "serve",
+                env_name,
+                "--templates",
+                str(templates),
+                "--state-dir",
+                str(state_dir),
+            ],  # fmt: skip
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # outlives this command and the terminal's Ctrl-C
+        )
+    deadline = time.monotonic() + PATIENCE_SECONDS
+    while not path.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            print(f"error: the sandbox did not start; its log ({log}):\n{log.read_text()[-3000:]}", file=sys.stderr)
+            return 1
+        time.sleep(0.2)
+    print_exports(State.load(path))
+    return 0
+
+
+def stop(env_name: str, state_dir: Path) -> int:
+    path = state_file(env_name, state_dir)
+    state = running(path)
+    if state is None:
+        print(f"no sandbox for {env_name} is running")
+        return 0
+    os.kill(state.pid, signal.SIGTERM)
+    deadline = time.monotonic() + PATIENCE_SECONDS
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    print(f"stopped the sandbox for {env_name} (pid {state.pid})")
+    return 0
+
+
+def record_traffic(state: State, per_minute: float, canary_5xx_percent: float) -> str:
+    """A minute of the endpoint's traffic, split by the live weights, in the sandbox's CloudWatch."""
+    exports = state.exports()
+    session = boto3.Session(
+        region_name=state.region,
+        aws_access_key_id=exports["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=exports["AWS_SECRET_ACCESS_KEY"],
+    )
+    described = session.client("sagemaker", endpoint_url=state.moto_url).describe_endpoint(EndpointName=state.endpoint)
+    weights = {v["VariantName"]: float(v.get("CurrentWeight") or 0) for v in described["ProductionVariants"]}
+    cloudwatch = session.client("cloudwatch", endpoint_url=state.moto_url)
+    served = []
+    for variant, weight in weights.items():
+        invocations = round(per_minute * weight / sum(weights.values()))
+        errors = round(invocations * canary_5xx_percent / 100) if variant == "canary" else 0
+        record_invocations(cloudwatch, state.endpoint, variant, invocations, errors)
+        served.append(f"{variant} {invocations}" + (f" ({errors} 5XX)" if errors else ""))
+    return ", ".join(served)
+
+
+def deploy(state: State, templates: Path, synth: bool, released: str) -> int:
+    if synth:
+        command = ["make", "--no-print-directory", "synth"] + ([f"SCALING_RELEASED={released}"] if released else [])
+        built = subprocess.run(command, cwd=REPO, check=False)
+        if built.returncode != 0:
+            return built.returncode
+    answer = httpx.post(f"{state.runtime_url}{DEPLOY_PATH}", json={"templates": str(templates)}, timeout=60)
+    answer.raise_for_status()
+    print(f"sandbox: {state.endpoint} now runs endpoint config {answer.json()['EndpointConfigName']}")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sandbox", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name in ("start", "stop", "serve", "traffic", "deploy"):
+        command = commands.add_parser(name)
+        command.add_argument("env", nargs="?", default="prod")
+        command.add_argument("--state-dir", type=Path, default=STATE_DIR)
+        if name in ("start", "serve", "deploy"):
+            command.add_argument("--templates", type=Path, default=TEMPLATES)
+        if name == "deploy":
+            command.add_argument("--no-synth", dest="synth", action="store_false", help="use the templates as they are")
+            command.add_argument("--released", default="", help="variants whose scaling ops deploy moved aside")
+        if name == "traffic":
+            command.add_argument("--per-minute", type=float, default=2400, help="invocations, split by the weights")
+            command.add_argument("--canary-5xx-percent", type=float, default=0, help="share of canary calls failing")
+            command.add_argument("--follow", action="store_true", help="again every minute until interrupted")
+    args = parser.parse_args(argv)
+    if args.command == "start":
+        return start(args.env, args.templates, args.state_dir)
+    if args.command == "stop":
+        return stop(args.env, args.state_dir)
+    if args.command == "serve":
+        serve(args.env, args.templates, state_file(args.env, args.state_dir))
+        return 0
+    state = running(state_file(args.env, args.state_dir))
+    if state is None:
+        print(f"error: no sandbox for {args.env} is running: `make sandbox`", file=sys.stderr)
+        return 2
+    if args.command == "deploy":
+        return deploy(state, args.templates, args.synth, args.released)
+    while True:
+        served = record_traffic(state, args.per_minute, args.canary_5xx_percent)
+        print(f"sandbox traffic, last minute: {served}", flush=True)
+        if not args.follow:
+            return 0
+        time.sleep(60)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,49 @@
+"""Two places where moto 5.2.5's SageMaker differs from SageMaker in a way the ops CLI depends on,
+lifted for the process that calls `apply()` (the sandbox server, the ops tests):
+
+- `FakeEndpointConfig.validate_instance_type` checks a hard-coded list without ml.g5.* (DESIGN.md
+  §3.3); SageMaker's API model has them (botocore sagemaker/2017-07-24 ProductionVariantInstanceType).
+- `update_endpoint_weights_and_capacities` overwrites DesiredWeight and DesiredInstanceCount with
+  None when an entry gives only the other one. The API documents both as optional per variant
+  ("DesiredWeightAndCapacity": DesiredWeight, DesiredInstanceCount), and a weight change does not
+  touch instance counts (that would fight the autoscaler): an omitted field keeps its value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from moto.sagemaker import models
+
+
+def _any_ml_instance_type(self: Any, instance_type: str) -> None:
+    if not instance_type.startswith("ml."):
+        raise models.ValidationError(message=f"Value '{instance_type}' at 'instanceType' is not an ml.* type")
+
+
+def _keep_omitted_fields(original: Any) -> Any:
+    def update(self: Any, endpoint_name: str, desired_weights_and_capacities: list[dict[str, Any]]) -> str:
+        endpoint = self.endpoints.get(endpoint_name)
+        live = {v["VariantName"]: dict(v) for v in endpoint.production_variants} if endpoint else {}
+        arn = original(self, endpoint_name, desired_weights_and_capacities)
+        for variant in endpoint.production_variants:
+            before = live[variant["VariantName"]]
+            for desired, current in (
+                ("DesiredWeight", "CurrentWeight"),
+                ("DesiredInstanceCount", "CurrentInstanceCount"),
+            ):
+                if variant.get(desired) is None:
+                    variant[desired], variant[current] = before.get(desired), before.get(current)
+        return arn
+
+    update.moto_fixed = True  # type: ignore[attr-defined]
+    return update
+
+
+def apply() -> None:
+    models.FakeEndpointConfig.validate_instance_type = _any_ml_instance_type
+    backend = models.SageMakerModelBackend
+    if not getattr(backend.update_endpoint_weights_and_capacities, "moto_fixed", False):
+        backend.update_endpoint_weights_and_capacities = _keep_omitted_fields(
+            backend.update_endpoint_weights_and_capacities
+        )

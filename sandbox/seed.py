@@ -1,0 +1,208 @@
+"""Seed a moto account with what CloudFormation would have made from the synthesised serving template.
+
+moto's own CloudFormation skips Application Auto Scaling and CloudWatch alarm resources, and its
+SageMaker refuses ml.g5.* endpoint configs (DESIGN.md §3.3), so the template is not handed to moto's
+CloudFormation: each resource the ops CLI reads is created through the service API, with the
+template's own properties, intrinsic functions resolved the way CloudFormation resolves them
+(Ref/Fn::GetAtt to physical names, Fn::Join/Sub/Select/Split, pseudo parameters). The stack itself
+is then created holding the template's outputs as literal values, which is what `verify` reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from config import naming
+
+# Properties of each resource type that are API parameters of the call that creates it (the rest
+# are CloudFormation-only or not read by the CLI).
+MODEL_FIELDS = ("ModelName", "PrimaryContainer", "Containers", "ExecutionRoleArn", "EnableNetworkIsolation")
+ALARM_FIELDS = (
+    "AlarmName", "AlarmDescription", "ActionsEnabled", "AlarmActions", "OKActions", "InsufficientDataActions",
+    "MetricName", "Namespace", "Statistic", "ExtendedStatistic", "Dimensions", "Period", "Unit",
+    "EvaluationPeriods", "DatapointsToAlarm", "Threshold", "ComparisonOperator", "TreatMissingData", "Metrics",
+    "ThresholdMetricId",
+)  # fmt: skip
+SCHEDULED_ACTION_FIELDS = (
+    "ScheduledActionName",
+    "Schedule",
+    "Timezone",
+    "ScalableTargetAction",
+    "StartTime",
+    "EndTime",
+)
+REPLACED_ON_DEPLOY = {"AWS::SageMaker::Model", "AWS::SageMaker::EndpointConfig"}
+POLICY_CONFIGURATIONS = ("TargetTrackingScalingPolicyConfiguration", "StepScalingPolicyConfiguration")
+
+
+@dataclass
+class Resolver:
+    """CloudFormation's intrinsic functions over one template, with physical names made up once."""
+
+    template: dict[str, Any]
+    stack_name: str
+    account: str
+    region: str
+    imports: dict[str, str] = field(default_factory=dict)  # export name -> value (Fn::ImportValue)
+    # Models and endpoint configs are replaced on every deploy (create-only properties), each under a
+    # new generated name: the deploy number goes into their suffix.
+    deployment: int = 1
+    physical: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for logical, resource in self.template.get("Resources", {}).items():
+            self.physical[logical] = self._physical_name(logical, resource)
+
+    def _physical_name(self, logical: str, resource: dict[str, Any]) -> str:
+        kind = resource["Type"].rsplit("::", 1)[-1]  # Endpoint -> EndpointName, Alarm -> AlarmName, ...
+        given = resource.get("Properties", {}).get(f"{kind}Name")
+        if isinstance(given, str):
+            return given
+        replaced = resource["Type"] in REPLACED_ON_DEPLOY
+        salt = f"/{self.deployment}" if replaced and self.deployment > 1 else ""
+        suffix = hashlib.sha256(f"{self.stack_name}/{logical}{salt}".encode()).hexdigest()[:12]
+        name = f"{logical[:40]}-{suffix}"  # CloudFormation's shape: logical id and a random suffix
+        return name.lower() if resource["Type"] == "AWS::ECR::Repository" else name  # ECR names are lowercase
+
+    def arn(self, logical: str) -> str:
+        _, service, kind = self.template["Resources"][logical]["Type"].split("::")
+        return f"arn:aws:{service.lower()}:{self.region}:{self.account}:{kind.lower()}/{self.physical[logical]}"
+
+    def exports(self) -> dict[str, str]:
+        """What this template's stack exports, for another template's Fn::ImportValue."""
+        return {
+            output["Export"]["Name"]: self(output["Value"])
+            for output in self.template.get("Outputs", {}).values()
+            if "Export" in output
+        }
+
+    def __call__(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return [self(item) for item in value]
+        if not isinstance(value, dict):
+            return value
+        if len(value) == 1:
+            ((key, argument),) = value.items()
+            if key == "Ref":
+                return self._ref(argument)
+            if key == "Fn::GetAtt":
+                logical, attribute = argument if isinstance(argument, list) else argument.split(".", 1)
+                return self.arn(logical) if attribute.endswith("Arn") else self.physical[logical]
+            if key == "Fn::Join":
+                separator, items = argument
+                return separator.join(str(self(item)) for item in self(items))
+            if key == "Fn::Select":
+                index, items = argument
+                return self(items)[int(self(index))]
+            if key == "Fn::Split":
+                separator, text = argument
+                return str(self(text)).split(separator)
+            if key == "Fn::Sub":
+                text, variables = (argument, {}) if isinstance(argument, str) else argument
+                names = {name: self(v) for name, v in variables.items()}
+                return re.sub(r"\$\{([^}]+)\}", lambda m: str(names.get(m[1]) or self._ref(m[1])), text)
+            if key == "Fn::ImportValue":
+                return self.imports[self(argument)]
+        return {key: self(item) for key, item in value.items()}
+
+    def _ref(self, name: str) -> str:
+        pseudo = {
+            "AWS::AccountId": self.account,
+            "AWS::Region": self.region,
+            "AWS::Partition": "aws",
+            "AWS::URLSuffix": "amazonaws.com",
+            "AWS::StackName": self.stack_name,
+        }
+        if name in pseudo:
+            return pseudo[name]
+        if "." in name:  # Fn::Sub's ${Logical.Attribute}
+            return self({"Fn::GetAtt": name.split(".", 1)})
+        return self.physical[name]
+
+    def resources(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
+        """Resolved properties of each resource of a type, with the generated name filled in where the
+        template leaves it to CloudFormation (ModelName, EndpointConfigName, AlarmName, ...)."""
+        name_property = f"{kind.rsplit('::', 1)[-1]}Name"
+        return [
+            (logical, {name_property: self.physical[logical], **self(resource.get("Properties", {}))})
+            for logical, resource in self.template.get("Resources", {}).items()
+            if resource["Type"] == kind
+        ]
+
+    def outputs(self) -> dict[str, str]:
+        return {key: str(self(output["Value"])) for key, output in self.template.get("Outputs", {}).items()}
+
+
+def pick(source: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    return {name: source[name] for name in fields if name in source}
+
+
+def create_models_and_config(sagemaker: Any, resolve: Resolver) -> str:
+    """The models and the endpoint config of one deploy; returns the endpoint config's name."""
+    for _, props in resolve.resources("AWS::SageMaker::Model"):
+        sagemaker.create_model(**pick(props, MODEL_FIELDS))
+    names = []
+    for _, props in resolve.resources("AWS::SageMaker::EndpointConfig"):
+        variants = [
+            pick(v, ("VariantName", "ModelName", "InitialInstanceCount", "InstanceType", "InitialVariantWeight"))
+            for v in props["ProductionVariants"]
+        ]
+        sagemaker.create_endpoint_config(EndpointConfigName=props["EndpointConfigName"], ProductionVariants=variants)
+        names.append(props["EndpointConfigName"])
+    (name,) = names
+    return name
+
+
+def record_stack(cloudformation: Any, resolve: Resolver, env_name: str) -> dict[str, str]:
+    """The serving stack as `verify` reads it: its outputs, as literal values."""
+    outputs = resolve.outputs()
+    template = {
+        "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},  # moto needs one resource; the CLI reads outputs
+        "Outputs": {key: {"Value": value} for key, value in outputs.items()},
+    }
+    stack_name = naming.serving_stack_name(env_name)
+    if any(s["StackName"] == stack_name for s in cloudformation.list_stacks()["StackSummaries"]):
+        cloudformation.delete_stack(StackName=stack_name)
+    cloudformation.create_stack(StackName=stack_name, TemplateBody=json.dumps(template))
+    return outputs
+
+
+def seed_serving_stack(clients: Callable[[str], Any], resolve: Resolver, env_name: str) -> dict[str, str]:
+    """Create models, endpoint config, endpoint, alarms, scaling and the stack; return its outputs."""
+    sagemaker = clients("sagemaker")
+    create_models_and_config(sagemaker, resolve)
+    for _, props in resolve.resources("AWS::SageMaker::Endpoint"):
+        sagemaker.create_endpoint(EndpointName=props["EndpointName"], EndpointConfigName=props["EndpointConfigName"])
+
+    cloudwatch = clients("cloudwatch")
+    for _, props in resolve.resources("AWS::CloudWatch::Alarm"):
+        cloudwatch.put_metric_alarm(**pick(props, ALARM_FIELDS))
+    for _, props in resolve.resources("AWS::CloudWatch::CompositeAlarm"):
+        cloudwatch.put_composite_alarm(**pick(props, ("AlarmName", "AlarmRule", "AlarmDescription", "AlarmActions")))
+
+    autoscaling = clients("application-autoscaling")
+    targets = {}
+    for logical, props in resolve.resources("AWS::ApplicationAutoScaling::ScalableTarget"):
+        target = pick(props, ("ServiceNamespace", "ResourceId", "ScalableDimension"))
+        targets[resolve.physical[logical]] = target
+        autoscaling.register_scalable_target(
+            MinCapacity=props["MinCapacity"], MaxCapacity=props["MaxCapacity"], **target
+        )
+        for action in props.get("ScheduledActions", []):
+            autoscaling.put_scheduled_action(**target, **pick(action, SCHEDULED_ACTION_FIELDS))
+    for _, props in resolve.resources("AWS::ApplicationAutoScaling::ScalingPolicy"):
+        target = targets.get(props.get("ScalingTargetId")) or pick(
+            props, ("ServiceNamespace", "ResourceId", "ScalableDimension")
+        )
+        autoscaling.put_scaling_policy(
+            PolicyName=props["PolicyName"],
+            PolicyType=props["PolicyType"],
+            **target,
+            **pick(props, POLICY_CONFIGURATIONS),
+        )
+    return record_stack(clients("cloudformation"), resolve, env_name)

@@ -1,0 +1,189 @@
+"""The sandbox's long-running process: a moto server seeded like a deployed environment, the project's
+stand-in model server, and the runtime API in front of it. Started and stopped by `python -m sandbox`.
+
+moto runs in this process (ThreadedMotoServer), so its backends are this process's: that is how the
+moto quirks the CLI cannot go around (sandbox/moto_fixes.py: ml.g5.* refused, weights reset by an
+instance-count change) are lifted for this server only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import httpx
+
+REPO = Path(__file__).resolve().parent.parent
+STANDIN = REPO / "tests" / "container" / "standin.py"  # the vLLM stand-in the container tests run
+CREDENTIALS = {"aws_access_key_id": "sandbox", "aws_secret_access_key": "sandbox"}
+PATIENCE_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class State:
+    """What `start` prints and `stop` needs; written once everything answers."""
+
+    pid: int
+    env: str
+    region: str
+    account: str
+    moto_url: str
+    runtime_url: str
+    endpoint: str
+
+    def exports(self) -> dict[str, str]:
+        return {
+            "AWS_ENDPOINT_URL": self.moto_url,
+            # botocore's service-specific override (service id "SageMaker Runtime"): invocations go to
+            # the sandbox's runtime front instead of moto.
+            "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME": self.runtime_url,
+            "AWS_ACCESS_KEY_ID": CREDENTIALS["aws_access_key_id"],
+            "AWS_SECRET_ACCESS_KEY": CREDENTIALS["aws_secret_access_key"],
+            "AWS_REGION": self.region,
+        }
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(asdict(self), indent=2) + "\n")
+
+    @classmethod
+    def load(cls, path: Path) -> State:
+        return cls(**json.loads(path.read_text()))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until(ready: Any, what: str) -> None:
+    deadline = time.monotonic() + PATIENCE_SECONDS
+    while time.monotonic() < deadline:
+        if ready():
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"{what} did not come up within {PATIENCE_SECONDS:.0f} s")
+
+
+def answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=1).status_code < 500
+    except httpx.HTTPError:
+        return False
+
+
+def start_model_server(adapters: list[str], model: str, workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    lora = []
+    for adapter in adapters:
+        (workdir / "lora" / adapter).mkdir(parents=True, exist_ok=True)
+        lora.append(f"{adapter}={workdir / 'lora' / adapter}")
+    command = [sys.executable, str(STANDIN), "serve", str(workdir), "--served-model-name", model,
+               "--host", "127.0.0.1", "--port", str(port), "--enable-lora", "--lora-modules", *lora,
+               "--disable-uvicorn-access-log", "--uvicorn-log-level", "warning"]  # fmt: skip
+    process = subprocess.Popen(command, env={**os.environ, "STANDIN_TOKEN_INTERVAL": "0.002"})
+    url = f"http://127.0.0.1:{port}"
+    wait_until(lambda: answers(f"{url}/health"), "the stand-in model server")
+    return process, url
+
+
+def resolvers(templates: Path, env_name: str, account: str, region: str, deployment: int) -> Any:
+    """The serving template's resolver, its Fn::ImportValue answered from the image template's exports."""
+    from config import naming
+    from sandbox.seed import Resolver
+
+    def read(stack_name: str) -> dict[str, Any]:
+        return json.loads((templates / f"{stack_name}.template.json").read_text())
+
+    image = Resolver(read(naming.image_stack_name(env_name)), naming.image_stack_name(env_name), account, region)
+    serving_name = naming.serving_stack_name(env_name)
+    return Resolver(read(serving_name), serving_name, account, region, image.exports(), deployment)
+
+
+def redeploy(client: Any, templates: Path, state: State, deployment: int) -> str:
+    """What `make deploy` does to a live endpoint, as far as the ops CLI can see: new models and endpoint
+    config from the templates, the endpoint moved onto them keeping every variant's weights and instance
+    counts (RetainAllVariantProperties), the stack's outputs updated. moto has no UpdateEndpoint
+    (NotImplementedError), so the endpoint is moved in moto's backend, which lives in this process."""
+    from moto.sagemaker.models import sagemaker_backends
+
+    from sandbox.seed import create_models_and_config, record_stack
+
+    resolve = resolvers(templates, state.env, state.account, state.region, deployment)
+    config_name = create_models_and_config(client("sagemaker"), resolve)
+    backend = sagemaker_backends[state.account][state.region]
+    endpoint = backend.endpoints[state.endpoint]
+    retained = {v["VariantName"]: v for v in endpoint.production_variants}
+    fresh = endpoint._process_production_variants(backend.endpoint_configs[config_name].production_variants)
+    kept = ("CurrentWeight", "DesiredWeight", "CurrentInstanceCount", "DesiredInstanceCount")
+    for variant in fresh:
+        variant.update(
+            {key: retained[variant["VariantName"]][key] for key in kept if variant["VariantName"] in retained}
+        )
+    endpoint.endpoint_config_name = config_name
+    endpoint.production_variants = fresh
+    record_stack(client("cloudformation"), resolve, state.env)
+    return config_name
+
+
+def serve(env_name: str, templates: Path, state_path: Path) -> None:
+    from config import load_config_file
+    from ops.environment import environment_file
+
+    cfg = load_config_file(environment_file(env_name), env_name)
+    region = cfg.region or "us-east-1"
+    account = cfg.account or "123456789012"
+    os.environ["MOTO_ACCOUNT_ID"] = account  # moto answers sts:GetCallerIdentity with the env's account
+    from moto.server import ThreadedMotoServer
+
+    from sandbox import moto_fixes
+    from sandbox.runtime import RuntimeFront
+    from sandbox.seed import seed_serving_stack
+
+    moto_fixes.apply()
+    port = free_port()
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    moto.start()
+    moto_url = f"http://127.0.0.1:{port}"
+    session = boto3.Session(region_name=region, **CREDENTIALS)
+
+    def client(service: str) -> Any:
+        return session.client(service, endpoint_url=moto_url)
+
+    seed_serving_stack(client, resolvers(templates, env_name, account, region, 1), env_name)
+
+    workdir = state_path.parent / f"{env_name}-model"
+    model_server, model_url = start_model_server(list(cfg.engine.adapters), cfg.engine.model, workdir)
+    deployments = [1]
+
+    def deploy(new_templates: Path) -> str:
+        deployments.append(len(deployments) + 1)
+        return redeploy(client, new_templates, state, deployments[-1])
+
+    front = RuntimeFront(model_url, client("sagemaker"), client("cloudwatch"), deploy)
+    front.start()
+
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    state = State(os.getpid(), env_name, region, account, moto_url, front.url, cfg.endpoint_name)
+    state.save(state_path)
+    try:
+        while not stop.is_set() and model_server.poll() is None:
+            stop.wait(0.5)
+    finally:
+        model_server.terminate()
+        model_server.wait(timeout=30)
+        front.stop()
+        moto.stop()
+        state_path.unlink(missing_ok=True)

@@ -1,0 +1,149 @@
+"""The documented day-two flow, end to end, through `python -m sandbox` (docs/operations.md):
+a moto server process seeded from prod's synthesised templates, the stand-in model server and the
+runtime front, with the ops CLI talking HTTP to them as it would to AWS.
+
+Flow: status, verify and a streamed smoke test of the canary; a guarded shift with holds (the canary
+serves traffic during each hold); a shift refused by a canary alarm; rollback; the ramp again from
+0 % to 100 %; promote; deploy (the sandbox's deploy of the promoted config); verify fails on the
+weights the ramp left, `shift --to-config` returns them, verify passes.
+
+Holds do not wait (the CLI's sleep is injected); everything else is real processes and real HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import aws_cdk as cdk
+import boto3
+import pytest
+
+from ops.environment import load_environment_config
+from sandbox.runtime import record_invocations
+from stacks.environment import build_environment
+from tests.ops.conftest import edit_environment
+
+REPO = Path(__file__).resolve().parents[2]
+CDK_CONTEXT = json.loads((REPO / "cdk.json").read_text())["context"]
+
+
+def synthesise(env_name: str, out: Path) -> Path:
+    """The templates `make synth` writes, from the (test's copy of the) environment's config."""
+    app = cdk.App(context={**CDK_CONTEXT, "env": env_name}, outdir=str(out))
+    build_environment(app, load_environment_config(env_name))
+    app.synth()
+    return out
+
+
+def sandbox(*args: str, state_dir: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "sandbox", *args, "--state-dir", str(state_dir)]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False, timeout=120)
+
+
+@pytest.fixture
+def running_sandbox(real_environments, tmp_path, monkeypatch):
+    """prod as deployed with a canary on v0.2.0, in a sandbox process; its exports in this process."""
+    edit_environment(real_environments, "prod", lambda doc: doc["variants"][1].update(image_tag="v0.2.0"))
+    templates = synthesise("prod", tmp_path / "cdk.out")
+    state_dir = tmp_path / "sandbox"
+    started = sandbox("start", "prod", "--templates", str(templates), state_dir=state_dir)
+    assert started.returncode == 0, started.stderr
+    exports = dict(
+        line.removeprefix("export ").split("=", 1) for line in started.stdout.splitlines() if line.startswith("export ")
+    )
+    for name, value in exports.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    monkeypatch.delenv("AWS_CONFIG_FILE", raising=False)  # AWS_ENDPOINT_URL is all it takes
+    yield exports, state_dir, tmp_path
+    stopped = sandbox("stop", "prod", state_dir=state_dir)
+    assert stopped.returncode == 0, stopped.stderr
+
+
+def test_the_documented_day_two_flow_runs_against_the_sandbox(running_sandbox, cli):
+    exports, state_dir, tmp_path = running_sandbox
+    assert exports["MANGAASSIST_SANDBOX"] == "prod"
+    session = boto3.Session(region_name=exports["AWS_REGION"])
+    cloudwatch = session.client("cloudwatch")
+    sagemaker = session.client("sagemaker")
+
+    def weights() -> dict[str, float]:
+        described = sagemaker.describe_endpoint(EndpointName="mangaassist-llm-prod")
+        return {v["VariantName"]: v["CurrentWeight"] for v in described["ProductionVariants"]}
+
+    def traffic(invocations: float = 1200) -> None:
+        """A minute of traffic split by the live weights, as the endpoint would serve it."""
+        share = weights()["canary"] / 100
+        for variant, part in (("canary", share), ("primary", 1 - share)):
+            record_invocations(cloudwatch, "mangaassist-llm-prod", variant, invocations * part, 0)
+
+    # Look: the synthesised prod, ml.g5 and all, with its alarms and scaling.
+    status = cli("status", "prod")
+    assert status.exit_code == 0, status.output
+    assert "ml.g5.xlarge" in status.output and "schedule tokyo-evening-peak-start" in status.output
+    assert cli("verify", "prod").exit_code == 0
+
+    smoke = cli("smoke", "prod", "--variant", "canary", "--max-tokens", "8")
+    assert smoke.exit_code == 0, smoke.output
+    assert "6 of 6 invocations answered as expected" in smoke.output
+
+    # A guarded step with a hold; the canary serves traffic while it is held.
+    traffic(invocations=3000)
+    cli.sleep.on_call = lambda call: traffic()
+    ramp = cli("shift", "prod", "--canary-weight", "25", "--hold", "30min", "--check-every", "10min")
+    assert ramp.exit_code == 0, ramp.output
+    assert weights() == {"primary": 75.0, "canary": 25.0}
+
+    # A canary alarm refuses the next step; nothing changes.
+    canary_alarms = [
+        a["AlarmName"]
+        for a in cloudwatch.describe_alarms()["MetricAlarms"]
+        if a["AlarmDescription"].startswith("canary: 5XX")
+    ]
+    cloudwatch.set_alarm_state(AlarmName=canary_alarms[0], StateValue="ALARM", StateReason="sandbox: 5XX spike")
+    refused = cli("shift", "prod", "--canary-weight", "50")
+    assert refused.exit_code == 4
+    assert f"alarm {canary_alarms[0]} is in ALARM (sandbox: 5XX spike)" in refused.stderr
+    assert weights() == {"primary": 75.0, "canary": 25.0}
+
+    rollback = cli("rollback", "prod")
+    assert rollback.exit_code == 0, rollback.output
+    assert weights() == {"primary": 100.0, "canary": 0.0}
+
+    # Fixed: the ramp again from 0 %, first step first, each further step on the evidence of a hold.
+    cloudwatch.set_alarm_state(AlarmName=canary_alarms[0], StateValue="OK", StateReason="sandbox: fixed")
+    again = cli(
+        "shift", "prod", "--canary-weight", "100", "--step", "25", "--step", "50", "--step", "75",
+        "--hold", "30min", "--check-every", "10min", "--raise-canary-capacity",
+    )  # fmt: skip
+    assert again.exit_code == 0, again.output
+    assert "canary 0% → 25% → 50% → 75% → 100%" in again.output
+    assert weights() == {"primary": 0.0, "canary": 100.0}
+
+    promote = cli("promote", "prod")
+    assert promote.exit_code == 0, promote.output
+    assert "primary.image_tag: v0.1.0 → v0.2.0" in promote.output
+
+    def deploy_into_sandbox(env_name: str, released: list[str]) -> int:
+        templates = synthesise(env_name, tmp_path / "cdk.out.promoted")
+        return sandbox("deploy", env_name, "--no-synth", "--templates", str(templates), state_dir=state_dir).returncode
+
+    cli.runtime.deployer = deploy_into_sandbox
+    deployed = cli("deploy", "prod")
+    assert deployed.exit_code == 0, deployed.output
+
+    after = cli("verify", "prod")
+    assert after.exit_code == 3
+    assert "primary image" in after.output and ":v0.2.0, config tag v0.2.0" in after.output
+    assert "✗ canary has 100% of traffic, config 5% (after a ramp: `python -m ops shift prod --to-config`)" in (
+        after.output
+    )
+
+    back = cli("shift", "prod", "--to-config")
+    assert back.exit_code == 0, back.output
+    final = cli("verify", "prod")
+    assert final.exit_code == 0, final.output
+    assert weights() == {"primary": 95.0, "canary": 5.0}
