@@ -6,7 +6,6 @@ Each environment is synthesised once per session (conftest fixtures).
 from __future__ import annotations
 
 import pytest
-from aws_cdk.assertions import Match
 
 
 @pytest.fixture(params=["prod", "dev"])
