@@ -11,6 +11,7 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any, cast
 
+from config.platform_checks import check_blue_green_steps, check_inference_amis, check_instance_quotas
 from config.scaling_checks import Problem, check_autoscaling, check_scaled_variant_changes
 from config.schema import MUTABLE_TAGS, Catalog, EnvironmentConfig
 from container.serving.contract import VLLM_LORA_RANKS
@@ -19,7 +20,7 @@ INVALID = object()  # a section that failed field validation; checks needing it 
 GIB = 1024**3
 PROD_MIN_BAKE_SECONDS = 600
 MAX_ROLLBACK_ALARMS = 10  # AutoRollbackConfiguration accepts 1-10 alarms
-ROLLBACK_ALARMS_PER_VARIANT = 3  # 5XX rate, p99 latency, engine silent (constructs/serving_alarms.py)
+ROLLBACK_ALARMS_PER_VARIANT = 3  # 5XX rate, time to first token p95, engine silent (constructs/serving_alarms.py)
 
 
 def check_environment(
@@ -36,6 +37,9 @@ def check_environment(
         (("deployment", "variants"), lambda: _check_deployment(cfg, env_name)),
         (("autoscaling", "variants"), lambda: check_autoscaling(cfg)),
         (("autoscaling", "variants"), lambda: check_scaled_variant_changes(cfg, deployed or {})),
+        (("variants",), lambda: check_inference_amis(cfg, catalog)),
+        (("deployment", "variants", "autoscaling"), lambda: check_blue_green_steps(cfg)),
+        (("variants", "autoscaling", "endpoint_instance_quotas"), lambda: check_instance_quotas(cfg, catalog)),
     ]
     problems: list[Problem] = []
     for needs, check in checks:
@@ -222,12 +226,9 @@ def _steps_to_full_traffic(cfg: EnvironmentConfig) -> int:
 def _check_deployment(cfg: EnvironmentConfig, env_name: str) -> list[Problem]:
     d = cfg.deployment
     problems = []
-    if d.traffic_routing in ("CANARY", "LINEAR"):
-        if d.step_size is None:
-            problems.append(("deployment.step_size", f"{d.traffic_routing} needs a step_size (type and value)"))
-        else:
-            problems.extend(_check_step_size(cfg))
-    if env_name == "prod" and d.traffic_routing != "ALL_AT_ONCE" and d.wait_interval_seconds < PROD_MIN_BAKE_SECONDS:
+    if d.traffic_routing in ("CANARY", "LINEAR") and d.step_size is None:
+        problems.append(("deployment.step_size", f"{d.traffic_routing} needs a step_size (type and value)"))
+    if env_name == "prod" and d.wait_interval_seconds < PROD_MIN_BAKE_SECONDS:  # ALL_AT_ONCE bakes too
         problems.append(
             (
                 "deployment.wait_interval_seconds",
@@ -244,28 +245,4 @@ def _check_deployment(cfg: EnvironmentConfig, env_name: str) -> list[Problem]:
                 f"got {d.maximum_execution_timeout_seconds} (allowed up to 28800)",
             )
         )
-    return problems
-
-
-def _check_step_size(cfg: EnvironmentConfig) -> list[Problem]:
-    d = cfg.deployment
-    step = d.step_size
-    assert step is not None
-    path = "deployment.step_size.value"
-    if step.type == "CAPACITY_PERCENT":
-        low, high = (1, 50) if d.traffic_routing == "CANARY" else (10, 50)
-        if not low <= step.value <= high:
-            return [(path, f"{d.traffic_routing} capacity must be {low}-50% of each variant, got {step.value}%")]
-        return []
-    problems = []
-    for v in cfg.variants:
-        half = v.initial_instance_count / 2
-        if step.value > half:
-            problems.append(
-                (
-                    path,
-                    f"{d.traffic_routing} size {step.value} instance(s) is more than 50% of variant '{v.name}' "
-                    f"({v.initial_instance_count} instance(s)); use CAPACITY_PERCENT or at most {int(half)}",
-                )
-            )
     return problems

@@ -5,7 +5,14 @@ Each environment is synthesised once per session (conftest fixtures).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+
+from config import load_catalog
+
+DOCKERFILE = Path(__file__).resolve().parents[2] / "container" / "Dockerfile"
 
 
 @pytest.fixture(params=["prod", "dev"])
@@ -70,3 +77,63 @@ def test_endpoint_log_group_is_kept_on_delete_but_not_after_a_failed_create(envi
             "UpdateReplacePolicy": "Retain",
         },
     )
+
+
+def _variants(environment) -> list[dict]:
+    (config,) = environment.serving.find_resources("AWS::SageMaker::EndpointConfig").values()
+    return config["Properties"]["ProductionVariants"]
+
+
+def test_every_variant_runs_on_an_ami_whose_driver_runs_the_image(environment) -> None:
+    catalog = load_catalog()
+    for variant in _variants(environment):
+        ami = catalog.inference_amis[variant["InferenceAmiVersion"]]
+        assert ami.cuda >= catalog.serving_image.cuda, variant["VariantName"]
+        assert variant["InstanceType"].split(".")[1] in ami.instance_families
+    assert {v["InferenceAmiVersion"] for v in _variants(environment)} == {"al2023-ami-sagemaker-inference-gpu-4-1"}
+
+
+def test_catalog_names_the_base_image_the_dockerfile_pins() -> None:
+    froms = [line.split()[1] for line in DOCKERFILE.read_text().splitlines() if line.startswith("FROM ")]
+    assert load_catalog().serving_image.base_image in froms
+
+
+def test_every_variant_routes_to_the_least_busy_instance(environment) -> None:
+    assert [v["RoutingConfig"] for v in _variants(environment)] == [
+        {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"}
+    ] * len(environment.cfg.variants)
+
+
+def _rollback_alarms(environment) -> dict[str, dict]:
+    (endpoint,) = environment.serving.find_resources("AWS::SageMaker::Endpoint").values()
+    names = [
+        a["AlarmName"]["Ref"] for a in endpoint["Properties"]["DeploymentConfig"]["AutoRollbackConfiguration"]["Alarms"]
+    ]
+    alarms = environment.serving.find_resources("AWS::CloudWatch::Alarm")
+    return {name: alarms[name]["Properties"] for name in names}
+
+
+def _watched_metrics(alarm: dict) -> set[str]:
+    if "MetricName" in alarm:
+        return {alarm["MetricName"]}
+    return {m["MetricStat"]["Metric"]["MetricName"] for m in alarm["Metrics"] if "MetricStat" in m}
+
+
+def test_rollback_alarms_are_5xx_rate_engine_silence_and_first_token_time_per_variant(environment) -> None:
+    alarms = _rollback_alarms(environment)
+    watched = sorted(tuple(sorted(_watched_metrics(a))) for a in alarms.values())
+    per_variant = [("Invocation5XXErrors", "Invocations"), ("QueueDepth",), ("TimeToFirstTokenP95",)]
+    assert watched == sorted(per_variant * len(environment.cfg.variants))
+    assert "ModelLatency" not in json.dumps(environment.serving.find_resources("AWS::CloudWatch::Alarm"))
+
+
+def test_first_token_rollback_alarm_is_quiet_without_traffic_and_needs_consecutive_minutes(environment) -> None:
+    cfg = environment.cfg
+    ttft = [a for a in _rollback_alarms(environment).values() if a.get("MetricName") == "TimeToFirstTokenP95"]
+    assert len(ttft) == len(cfg.variants)
+    for alarm in ttft:
+        assert alarm["Threshold"] == cfg.alarms.ttft_p95_ms
+        assert alarm["Statistic"] == "Average" and alarm["Period"] == 60
+        assert alarm["EvaluationPeriods"] == cfg.alarms.evaluation_minutes
+        assert alarm.get("DatapointsToAlarm", alarm["EvaluationPeriods"]) == alarm["EvaluationPeriods"]
+        assert alarm["TreatMissingData"] == "notBreaching"
