@@ -12,9 +12,9 @@ from config.schema import Catalog, EnvironmentConfig, Variant
 
 # Both readings of the blue/green step-size rule, quoted in the refusals.
 GUIDE_CANARY_RULE = '"the canary size should be less than or equal to 50% of the new fleet\'s capacity"'
-GUIDE_LINEAR_RULE = "\"each linear step should only be between 10-50% of the green fleet's capacity\""
-API_CANARY_RULE = "\"Value must be less than or equal to 50% of the variant's total instance count\""
-API_LINEAR_RULE = "\"Value must be 10-50% of the variant's total instance count\""
+GUIDE_LINEAR_RULE = '"each linear step should only be between 10-50% of the green fleet\'s capacity"'
+API_CANARY_RULE = '"Value must be less than or equal to 50% of the variant\'s total instance count"'
+API_LINEAR_RULE = '"Value must be 10-50% of the variant\'s total instance count"'
 GUIDE = "(SageMaker guide, deployment-guardrails-blue-green-{kind})"
 API = "(TrafficRoutingConfig.{field}, SageMaker API)"
 BLUE_GREEN_FLEETS = 2  # blue/green runs the old and the new fleet side by side until the bake ends
