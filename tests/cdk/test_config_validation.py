@@ -78,10 +78,10 @@ def test_five_minute_startup_on_an_8b_model(problems) -> None:
 
 
 def test_waits_that_do_not_fit_the_execution_timeout(problems) -> None:
-    found = problems(lambda raw: raw["deployment"].update(maximum_execution_timeout_seconds=900))
+    found = problems(lambda raw: raw["deployment"].update(maximum_execution_timeout_seconds=1200))
     assert found == [
         "deployment.maximum_execution_timeout_seconds: must exceed the waits added up (1 x wait_interval_seconds "
-        "600 + termination_wait_seconds 300 = 900 s), got 900 (allowed up to 28800)"
+        "600 + termination_wait_seconds 600 = 1200 s), got 1200 (allowed up to 28800)"
     ]
 
 

@@ -63,7 +63,7 @@ def test_blue_green_all_at_once_with_rollback_on_alarms_in_this_stack(prod) -> N
                         "CanarySize": Match.absent(),
                         "WaitIntervalInSeconds": 600,
                     },
-                    "TerminationWaitInSeconds": 300,
+                    "TerminationWaitInSeconds": 600,
                     "MaximumExecutionTimeoutInSeconds": 3600,
                 },
                 "AutoRollbackConfiguration": {"Alarms": alarms},
