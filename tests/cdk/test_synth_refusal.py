@@ -79,3 +79,25 @@ def test_make_synth_mode_reports_every_broken_environment(tmp_path: Path) -> Non
         assert f"config/environments/{env_name}.yaml: 1 problem(s)" in result.stderr
     assert "dev.yaml" not in result.stderr
     assert result.stderr.count("engine.max_lora_rank: must be one of 1, 8, 16, 32, 64, 128, 256, 320, 512, got 24") == 2
+
+
+def test_platform_mistakes_are_refused_before_any_template(tmp_path: Path) -> None:
+    """An AMI too old for the image, the seeds' 10 % canary step and a quota too small, all at once."""
+    app_dir = _app_copy(tmp_path)
+    prod = app_dir / "config" / "environments" / "prod.yaml"
+    text = prod.read_text().replace("al2023-ami-sagemaker-inference-gpu-4-1", "al2-ami-sagemaker-inference-gpu-2", 1)
+    text = text.replace(
+        "traffic_routing: ALL_AT_ONCE", "traffic_routing: CANARY\n  step_size: {type: CAPACITY_PERCENT, value: 10}"
+    )
+    prod.write_text(text.replace("ml.g5.xlarge: 32", "ml.g5.xlarge: 20"))
+
+    result = _synth(app_dir, "prod")
+
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert (
+        "variants.primary.inference_ami_version: variant 'primary': al2-ami-sagemaker-inference-gpu-2 has NVIDIA "
+        "driver 535 (CUDA 12.2), too old for the serving image vllm/vllm-openai:v0.33.0 (CUDA 13.0)" in result.stderr
+    )
+    assert "deployment.step_size: CANARY step of 1 instance(s) is 100% of variant 'canary'" in result.stderr
+    assert "endpoint_instance_quotas.ml.g5.xlarge: quota 20 is below 32" in result.stderr
+    assert not (app_dir / "cdk.out" / "MangaAssist-prod-Serving.template.json").exists()
