@@ -79,7 +79,7 @@ class ServingAlarms(Construct):
             ),
             # Time to first token from the image's own metrics, not SageMaker's ModelLatency: what
             # ModelLatency measures for InvokeEndpointWithResponseStream is not documented, and if it
-            # spans the whole stream a healthy 600-token answer exceeds any first-token SLO (README
+            # spans the whole stream a healthy answer of a few hundred tokens takes seconds (README
             # "Rollback alarms"). Average of the per-instance, per-interval p95s over each minute.
             self._alarm(
                 f"{name}-ttft-p95",
