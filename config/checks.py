@@ -21,6 +21,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
+from config.platform_checks import check_blue_green_steps, check_inference_amis, check_instance_quotas
 from config.problems import Problem, quote
 from config.scaling_checks import check_autoscaling, check_scaled_variant_changes
 from config.schema import MUTABLE_TAGS, Catalog, Engine, EnvironmentConfig, InstanceType, Variant
@@ -32,7 +33,7 @@ __all__ = ["INVALID", "check_environment", "kv_cache_budget", "skip_invalid"]
 GIB = 1024**3
 PROD_MIN_BAKE_SECONDS = 600
 MAX_ROLLBACK_ALARMS = 10  # AutoRollbackConfiguration accepts 1-10 alarms
-ROLLBACK_ALARMS_PER_VARIANT = 3  # 5XX rate, p99 latency, engine silent (constructs/serving_alarms.py)
+ROLLBACK_ALARMS_PER_VARIANT = 3  # 5XX rate, time to first token p95, engine silent (constructs/serving_alarms.py)
 MAX_ENVIRONMENT_VALUE_CHARS = 1024  # SageMaker CreateModel Environment values (botocore EnvironmentValue max)
 
 
@@ -59,6 +60,9 @@ def check_environment(
         (("deployment",), lambda: _check_prod_bake(cfg, env_name)),
         (("autoscaling", "variants"), lambda: check_autoscaling(cfg)),
         (("autoscaling", "variants"), lambda: check_scaled_variant_changes(cfg, deployed or {})),
+        (("variants",), lambda: check_inference_amis(cfg, catalog)),
+        (("deployment", "variants", "autoscaling"), lambda: check_blue_green_steps(cfg)),
+        (("variants", "autoscaling", "endpoint_instance_quotas"), lambda: check_instance_quotas(cfg, catalog)),
     ]
     problems: list[Problem] = []
     for needs, check in checks:
@@ -400,7 +404,7 @@ def _check_routing_step(cfg: EnvironmentConfig) -> list[Problem]:
         return []
     if is_none(d.step_size):
         return [("deployment.step_size", f"{d.traffic_routing} needs a step_size (type and value)")]
-    return _check_step_size(cfg)
+    return []  # its size against the fleet: config.platform_checks.check_blue_green_steps
 
 
 def _check_prod_bake(cfg: EnvironmentConfig, env_name: str) -> list[Problem]:
@@ -432,26 +436,3 @@ def _check_execution_timeout(cfg: EnvironmentConfig) -> list[Problem]:
             )
         ]
     return []
-
-
-def _check_step_size(cfg: EnvironmentConfig) -> list[Problem]:
-    d = cfg.deployment
-    step = d.step_size
-    path = "deployment.step_size.value"
-    if step.type == "CAPACITY_PERCENT":
-        low, high = (1, 50) if d.traffic_routing == "CANARY" else (10, 50)
-        if not low <= step.value <= high:
-            return [(path, f"{d.traffic_routing} capacity must be {low}-50% of each variant, got {step.value}%")]
-        return []
-    problems = []
-    for v in cfg.variants:
-        half = v.initial_instance_count / 2
-        if step.value > half:
-            problems.append(
-                (
-                    path,
-                    f"{d.traffic_routing} size {step.value} instance(s) is more than 50% of variant '{v.name}' "
-                    f"({v.initial_instance_count} instance(s)); use CAPACITY_PERCENT or at most {int(half)}",
-                )
-            )
-    return problems

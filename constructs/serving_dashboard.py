@@ -28,7 +28,7 @@ class ServingDashboard(Construct):
         self.dashboard.add_widgets(
             graph("Invocations / min", lambda v: v.invocations(), stacked=True),
             graph("Model latency p50 (µs)", lambda v: v.model_latency("p50")),
-            graph("Model latency p99 (µs)", lambda v: v.model_latency("p99")),
+            graph("Model latency p99 (µs; for streams undocumented)", lambda v: v.model_latency("p99")),
         )
         self.dashboard.add_widgets(
             graph("Time to first token p50 (ms)", lambda v: v.engine_metric(contract.METRIC_TTFT_P50)),

@@ -58,14 +58,17 @@ class ServingModels(Construct):
                 "sagemaker.amazonaws.com", conditions={"StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID}}
             ),
         )
-        # SageMaker writes container stdout (including the EMF metric lines) to this group.
+        # SageMaker writes container stdout (including the EMF metric lines) to this group. Its name is
+        # fixed (SageMaker picks it), so it must not outlive a failed first create: a kept group makes
+        # every retry fail with "already exists". Kept on update and delete, removed on a failed create.
+        # The models depend on it (through the role's policy), so it is deleted after the endpoint.
         self.log_group = logs.LogGroup(
             self,
             "EndpointLogs",
             log_group_name=f"/aws/sagemaker/Endpoints/{cfg.endpoint_name}",
             retention=RETENTION[cfg.container.log_retention_days],
             encryption_key=encryption_key,
-            removal_policy=RemovalPolicy.RETAIN,
+            removal_policy=RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
         )
         self.log_group.grant_write(self.role)
         self.log_group.grant(self.role, "logs:DescribeLogStreams")

@@ -38,8 +38,7 @@ class ServingStack(Stack):
         catalog = load_catalog()
         vcpus = {v.name: catalog.instance_types[v.instance_type].vcpus for v in cfg.variants}
         alarms = ServingAlarms(self, "Alarms", cfg=cfg, vcpus=vcpus)
-        for alarm in alarms.all_alarms:
-            topic.notify(alarm)
+        topic.notify(alarms.all_alarms)
         models.grant_describe_alarms([self._alarm_arn(a.alarm_name) for a in alarms.rollback_alarms])
 
         endpoint = InferenceEndpoint(

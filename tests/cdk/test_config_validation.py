@@ -77,27 +77,11 @@ def test_five_minute_startup_on_an_8b_model(problems) -> None:
     ]
 
 
-def test_canary_size_over_half_of_a_variant(problems) -> None:
-    def one_instance(raw: dict) -> None:
-        raw["deployment"]["step_size"] = {"type": "INSTANCE_COUNT", "value": 1}
-
-    found = problems(one_instance)
-    assert found == [
-        "deployment.step_size.value: CANARY size 1 instance(s) is more than 50% of variant 'canary' "
-        "(1 instance(s)); use CAPACITY_PERCENT or at most 0"
-    ]
-
-
-def test_canary_percent_over_half(problems) -> None:
-    found = problems(lambda raw: raw["deployment"].update(step_size={"type": "CAPACITY_PERCENT", "value": 60}))
-    assert found == ["deployment.step_size.value: CANARY capacity must be 1-50% of each variant, got 60%"]
-
-
 def test_waits_that_do_not_fit_the_execution_timeout(problems) -> None:
     found = problems(lambda raw: raw["deployment"].update(maximum_execution_timeout_seconds=1200))
     assert found == [
-        "deployment.maximum_execution_timeout_seconds: must exceed the waits added up (2 x wait_interval_seconds "
-        "600 + termination_wait_seconds 300 = 1500 s), got 1200 (allowed up to 28800)"
+        "deployment.maximum_execution_timeout_seconds: must exceed the waits added up (1 x wait_interval_seconds "
+        "600 + termination_wait_seconds 600 = 1200 s), got 1200 (allowed up to 28800)"
     ]
 
 
@@ -110,7 +94,7 @@ def test_execution_timeout_outside_platform_range(problems, timeout: int) -> Non
 def test_prod_bake_time_at_least_ten_minutes(problems) -> None:
     found = problems(lambda raw: raw["deployment"].update(wait_interval_seconds=300))
     assert found == [
-        "deployment.wait_interval_seconds: prod bakes each step at least 600 s (CANARY included: the rollback "
+        "deployment.wait_interval_seconds: prod bakes each step at least 600 s (ALL_AT_ONCE included: the rollback "
         "alarms act only during the bake), got 300"
     ]
 
@@ -139,8 +123,13 @@ def test_kms_key_on_nvme_instances(problems) -> None:
     assert found[0].startswith("endpoint_kms_key_arn: variant 'primary' runs on ml.g5.xlarge, which has local NVMe")
 
 
+def on_g4dn(raw: dict) -> None:
+    canary(raw).update(instance_type="ml.g4dn.xlarge")
+    raw["endpoint_instance_quotas"]["ml.g4dn.xlarge"] = 16
+
+
 def test_g4dn_with_prod_engine_settings_is_refused_with_the_numbers(problems) -> None:
-    found = problems(lambda raw: canary(raw).update(instance_type="ml.g4dn.xlarge"))
+    found = problems(on_g4dn)
     assert found == [
         "variants[1].instance_type: ml.g4dn.xlarge is too small for engine.max_num_seqs 128 x "
         "engine.kv_cache_min_tokens_per_sequence 768 tokens x 128 KiB/token = 12.00 GiB of KV cache: "
@@ -153,7 +142,7 @@ def test_g4dn_passes_with_fewer_sequences(problems) -> None:
     """The budget is arithmetic, not a blocklist: 64 sequences x 768 tokens = 6 GiB fits in 6.92 GiB."""
 
     def smaller(raw: dict) -> None:
-        canary(raw).update(instance_type="ml.g4dn.xlarge")
+        on_g4dn(raw)
         raw["engine"]["max_num_seqs"] = 64
 
     assert problems(smaller) == []

@@ -96,7 +96,7 @@ def test_every_alarm_notifies_the_encrypted_topic(prod) -> None:
     )
     alarms = prod.serving.find_resources("AWS::CloudWatch::Alarm")
     own = {k: a for k, a in alarms.items() if "Autoscaling" not in k}  # scaling alarms trigger policies
-    assert len(own) == 2 * 14  # per variant: 3 rollback, 5 platform, 5 engine, 1 capacity
+    assert len(own) == 2 * 13  # per variant: 3 rollback (incl. TTFT p95), 5 platform, 4 engine, 1 capacity
     for alarm in own.values():
         assert "NotificationsTopic" in json.dumps(alarm["Properties"]["AlarmActions"])
 
@@ -122,7 +122,7 @@ def test_silence_from_the_engine_is_not_healthy(prod) -> None:
     )
     prod.serving.has_resource_properties(
         "AWS::CloudWatch::Alarm",
-        {"MetricName": "ModelLatency", "TreatMissingData": "notBreaching"},
+        {"MetricName": contract.METRIC_TTFT_P95, "TreatMissingData": "notBreaching"},
     )
 
 

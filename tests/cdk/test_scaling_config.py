@@ -95,6 +95,7 @@ def test_removing_a_scaled_variant_is_refused_until_the_procedure_is_followed(tm
         (ENVIRONMENTS_DIR / "prod.yaml")
         .read_text()
         .replace("instance_type: ml.g5.xlarge", "instance_type: ml.g6.xlarge", 1)
+        .replace("  ml.g5.xlarge: 32", "  ml.g5.xlarge: 32\n  ml.g6.xlarge: 16")  # its endpoint quota
     )
     path = tmp_path / "prod.yaml"
     path.write_text(text)
@@ -122,6 +123,7 @@ def test_a_variant_released_by_ops_deploy_may_change_type(tmp_path, monkeypatch)
         (loader.ENVIRONMENTS_DIR / "prod.yaml")
         .read_text()
         .replace("instance_type: ml.g5.xlarge", "instance_type: ml.g6.xlarge", 1)
+        .replace("  ml.g5.xlarge: 32", "  ml.g5.xlarge: 32\n  ml.g6.xlarge: 16")  # its endpoint quota
     )
     (tmp_path / "prod.yaml").write_text(text)
     monkeypatch.setattr(loader, "ENVIRONMENTS_DIR", tmp_path)

@@ -49,7 +49,7 @@ def test_endpoint_config_name_is_generated(prod) -> None:
     prod.serving.has_resource_properties("AWS::SageMaker::Model", {"ModelName": Match.absent()})
 
 
-def test_blue_green_canary_with_rollback_on_alarms_in_this_stack(prod) -> None:
+def test_blue_green_all_at_once_with_rollback_on_alarms_in_this_stack(prod) -> None:
     alarms = Capture()
     prod.serving.has_resource_properties(
         "AWS::SageMaker::Endpoint",
@@ -59,11 +59,11 @@ def test_blue_green_canary_with_rollback_on_alarms_in_this_stack(prod) -> None:
             "DeploymentConfig": {
                 "BlueGreenUpdatePolicy": {
                     "TrafficRoutingConfiguration": {
-                        "Type": "CANARY",
-                        "CanarySize": {"Type": "CAPACITY_PERCENT", "Value": 10},
+                        "Type": "ALL_AT_ONCE",
+                        "CanarySize": Match.absent(),
                         "WaitIntervalInSeconds": 600,
                     },
-                    "TerminationWaitInSeconds": 300,
+                    "TerminationWaitInSeconds": 600,
                     "MaximumExecutionTimeoutInSeconds": 3600,
                 },
                 "AutoRollbackConfiguration": {"Alarms": alarms},
@@ -74,7 +74,8 @@ def test_blue_green_canary_with_rollback_on_alarms_in_this_stack(prod) -> None:
     defined = prod.serving.find_resources("AWS::CloudWatch::Alarm")
     assert alarm_ids <= set(defined), "every rollback alarm is defined in this stack"
     metrics = {defined[a]["Properties"].get("MetricName") for a in alarm_ids}
-    assert "ModelLatency" in metrics
+    assert "TimeToFirstTokenP95" in metrics
+    assert "ModelLatency" not in metrics
     expressions = [m for a in alarm_ids for m in defined[a]["Properties"].get("Metrics", [])]
     assert any(
         m.get("MetricStat", {}).get("Metric", {}).get("MetricName") == "Invocation5XXErrors" for m in expressions
@@ -85,10 +86,10 @@ def test_rollback_alarms_watch_the_endpoint_by_name(prod) -> None:
     prod.serving.has_resource_properties(
         "AWS::CloudWatch::Alarm",
         {
-            "MetricName": "ModelLatency",
-            "Namespace": "AWS/SageMaker",
-            "ExtendedStatistic": "p99",
-            "Threshold": 2_000_000,  # 2,000 ms SLO in microseconds
+            "MetricName": "TimeToFirstTokenP95",
+            "Namespace": "MangaAssist/LLMServing",
+            "Statistic": "Average",
+            "Threshold": 500,  # the seeds' 500 ms SLO, in the image's milliseconds
             "Dimensions": Match.array_with(
                 [{"Name": "EndpointName", "Value": "mangaassist-llm-prod"}, {"Name": "VariantName", "Value": "canary"}]
             ),

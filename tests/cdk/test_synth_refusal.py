@@ -108,3 +108,25 @@ def test_the_cdk_cli_exits_non_zero_with_no_template_and_no_traceback(tmp_path: 
     assert "(file): is not UTF-8: byte 0xff at line 1" in output
     assert "region: not a region aws-cdk-lib 2.275.0 knows" in output and "got 'ap-northeast-9'" in output
     assert not list(out.glob("*.template.json"))
+
+
+def test_platform_mistakes_are_refused_before_any_template(tmp_path: Path) -> None:
+    """An AMI too old for the image, the seeds' 10 % canary step and a quota too small, all at once."""
+    app_dir = _app_copy(tmp_path)
+    prod = app_dir / "config" / "environments" / "prod.yaml"
+    text = prod.read_text().replace("al2023-ami-sagemaker-inference-gpu-4-1", "al2-ami-sagemaker-inference-gpu-2", 1)
+    text = text.replace(
+        "traffic_routing: ALL_AT_ONCE", "traffic_routing: CANARY\n  step_size: {type: CAPACITY_PERCENT, value: 10}"
+    )
+    prod.write_text(text.replace("ml.g5.xlarge: 32", "ml.g5.xlarge: 20"))
+
+    result = _synth(app_dir, "prod")
+
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert (
+        "variants[0].inference_ami_version: variant 'primary': al2-ami-sagemaker-inference-gpu-2 has NVIDIA "
+        "driver 535 (CUDA 12.2), too old for the serving image vllm/vllm-openai:v0.33.0 (CUDA 13.0)" in result.stderr
+    )
+    assert "deployment.step_size: CANARY step of 1 instance(s) is 100% of variant 'canary'" in result.stderr
+    assert "endpoint_instance_quotas.ml.g5.xlarge: quota 20 is below 32" in result.stderr
+    assert not (app_dir / "cdk.out" / "MangaAssist-prod-Serving.template.json").exists()

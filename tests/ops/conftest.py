@@ -72,6 +72,8 @@ def moto_environment_files() -> dict[str, str]:
         document = yaml.load(source.read_text())
         for variant in document["variants"]:
             variant["instance_type"] = MOTO_INSTANCE_TYPE
+        quotas = document["endpoint_instance_quotas"]  # the real type's quota also for the moto type
+        document["endpoint_instance_quotas"] = {**quotas, MOTO_INSTANCE_TYPE: max(quotas.values())}
         document["engine"]["max_num_seqs"] = 64
         # The shift's capacity check reads per-instance capacity from planning.capacity by instance type.
         document.setdefault("planning", {}).setdefault("capacity", {})[MOTO_INSTANCE_TYPE] = {

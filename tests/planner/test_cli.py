@@ -68,6 +68,7 @@ def test_instance_type_without_a_capacity_figure(tmp_path: Path) -> None:
     def g6(raw: dict) -> None:
         for variant in raw["variants"]:
             variant["instance_type"] = "ml.g6.xlarge"
+        raw["endpoint_instance_quotas"] = {"ml.g6.xlarge": 32}
 
     result = planner("diff", "prod", "--base", str(prod_with(tmp_path, g6)))
     assert result.returncode == 2

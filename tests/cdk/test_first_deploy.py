@@ -1,0 +1,139 @@
+"""What a first deploy on a real account needs from the templates (issue 10), on prod and dev.
+
+Each environment is synthesised once per session (conftest fixtures).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from config import load_catalog
+
+DOCKERFILE = Path(__file__).resolve().parents[2] / "container" / "Dockerfile"
+
+
+@pytest.fixture(params=["prod", "dev"])
+def environment(request):
+    return request.getfixturevalue(request.param)
+
+
+def _topic_statements(template) -> list[dict]:
+    (policy,) = template.find_resources("AWS::SNS::TopicPolicy").values()
+    return policy["Properties"]["PolicyDocument"]["Statement"]
+
+
+def test_alarms_may_publish_to_the_topic_beside_the_tls_deny(environment) -> None:
+    statements = _topic_statements(environment.serving)
+    deny = [s for s in statements if s["Effect"] == "Deny"]
+    assert deny and deny[0]["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    (allow,) = [s for s in statements if s["Effect"] == "Allow"]
+    assert allow["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+    assert allow["Action"] == "sns:Publish"
+    assert allow["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+
+
+def test_topic_policy_names_exactly_the_alarms_that_notify(environment) -> None:
+    (allow,) = [s for s in _topic_statements(environment.serving) if s["Effect"] == "Allow"]
+    allowed = {arn["Fn::GetAtt"][0] for arn in allow["Condition"]["ArnLike"]["aws:SourceArn"]}
+    (topic,) = environment.serving.find_resources("AWS::SNS::Topic")
+    notifying = environment.serving.find_resources(
+        "AWS::CloudWatch::Alarm", {"Properties": {"AlarmActions": [{"Ref": topic}]}}
+    )
+    assert allowed == set(notifying)
+    assert len(allowed) > 20
+
+
+def _fixed_names(resource: dict) -> dict[str, str]:
+    """Top-level `...Name` properties holding a literal string: a physical name fixed at synth."""
+    return {
+        key: value
+        for key, value in resource.get("Properties", {}).items()
+        if key.endswith("Name") and isinstance(value, str)
+    }
+
+
+@pytest.mark.parametrize("stack", ["image", "serving"])
+def test_no_fixed_physical_name_is_kept_after_a_failed_create(environment, stack) -> None:
+    """DeletionPolicy Retain keeps a resource when the first create rolls back; with a fixed name
+    every retry then fails with "already exists". RetainExceptOnCreate does not keep it."""
+    resources = getattr(environment, stack).to_json()["Resources"]
+    offenders = {
+        logical_id: _fixed_names(resource)
+        for logical_id, resource in resources.items()
+        if resource.get("DeletionPolicy") == "Retain" and _fixed_names(resource)
+    }
+    assert offenders == {}
+
+
+def test_endpoint_log_group_is_kept_on_delete_but_not_after_a_failed_create(environment) -> None:
+    environment.serving.has_resource(
+        "AWS::Logs::LogGroup",
+        {
+            "Properties": {"LogGroupName": f"/aws/sagemaker/Endpoints/{environment.cfg.endpoint_name}"},
+            "DeletionPolicy": "RetainExceptOnCreate",
+            "UpdateReplacePolicy": "Retain",
+        },
+    )
+
+
+def _variants(environment) -> list[dict]:
+    (config,) = environment.serving.find_resources("AWS::SageMaker::EndpointConfig").values()
+    return config["Properties"]["ProductionVariants"]
+
+
+def test_every_variant_runs_on_an_ami_whose_driver_runs_the_image(environment) -> None:
+    catalog = load_catalog()
+    for variant in _variants(environment):
+        ami = catalog.inference_amis[variant["InferenceAmiVersion"]]
+        assert ami.cuda >= catalog.serving_image.cuda, variant["VariantName"]
+        assert variant["InstanceType"].split(".")[1] in ami.instance_families
+    assert {v["InferenceAmiVersion"] for v in _variants(environment)} == {"al2023-ami-sagemaker-inference-gpu-4-1"}
+
+
+def test_catalog_names_the_base_image_the_dockerfile_pins() -> None:
+    froms = [line.split()[1] for line in DOCKERFILE.read_text().splitlines() if line.startswith("FROM ")]
+    assert load_catalog().serving_image.base_image in froms
+
+
+def test_every_variant_routes_to_the_least_busy_instance(environment) -> None:
+    assert [v["RoutingConfig"] for v in _variants(environment)] == [
+        {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"}
+    ] * len(environment.cfg.variants)
+
+
+def _rollback_alarms(environment) -> dict[str, dict]:
+    (endpoint,) = environment.serving.find_resources("AWS::SageMaker::Endpoint").values()
+    names = [
+        a["AlarmName"]["Ref"] for a in endpoint["Properties"]["DeploymentConfig"]["AutoRollbackConfiguration"]["Alarms"]
+    ]
+    alarms = environment.serving.find_resources("AWS::CloudWatch::Alarm")
+    return {name: alarms[name]["Properties"] for name in names}
+
+
+def _watched_metrics(alarm: dict) -> set[str]:
+    if "MetricName" in alarm:
+        return {alarm["MetricName"]}
+    return {m["MetricStat"]["Metric"]["MetricName"] for m in alarm["Metrics"] if "MetricStat" in m}
+
+
+def test_rollback_alarms_are_5xx_rate_engine_silence_and_first_token_time_per_variant(environment) -> None:
+    alarms = _rollback_alarms(environment)
+    watched = sorted(tuple(sorted(_watched_metrics(a))) for a in alarms.values())
+    per_variant = [("Invocation5XXErrors", "Invocations"), ("QueueDepth",), ("TimeToFirstTokenP95",)]
+    assert watched == sorted(per_variant * len(environment.cfg.variants))
+    assert "ModelLatency" not in json.dumps(environment.serving.find_resources("AWS::CloudWatch::Alarm"))
+
+
+def test_first_token_rollback_alarm_is_quiet_without_traffic_and_needs_consecutive_minutes(environment) -> None:
+    cfg = environment.cfg
+    ttft = [a for a in _rollback_alarms(environment).values() if a.get("MetricName") == "TimeToFirstTokenP95"]
+    assert len(ttft) == len(cfg.variants)
+    for alarm in ttft:
+        assert alarm["Threshold"] == cfg.alarms.ttft_p95_ms
+        assert alarm["Statistic"] == "Average" and alarm["Period"] == 60
+        assert alarm["EvaluationPeriods"] == cfg.alarms.evaluation_minutes
+        assert alarm.get("DatapointsToAlarm", alarm["EvaluationPeriods"]) == alarm["EvaluationPeriods"]
+        assert alarm["TreatMissingData"] == "notBreaching"
