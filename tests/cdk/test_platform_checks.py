@@ -31,11 +31,11 @@ def test_an_ami_that_does_not_support_the_instance_type_is_refused() -> None:
     found = check_inference_amis(load_config("prod"), narrowed)
     assert found == [
         (
-            f"variants.{name}.inference_ami_version",
+            f"variants[{index}].inference_ami_version",
             f"variant '{name}': al2023-ami-sagemaker-inference-gpu-4-1 does not support ml.g5.xlarge "
             "(families g6, p5); the image needs CUDA 13.0",
         )
-        for name in ("primary", "canary")
+        for index, name in enumerate(("primary", "canary"))
     ]
 
 
