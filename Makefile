@@ -10,6 +10,8 @@ SCALING_RELEASED ?=
 # make plan-diff: the git revision whose config is the base of the comparison.
 BASE ?= main
 RELEASED_FLAG := $(if $(SCALING_RELEASED),-c scaling_released=$(SCALING_RELEASED))
+# VARIANTS_CHANGED=1: one deploy without the blue/green guardrails, to add, remove or rename a variant.
+RELEASED_FLAG += $(if $(VARIANTS_CHANGED),-c variants_changed=1)
 VENV := .venv
 PY := $(VENV)/bin/python
 CDK := node_modules/.bin/cdk
@@ -57,7 +59,7 @@ cfn-lint: deps
 	@echo "cfn-lint: no errors in $$(ls cdk.out/all/*.template.json | wc -l) templates"
 
 diff: deps
-	$(CDK) diff $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) --all -o cdk.out/$(ENV)
+	$(CDK) diff $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV)
 
 deploy: deps
 	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) --all -o cdk.out/$(ENV) --require-approval broadening

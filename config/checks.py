@@ -11,7 +11,9 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any, cast
 
-from config.scaling_checks import Problem, check_autoscaling, check_scaled_variant_changes
+from config.deployed import Deployed
+from config.deployed_checks import check_deployed
+from config.scaling_checks import Problem, check_autoscaling
 from config.schema import MUTABLE_TAGS, Catalog, EnvironmentConfig
 from container.serving.contract import VLLM_LORA_RANKS
 
@@ -23,7 +25,7 @@ ROLLBACK_ALARMS_PER_VARIANT = 3  # 5XX rate, p99 latency, engine silent (constru
 
 
 def check_environment(
-    sections: dict[str, Any], catalog: Catalog, env_name: str, deployed: dict[str, str] | None = None
+    sections: dict[str, Any], catalog: Catalog, env_name: str, deployed: Deployed | None = None
 ) -> list[Problem]:
     """Run every check whose sections passed field validation (see config.loader)."""
     cfg = cast(EnvironmentConfig, SimpleNamespace(**sections))
@@ -35,7 +37,7 @@ def check_environment(
         (("engine", "container"), lambda: _check_container(cfg, catalog)),
         (("deployment", "variants"), lambda: _check_deployment(cfg, env_name)),
         (("autoscaling", "variants"), lambda: check_autoscaling(cfg)),
-        (("autoscaling", "variants"), lambda: check_scaled_variant_changes(cfg, deployed or {})),
+        (("autoscaling", "variants"), lambda: check_deployed(cfg, deployed)),
     ]
     problems: list[Problem] = []
     for needs, check in checks:

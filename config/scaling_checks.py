@@ -142,31 +142,3 @@ def _check_timeline(path: str, windows: list) -> list[Problem]:
         if problems:
             break
     return list(dict.fromkeys(problems))
-
-
-UPDATE_PROCEDURE = (
-    "CloudFormation cannot apply this while the variant is registered with Application Auto Scaling; "
-    "follow README 'Changing a scaled variant' (deregister, update, re-register)"
-)
-
-
-def check_scaled_variant_changes(cfg: EnvironmentConfig, deployed: dict[str, str]) -> list[Problem]:
-    """SageMaker rejects an update that changes the instance type of, or removes, a scaled variant."""
-    problems = []
-    current = {v.name: v for v in cfg.variants}
-    for name, instance_type in deployed.items():
-        if name not in cfg.autoscaling:
-            continue
-        if name not in current:
-            problems.append(
-                ("variants", f"removes scaled variant '{name}' (deployed on {instance_type}); {UPDATE_PROCEDURE}")
-            )
-        elif current[name].instance_type != instance_type:
-            problems.append(
-                (
-                    f"variants.{name}.instance_type",
-                    f"changes scaled variant '{name}' from {instance_type} to {current[name].instance_type}; "
-                    f"{UPDATE_PROCEDURE}",
-                )
-            )
-    return problems

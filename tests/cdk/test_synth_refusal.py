@@ -79,3 +79,19 @@ def test_make_synth_mode_reports_every_broken_environment(tmp_path: Path) -> Non
         assert f"config/environments/{env_name}.yaml: 1 problem(s)" in result.stderr
     assert "dev.yaml" not in result.stderr
     assert result.stderr.count("engine.max_lora_rank: must be one of 1, 8, 16, 32, 64, 128, 256, 320, 512, got 24") == 2
+
+
+def test_renaming_a_deployed_variant_is_refused_by_the_app(tmp_path: Path) -> None:
+    app_dir = _app_copy(tmp_path)
+    prod = app_dir / "config" / "environments" / "prod.yaml"
+    prod.write_text(
+        prod.read_text().replace("- name: canary", "- name: canary-b").replace("  canary:\n", "  canary-b:\n")
+    )
+
+    result = _synth(app_dir, "prod")
+
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert (
+        "variants.canary-b: renames deployed variant 'canary' to 'canary-b' (config/deployed/prod.json)"
+        in result.stderr
+    )
