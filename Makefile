@@ -61,7 +61,9 @@ cfn-lint: deps
 diff: deps
 	$(CDK) diff $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV)
 
+# Refused when the blue/green update would overlap a scheduled peak window (FORCE_PEAK=1 overrides).
 deploy: deps
+	$(PY) -m config.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
 	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) --all -o cdk.out/$(ENV) --require-approval broadening
 	$(PY) -m config.deployed record $(ENV)
 

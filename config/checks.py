@@ -208,7 +208,7 @@ def _check_container(cfg: EnvironmentConfig, catalog: Catalog) -> list[Problem]:
     return []
 
 
-def _steps_to_full_traffic(cfg: EnvironmentConfig) -> int:
+def steps_to_full_traffic(cfg: EnvironmentConfig) -> int:
     """How many bake waits a blue/green update goes through before all traffic is on green."""
     d = cfg.deployment
     if d.traffic_routing == "ALL_AT_ONCE" or d.step_size is None:
@@ -236,12 +236,12 @@ def _check_deployment(cfg: EnvironmentConfig, env_name: str) -> list[Problem]:
                 f"prod bakes each step at least {PROD_MIN_BAKE_SECONDS} s, got {d.wait_interval_seconds}",
             )
         )
-    waits = _steps_to_full_traffic(cfg) * d.wait_interval_seconds + d.termination_wait_seconds
+    waits = steps_to_full_traffic(cfg) * d.wait_interval_seconds + d.termination_wait_seconds
     if d.maximum_execution_timeout_seconds <= waits:
         problems.append(
             (
                 "deployment.maximum_execution_timeout_seconds",
-                f"must exceed the waits added up ({_steps_to_full_traffic(cfg)} x wait_interval_seconds "
+                f"must exceed the waits added up ({steps_to_full_traffic(cfg)} x wait_interval_seconds "
                 f"{d.wait_interval_seconds} + termination_wait_seconds {d.termination_wait_seconds} = {waits} s), "
                 f"got {d.maximum_execution_timeout_seconds} (allowed up to 28800)",
             )

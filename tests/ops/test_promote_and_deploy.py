@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -210,3 +211,30 @@ def test_restore_scaling_refuses_another_endpoints_snapshot(prod, cli, tmp_path)
 
     assert result.exit_code == 2
     assert "is for endpoint mangaassist-llm-staging, not mangaassist-llm-prod" in result.stderr
+
+
+def test_a_deploy_overlapping_a_peak_window_is_refused_before_scaling_is_touched(primary_changes_type, cli):
+    world = primary_changes_type
+    before = world.scaling()
+    cli.runtime.now = lambda: datetime(2026, 11, 23, 6, 50, tzinfo=UTC)  # Mon 15:50 JST, magazine day at 16:00
+
+    result = cli("deploy", "prod")
+
+    assert result.exit_code == 4
+    assert "Traceback" not in result.stderr
+    assert "error: refusing to deploy prod at Mon 2026-11-23 15:50 JST (06:50 UTC)" in result.stderr
+    assert "next safe window opens Mon 2026-11-23 21:00 JST (12:00 UTC)" in result.stderr
+    assert "python -m ops deploy prod --during-peak" in result.stderr
+    assert world.scaling() == before  # the default deployer fails the test if called
+
+
+def test_during_peak_deploys_anyway_with_a_warning(primary_changes_type, cli):
+    deployer = RecordingDeployer(primary_changes_type)
+    cli.runtime.deployer = deployer
+    cli.runtime.now = lambda: datetime(2026, 11, 23, 6, 50, tzinfo=UTC)
+
+    result = cli("deploy", "prod", "--during-peak")
+
+    assert result.exit_code == 0, result.output
+    assert deployer.calls == ["prod"]
+    assert "--during-peak: deploying prod at Mon 2026-11-23 15:50 JST" in result.output
