@@ -21,13 +21,14 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help deps synth cfn-lint diff deploy test lint ops plan plan-diff plan-docs bench clean
+.PHONY: help deps synth cfn-lint diff deploy test lint ops plan plan-diff plan-docs bench clean review
 
 help:
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
 	@echo "make test             run every test"
 	@echo "make lint             ruff, hadolint, shellcheck"
 	@echo "make diff ENV=prod    cdk diff against the deployed stacks (needs AWS credentials)"
+	@echo "make review BASE=main [ENV=prod]  offline review of this change vs BASE: review-out/review.md"
 	@echo "make deploy ENV=prod  cdk deploy one environment (needs AWS credentials)"
 	@echo "make ops ARGS='status prod'  the operations CLI (python -m ops --help)"
 	@echo "make plan ENV=prod    simulate the scaling config on a week of traffic: plan-out/prod/"
@@ -62,6 +63,11 @@ diff: deps
 	$(CDK) diff $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV)
 
 # Refused when the blue/green update would overlap a scheduled peak window (FORCE_PEAK=1 overrides).
+# Offline change review (no AWS credentials): BASE and the working tree synthesised, every stack
+# compared with `cdk diff --template`, deploy consequences and the capacity plans (python -m review).
+review: deps
+	$(PY) -m review $(BASE) $(if $(filter command line environment,$(origin ENV)),--env $(ENV)) --out review-out/review.md
+
 deploy: deps
 	$(PY) -m config.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
 	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) --all -o cdk.out/$(ENV) --require-approval broadening
@@ -98,4 +104,4 @@ lint: deps
 	find . -name '*.sh' -not -path './node_modules/*' -not -path './.venv/*' -print0 | xargs -0 -r $(VENV)/bin/shellcheck
 
 clean:
-	rm -rf cdk.out .pytest_cache plan-out
+	rm -rf cdk.out .pytest_cache plan-out review-out
