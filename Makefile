@@ -62,12 +62,12 @@ cfn-lint: deps
 diff: deps
 	$(CDK) diff $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV)
 
-# Refused when the blue/green update would overlap a scheduled peak window (FORCE_PEAK=1 overrides).
 # Offline change review (no AWS credentials): BASE and the working tree synthesised, every stack
 # compared with `cdk diff --template`, deploy consequences and the capacity plans (python -m review).
 review: deps
 	$(PY) -m review $(BASE) $(if $(filter command line environment,$(origin ENV)),--env $(ENV)) --out review-out/review.md
 
+# Refused when the blue/green update would overlap a scheduled peak window (FORCE_PEAK=1 overrides).
 deploy: deps
 	$(PY) -m config.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
 	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) --all -o cdk.out/$(ENV) --require-approval broadening
