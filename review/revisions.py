@@ -52,13 +52,17 @@ def tool_env() -> dict[str, str]:
 
 
 def resolve(rev: str, repo: Path = ROOT) -> str:
-    """The commit `rev` names, or RevisionError with git's reason."""
-    result = subprocess.run(
-        ["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=repo, capture_output=True, text=True
+    """The commit `rev` names; a branch only fetched (a fresh clone on another branch) as origin/<rev>."""
+    for candidate in (rev, f"origin/{rev}"):
+        result = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"],
+            cwd=repo, capture_output=True, text=True,
+        )  # fmt: skip
+        if result.returncode == 0:
+            return result.stdout.strip()
+    raise RevisionError(
+        f"BASE '{rev}' is not a commit here, nor is origin/{rev} (a shallow clone? `git fetch origin {rev}`)"
     )
-    if result.returncode != 0:
-        raise RevisionError(f"BASE '{rev}' is not a commit in {repo} (try a branch, tag or hash: `git log`)")
-    return result.stdout.strip()
 
 
 def export(commit: str, dest: Path, repo: Path = ROOT) -> Path:
