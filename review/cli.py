@@ -50,7 +50,10 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(error))
     envs = [args.env] if args.env else known_environments()
     with tempfile.TemporaryDirectory(prefix="review-") as scratch:
-        review = build_review(args.base, commit, envs, args.env or "all", Path(scratch))
+        try:
+            review = build_review(args.base, commit, envs, args.env or "all", Path(scratch))
+        except RevisionError as error:
+            return _fail(str(error))
     text = render(review)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)

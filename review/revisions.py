@@ -67,9 +67,14 @@ def resolve(rev: str, repo: Path = ROOT) -> str:
 
 def export(commit: str, dest: Path, repo: Path = ROOT) -> Path:
     """The tree of `commit` as plain files in `dest`, with this checkout's toolchain linked in."""
-    archive = subprocess.run(["git", "archive", "--format=tar", commit], cwd=repo, capture_output=True, check=True)
-    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(dest, filter="data")
+    archive = subprocess.run(["git", "archive", "--format=tar", commit], cwd=repo, capture_output=True)
+    if archive.returncode != 0:
+        raise RevisionError(f"git archive {commit} failed: {archive.stderr.decode().strip()}")
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(dest, filter="data")  # refuses links out of the export
+    except tarfile.TarError as error:
+        raise RevisionError(f"cannot export {commit}: {error}") from None
     for toolchain in (".venv", "node_modules"):
         (dest / toolchain).symlink_to(repo / toolchain, target_is_directory=True)
     return dest

@@ -238,3 +238,14 @@ def test_during_peak_deploys_anyway_with_a_warning(primary_changes_type, cli):
     assert result.exit_code == 0, result.output
     assert deployer.calls == ["prod"]
     assert "--during-peak: deploying prod at Mon 2026-11-23 15:50 JST" in result.output
+
+
+def test_promote_and_deploy_during_a_peak_is_refused_before_the_config_is_written(canary_on_v2, cli, environments):
+    before = (environments / "prod.yaml").read_text()
+    cli.runtime.now = lambda: datetime(2026, 11, 23, 8, 0, tzinfo=UTC)  # Mon 17:00 JST, inside a magazine day
+
+    result = cli("promote", "prod", "--deploy")
+
+    assert result.exit_code == 4
+    assert "would overlap the peak window primary 'tokyo-magazine-days'" in result.stderr
+    assert (environments / "prod.yaml").read_text() == before  # the default deployer fails the test if called
