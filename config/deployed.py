@@ -37,12 +37,11 @@ class Deployed:
 
 
 class DeployedRecordError(ValueError):
-    """A record that cannot be read: (field path, message) like a config problem."""
+    """A record that cannot be read, named like a config problem: file, field, message."""
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
+    def __init__(self, source: str, field: str, message: str) -> None:
+        super().__init__(f"{source}: {field}: {message}")
+        self.source, self.field, self.message = source, field, message
 
 
 def deployed_path(env_name: str) -> Path:
@@ -61,7 +60,7 @@ def parse_deployed(text: str, source: str) -> dict[str, DeployedVariant]:
     try:
         variants = json.loads(text)["variants"]
     except (ValueError, KeyError, TypeError):
-        raise DeployedRecordError(source, 'must be JSON {"variants": {NAME: {...}}}') from None
+        raise DeployedRecordError(source, "(file)", 'must be JSON {"variants": {NAME: {...}}}') from None
     record = {}
     for name, entry in variants.items():
         if not (
@@ -70,7 +69,8 @@ def parse_deployed(text: str, source: str) -> dict[str, DeployedVariant]:
             and isinstance(entry.get("scaled"), bool)
         ):
             raise DeployedRecordError(
-                f"{source}: variants.{name}",
+                source,
+                f"variants.{name}",
                 f'must be {{"instance_type": "ml....", "scaled": true|false}}, got {json.dumps(entry)} '
                 "(written by `make deploy`; a record from before `scaled` was recorded: add it by hand)",
             )

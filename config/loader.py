@@ -54,7 +54,7 @@ def load_config(
     try:
         deployed = Deployed(load_deployed(env_name), frozenset(scaling_released), variants_changed)
     except DeployedRecordError as error:
-        raise ConfigError(error.field, [("(file)", error.message)]) from None
+        raise ConfigError(error.source, [(error.field, error.message)]) from None
     return load_config_file(ENVIRONMENTS_DIR / f"{env_name}.yaml", env_name, deployed)
 
 

@@ -11,7 +11,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from config import ConfigError, load_config_file
-from config.deployed import Deployed, DeployedVariant, load_deployed, parse_deployed
+from config.deployed import Deployed, DeployedVariant, load_deployed
 from config.loader import ENVIRONMENTS_DIR
 
 PROD_YAML = YAML(typ="safe", pure=True).load((ENVIRONMENTS_DIR / "prod.yaml").read_text())
@@ -147,13 +147,17 @@ def test_a_variant_deployed_without_scaling_may_change_type(refused) -> None:
     assert refused(retype_and_unscale, Deployed(unscaled)) == []
 
 
-def test_a_record_in_the_old_format_is_refused_naming_the_file_and_variant() -> None:
-    old = json.dumps({"variants": {"primary": "ml.g5.xlarge"}})
-    with pytest.raises(ValueError) as refusal:
-        parse_deployed(old, "config/deployed/prod.json")
+def test_a_record_in_the_old_format_is_refused_at_synth_naming_the_file_and_variant(tmp_path, monkeypatch) -> None:
+    from config import deployed, load_config
+
+    (tmp_path / "prod.json").write_text(json.dumps({"variants": {"primary": "ml.g5.xlarge"}}))
+    monkeypatch.setattr(deployed, "DEPLOYED_DIR", tmp_path)
+    with pytest.raises(ConfigError) as refusal:
+        load_config("prod")
     assert str(refusal.value) == (
-        'config/deployed/prod.json: variants.primary: must be {"instance_type": "ml....", "scaled": true|false}, '
-        'got "ml.g5.xlarge" (written by `make deploy`; a record from before `scaled` was recorded: add it by hand)'
+        "config/deployed/prod.json: 1 problem(s)\n"
+        '  - variants.primary: must be {"instance_type": "ml....", "scaled": true|false}, got "ml.g5.xlarge" '
+        "(written by `make deploy`; a record from before `scaled` was recorded: add it by hand)"
     )
 
 
