@@ -10,6 +10,8 @@ SCALING_RELEASED ?=
 # make plan-diff: the git revision whose config is the base of the comparison.
 BASE ?= main
 RELEASED_FLAG := $(if $(SCALING_RELEASED),-c scaling_released=$(SCALING_RELEASED))
+# VARIANTS_CHANGED=1: one deploy without the blue/green guardrails, to add, remove or rename a variant.
+RELEASED_FLAG += $(if $(VARIANTS_CHANGED),-c variants_changed=1)
 VENV := .venv
 PY := $(VENV)/bin/python
 CDK := node_modules/.bin/cdk
@@ -19,13 +21,14 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help deps synth cfn-lint diff deploy test lint ops sandbox sandbox-stop plan plan-diff plan-docs bench clean
+.PHONY: help deps synth cfn-lint diff deploy test lint ops sandbox sandbox-stop plan plan-diff plan-docs bench clean review
 
 help:
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
 	@echo "make test             run every test"
 	@echo "make lint             ruff, hadolint, shellcheck"
 	@echo "make diff ENV=prod    cdk diff against the deployed stacks (needs AWS credentials)"
+	@echo "make review BASE=main [ENV=prod]  offline review of this change vs BASE: review-out/review.md"
 	@echo "make deploy ENV=prod  cdk deploy one environment (needs AWS credentials)"
 	@echo "make ops ARGS='status prod'  the operations CLI (python -m ops --help)"
 	@echo "make sandbox          a local moto 'prod' to try the ops CLI on; make sandbox-stop stops it"
@@ -58,9 +61,16 @@ cfn-lint: deps
 	@echo "cfn-lint: no errors in $$(ls cdk.out/all/*.template.json | wc -l) templates"
 
 diff: deps
-	$(CDK) diff $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) --all -o cdk.out/$(ENV)
+	$(CDK) diff $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV)
 
+# Offline change review (no AWS credentials): BASE and the working tree synthesised, every stack
+# compared with `cdk diff --template`, deploy consequences and the capacity plans (python -m review).
+review: deps
+	$(PY) -m review $(BASE) $(if $(filter command line environment,$(origin ENV)),--env $(ENV)) --out review-out/review.md
+
+# Refused when the blue/green update would overlap a scheduled peak window (FORCE_PEAK=1 overrides).
 deploy: deps
+	$(PY) -m config.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
 	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) --all -o cdk.out/$(ENV) --require-approval broadening
 	$(PY) -m config.deployed record $(ENV)
 
@@ -109,4 +119,4 @@ lint: deps
 	find . -name '*.sh' -not -path './node_modules/*' -not -path './.venv/*' -print0 | xargs -0 -r $(VENV)/bin/shellcheck
 
 clean:
-	rm -rf cdk.out .pytest_cache plan-out
+	rm -rf cdk.out .pytest_cache plan-out review-out

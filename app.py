@@ -38,16 +38,19 @@ def synthesise(app: cdk.App, env_name: str) -> int:
     env_names = known_environments() if env_name == "all" else [env_name]
     # Set by `python -m ops deploy` (via `make deploy SCALING_RELEASED=…`) after it deregistered scaling.
     released = [name for name in str(app.node.try_get_context("scaling_released") or "").split(",") if name]
+    # `make deploy VARIANTS_CHANGED=1`: one update without the blue/green guardrails, which need the
+    # deployed variant names; the set of variants may then change (README).
+    variants_changed = bool(app.node.try_get_context("variants_changed"))
     configs, errors = [], []
     for name in env_names:
         try:
-            configs.append(load_config(name, scaling_released=released))
+            configs.append(load_config(name, scaling_released=released, variants_changed=variants_changed))
         except ConfigError as error:
             errors.append(str(error))
     if errors:
         return refuse(app, "Refusing to synthesise: " + "\n".join(errors))
     for cfg in configs:
-        build_environment(app, cfg)
+        build_environment(app, cfg, guarded=not variants_changed)
     add_compliance_checks(app)
     try:
         app.synth()

@@ -21,9 +21,11 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
+from config.deployed import Deployed
+from config.deployed_checks import check_deployed
 from config.platform_checks import check_blue_green_steps, check_inference_amis, check_instance_quotas
 from config.problems import Problem, quote
-from config.scaling_checks import check_autoscaling, check_scaled_variant_changes
+from config.scaling_checks import check_autoscaling
 from config.schema import MUTABLE_TAGS, Catalog, Engine, EnvironmentConfig, InstanceType, Variant
 from config.sections import INVALID, InvalidInput, is_none, skip_invalid
 from config.vllm_rules import check_vllm_startup
@@ -38,7 +40,7 @@ MAX_ENVIRONMENT_VALUE_CHARS = 1024  # SageMaker CreateModel Environment values (
 
 
 def check_environment(
-    sections: dict[str, Any], catalog: Catalog, env_name: str, deployed: dict[str, str] | None = None
+    sections: dict[str, Any], catalog: Catalog, env_name: str, deployed: Deployed | None = None
 ) -> list[Problem]:
     """Run every check whose inputs passed field validation (see the module docstring).
 
@@ -59,7 +61,7 @@ def check_environment(
         (("deployment",), lambda: _check_deployment(cfg, env_name)),
         (("deployment",), lambda: _check_prod_bake(cfg, env_name)),
         (("autoscaling", "variants"), lambda: check_autoscaling(cfg)),
-        (("autoscaling", "variants"), lambda: check_scaled_variant_changes(cfg, deployed or {})),
+        (("autoscaling", "variants"), lambda: check_deployed(cfg, deployed)),
         (("variants",), lambda: check_inference_amis(cfg, catalog)),
         (("deployment", "variants", "autoscaling"), lambda: check_blue_green_steps(cfg)),
         (("variants", "autoscaling", "endpoint_instance_quotas"), lambda: check_instance_quotas(cfg, catalog)),
@@ -381,7 +383,7 @@ def _check_warmup(cfg: EnvironmentConfig) -> list[Problem]:
     return []
 
 
-def _steps_to_full_traffic(cfg: EnvironmentConfig) -> int:
+def steps_to_full_traffic(cfg: EnvironmentConfig) -> int:
     """How many bake waits a blue/green update goes through before all traffic is on green."""
     d = cfg.deployment
     if d.traffic_routing == "ALL_AT_ONCE" or is_none(d.step_size):
@@ -425,12 +427,12 @@ def _check_prod_bake(cfg: EnvironmentConfig, env_name: str) -> list[Problem]:
 
 def _check_execution_timeout(cfg: EnvironmentConfig) -> list[Problem]:
     d = cfg.deployment
-    waits = _steps_to_full_traffic(cfg) * d.wait_interval_seconds + d.termination_wait_seconds
+    waits = steps_to_full_traffic(cfg) * d.wait_interval_seconds + d.termination_wait_seconds
     if d.maximum_execution_timeout_seconds <= waits:
         return [
             (
                 "deployment.maximum_execution_timeout_seconds",
-                f"must exceed the waits added up ({_steps_to_full_traffic(cfg)} x wait_interval_seconds "
+                f"must exceed the waits added up ({steps_to_full_traffic(cfg)} x wait_interval_seconds "
                 f"{d.wait_interval_seconds} + termination_wait_seconds {d.termination_wait_seconds} = {waits} s), "
                 f"got {d.maximum_execution_timeout_seconds} (allowed up to 28800)",
             )

@@ -1,37 +1,94 @@
-"""What was last deployed per environment: the variants and their instance types.
+"""What was last deployed per environment: each variant's instance type and whether it was scaled.
 
 `make deploy` records it after a successful deploy (`python -m config.deployed record ENV`) and it is
-committed with the config. Synth compares against it to refuse, before CloudFormation tries, the
-updates SageMaker rejects while a variant is registered with Application Auto Scaling: changing a
-scaled variant's instance type, or removing a scaled variant.
+committed with the config. Synth compares against it (config/deployed_checks.py) to refuse, before
+CloudFormation tries, the updates SageMaker rejects: a changed set of variant names under the
+blue/green guardrails, and a changed instance type or a removal of a variant registered with
+Application Auto Scaling. `scaled` is recorded because the config alone cannot tell: an edit that
+deletes a variant's `autoscaling` entry does not deregister the live scalable target.
+
+Format (config/deployed/<env>.json):
+    {"variants": {"primary": {"instance_type": "ml.g5.xlarge", "scaled": true}, ...}}
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 DEPLOYED_DIR = Path(__file__).resolve().parent / "deployed"
+
+
+@dataclass(frozen=True)
+class DeployedVariant:
+    instance_type: str
+    scaled: bool  # registered with Application Auto Scaling when it was deployed
+
+
+@dataclass(frozen=True)
+class Deployed:
+    """The record, plus what this deploy was explicitly allowed to change against it."""
+
+    variants: dict[str, DeployedVariant]
+    scaling_released: frozenset[str] = frozenset()  # scaling moved aside by `python -m ops deploy`
+    variants_changed: bool = False  # `make deploy VARIANTS_CHANGED=1`: an unguarded update may change names
+
+
+class DeployedRecordError(ValueError):
+    """A record that cannot be read, named like a config problem: file, field, message."""
+
+    def __init__(self, source: str, field: str, message: str) -> None:
+        super().__init__(f"{source}: {field}: {message}")
+        self.source, self.field, self.message = source, field, message
 
 
 def deployed_path(env_name: str) -> Path:
     return DEPLOYED_DIR / f"{env_name}.json"
 
 
-def load_deployed(env_name: str) -> dict[str, str]:
-    """Variant name -> instance type as last deployed; empty before the first deploy."""
+def load_deployed(env_name: str) -> dict[str, DeployedVariant]:
+    """Variant name -> what was last deployed; empty before the first deploy."""
     path = deployed_path(env_name)
     if not path.exists():
         return {}
-    return json.loads(path.read_text())["variants"]
+    return parse_deployed(path.read_text(), f"config/deployed/{path.name}")
+
+
+def parse_deployed(text: str, source: str) -> dict[str, DeployedVariant]:
+    try:
+        variants = json.loads(text)["variants"]
+    except (ValueError, KeyError, TypeError):
+        raise DeployedRecordError(source, "(file)", 'must be JSON {"variants": {NAME: {...}}}') from None
+    record = {}
+    for name, entry in variants.items():
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("instance_type"), str)
+            and isinstance(entry.get("scaled"), bool)
+        ):
+            raise DeployedRecordError(
+                source,
+                f"variants.{name}",
+                f'must be {{"instance_type": "ml....", "scaled": true|false}}, got {json.dumps(entry)} '
+                "(written by `make deploy`; a record from before `scaled` was recorded: add it by hand)",
+            )
+        record[name] = DeployedVariant(entry["instance_type"], entry["scaled"])
+    return record
 
 
 def record(env_name: str) -> None:
-    from config.loader import load_config  # late import: this module is also imported by the loader
+    from config.loader import ENVIRONMENTS_DIR, load_config_file  # late: the loader imports this module
 
-    cfg = load_config(env_name)
-    state = {"variants": {v.name: v.instance_type for v in cfg.variants}}
+    # Not compared with the old record: the deploy that just succeeded may be the change it refuses
+    # without `SCALING_RELEASED` / `VARIANTS_CHANGED`.
+    cfg = load_config_file(ENVIRONMENTS_DIR / f"{env_name}.yaml", env_name)
+    state = {
+        "variants": {
+            v.name: {"instance_type": v.instance_type, "scaled": v.name in cfg.autoscaling} for v in cfg.variants
+        }
+    }
     deployed_path(env_name).write_text(json.dumps(state, indent=2) + "\n")
     print(f"recorded deployed variants of {env_name} in {deployed_path(env_name).relative_to(Path.cwd())}")
 

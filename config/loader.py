@@ -15,7 +15,7 @@ from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.reader import ReaderError
 
 from config.checks import check_environment
-from config.deployed import load_deployed
+from config.deployed import Deployed, DeployedRecordError, load_deployed
 from config.problems import MAX_MESSAGE_CHARS, MAX_PROBLEMS_SHOWN, MAX_QUOTED_CHARS, Problem, field_path, quote, shorten
 from config.schema import Catalog, EnvironmentConfig
 from config.sections import INVALID, field_type, validate_partial
@@ -53,18 +53,23 @@ def load_catalog() -> Catalog:
     return _validate(Catalog, read_yaml(CATALOG_FILE), display_path(CATALOG_FILE))
 
 
-def load_config(env_name: str, scaling_released: Iterable[str] = ()) -> EnvironmentConfig:
+def load_config(
+    env_name: str, scaling_released: Iterable[str] = (), variants_changed: bool = False
+) -> EnvironmentConfig:
     """`scaling_released`: variants whose scaling `python -m ops deploy` has moved aside, so
-    their instance-type change or removal can go through CloudFormation."""
+    their instance-type change or removal can go through CloudFormation. `variants_changed`: the
+    deploy goes without the blue/green guardrails, so the set of variant names may change."""
     known = known_environments()
     if env_name not in known:
         raise ConfigError("env", [("env", f"unknown environment '{env_name}'; known: {', '.join(known)}")])
-    released = set(scaling_released)
-    deployed = {name: kind for name, kind in load_deployed(env_name).items() if name not in released}
+    try:
+        deployed = Deployed(load_deployed(env_name), frozenset(scaling_released), variants_changed)
+    except DeployedRecordError as error:
+        raise ConfigError(error.source, [(error.field, error.message)]) from None
     return load_config_file(ENVIRONMENTS_DIR / f"{env_name}.yaml", env_name, deployed)
 
 
-def load_config_file(path: Path, env_name: str, deployed: dict[str, str] | None = None) -> EnvironmentConfig:
+def load_config_file(path: Path, env_name: str, deployed: Deployed | None = None) -> EnvironmentConfig:
     """Validate each section on its own so one bad field does not hide the problems elsewhere."""
     source = display_path(path)
     raw = read_yaml(path)

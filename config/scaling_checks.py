@@ -12,7 +12,7 @@ from config.schema import EngineStepScaling, EnvironmentConfig, ScheduledWindow,
 from config.sections import is_none, skip_invalid
 from container.serving import contract
 
-__all__ = ["Problem", "check_autoscaling", "check_scaled_variant_changes"]
+__all__ = ["Problem", "check_autoscaling"]
 
 # Two fortnights, one in winter and one in summer: US-Eastern peaks move against Tokyo with DST.
 # A window that fires in neither (a December sale, a one-off date) gets a fortnight of its own from
@@ -246,30 +246,3 @@ def _check_span(path: str, windows: list, first_day: date) -> list[Problem]:
             )
     return problems
 
-
-UPDATE_PROCEDURE = (
-    "CloudFormation cannot apply this while the variant is registered with Application Auto Scaling; "
-    "follow README 'Changing a scaled variant' (deregister, update, re-register)"
-)
-
-
-def check_scaled_variant_changes(cfg: EnvironmentConfig, deployed: dict[str, str]) -> list[Problem]:
-    """SageMaker rejects an update that changes the instance type of, or removes, a scaled variant."""
-    problems = []
-    current = {v.name: v for v in cfg.variants}
-    for name, instance_type in deployed.items():
-        if name not in cfg.autoscaling:
-            continue
-        if name not in current:
-            problems.append(
-                ("variants", f"removes scaled variant '{name}' (deployed on {instance_type}); {UPDATE_PROCEDURE}")
-            )
-        elif current[name].instance_type != instance_type:
-            problems.append(
-                (
-                    variant_path(cfg.variants, name, "instance_type"),
-                    f"changes scaled variant '{name}' from {instance_type} to {current[name].instance_type}; "
-                    f"{UPDATE_PROCEDURE}",
-                )
-            )
-    return problems

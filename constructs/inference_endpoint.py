@@ -20,6 +20,11 @@ class InferenceEndpoint(Construct):
     The endpoint config name is generated (its properties are create-only, so every change
     replaces it); the endpoint name comes from config because clients invoke it by name and the
     rollback alarms need it before the endpoint exists.
+
+    `guarded=False` (`make deploy VARIANTS_CHANGED=1`) leaves the deployment config and the retained
+    variant properties out for one update: the guardrails refuse a changed set of variant names
+    (deployment-guardrails-exclusions), so SageMaker then shifts all traffic at once, without bake or
+    automatic rollback, and the variants start at the config's counts and weights.
     """
 
     def __init__(
@@ -31,6 +36,7 @@ class InferenceEndpoint(Construct):
         model_names: dict[str, str],
         rollback_alarms: list[cloudwatch.IAlarm],
         capture: CaptureBucket | None,
+        guarded: bool = True,
     ) -> None:
         super().__init__(scope, id)
         self.config = EndpointConfig(
@@ -69,13 +75,15 @@ class InferenceEndpoint(Construct):
             endpoint_name=cfg.endpoint_name,
             endpoint_config_name=self.config.attr_endpoint_config_name,
             # Keep the instance counts and weights autoscaling and `ops shift` have set.
-            retain_all_variant_properties=True,
+            retain_all_variant_properties=guarded,
             deployment_config=Endpoint.DeploymentConfigProperty(
                 blue_green_update_policy=self._blue_green(cfg),
                 auto_rollback_configuration=Endpoint.AutoRollbackConfigProperty(
                     alarms=[Endpoint.AlarmProperty(alarm_name=a.alarm_name) for a in rollback_alarms]
                 ),
-            ),
+            )
+            if guarded
+            else None,
         )
         self.endpoint_name = cfg.endpoint_name
         self.variant_names = [v.name for v in cfg.variants]

@@ -26,6 +26,7 @@ from ops.environment import Environment, config_variant, load_environment_config
 from ops.errors import EXPLAINED, ExitCode, OpsError, explain
 from ops.guard import GuardPolicy, check_canary
 from ops.output import Console, one_line, seconds
+from ops.peak_window import check_peak_windows
 from ops.promotion import plan_promotion, write_promotion
 from ops.scaling import ScalingSnapshot, restore_scaling
 from ops.smoke import DEFAULT_PROMPT, SmokeRequest, smoke_adapter
@@ -70,6 +71,7 @@ class Runtime:
     zone: tzinfo | None = None  # None: the machine's local zone
     state_dir: Path = Path(tempfile.gettempdir()) / "mangaassist-ops"  # scaling snapshots
     client_overrides: dict[str, Any] = field(default_factory=dict)
+    now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))  # peak-window guard
 
     def open(self, env: str, region: str | None, variants: tuple[str, ...] = ()) -> Environment:
         """The environment's config (variants named on the command line checked first), then AWS."""
@@ -142,6 +144,16 @@ def guard_policy(margin: float, window: float, min_invocations: int = GuardPolic
     if window < 60 or window % 60:
         raise typer.BadParameter(f"the error window must be whole minutes, got {seconds(window)}")
     return GuardPolicy(max_5xx_margin=margin, window_seconds=int(window), min_invocations=min_invocations)
+
+
+DuringPeakOpt = Annotated[
+    bool,
+    typer.Option(
+        "--during-peak",
+        help="Deploy even when the blue/green update would overlap a scheduled peak window (autoscaling is "
+        "blocked during an update).",
+    ),
+]
 
 
 @app.command()
@@ -300,6 +312,7 @@ def promote(
     error_window: WindowOpt = 300,
     canary: CanaryOpt = "canary",
     primary: PrimaryOpt = "primary",
+    during_peak: DuringPeakOpt = False,
     region: RegionOpt = None,
 ) -> None:
     """Make the canary's image (and instance type) the primary's by editing config/environments/ENV.yaml,
@@ -328,6 +341,8 @@ def promote(
     if not verdict.healthy:
         raise OpsError(f"promotion refused: {'; '.join(verdict.problems)}", ExitCode.REFUSED)
     console.ok(f"{canary} passes the guard ({verdict.summary})")
+    if deploy_now:
+        check_peak_windows(cfg, rt.now(), during_peak, console)
     write_promotion(promotion)
     for name, (old, new) in promotion.changes.items():
         console.ok(f"{primary}.{name}: {old} → {new}")
@@ -343,12 +358,16 @@ def promote(
 
 @app.command(name="deploy")
 @reports_errors
-def deploy_command(ctx: typer.Context, env: EnvArg, region: RegionOpt = None) -> None:
+def deploy_command(
+    ctx: typer.Context, env: EnvArg, during_peak: DuringPeakOpt = False, region: RegionOpt = None
+) -> None:
     """`make deploy ENV=…` that works when a variant registered with autoscaling changes instance type
     (or goes away): deregister → deploy → wait → register again with the same policies and scheduled
-    actions, restored even when the deploy fails. A snapshot file is written first."""
+    actions, restored even when the deploy fails. A snapshot file is written first. Refused (exit 4)
+    when the update would overlap a scheduled peak window, unless --during-peak."""
     rt = runtime(ctx)
     environment = rt.open(env, region)
+    check_peak_windows(environment.cfg, rt.now(), during_peak, Console(rt.zone))
     deploy(environment.clients, environment.cfg, rt.deployer, Console(rt.zone), rt.timing, rt.state_dir)
 
 

@@ -35,7 +35,8 @@ def make_deploy_command(env_name: str, released: list[str]) -> list[str]:
     command = ["make", "deploy", f"ENV={env_name}"]
     if released:
         command.append(f"SCALING_RELEASED={','.join(released)}")
-    return command
+    # The CLI checked the peak windows itself, before moving any scaling aside.
+    return [*command, "FORCE_PEAK=1"]
 
 
 def make_deploy(env_name: str, released: list[str]) -> int:

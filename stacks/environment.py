@@ -12,7 +12,9 @@ from stacks.image_stack import ImageStack
 from stacks.serving_stack import ServingStack
 
 
-def build_environment(scope: Construct, cfg: EnvironmentConfig) -> tuple[ImageStack, ServingStack]:
+def build_environment(
+    scope: Construct, cfg: EnvironmentConfig, *, guarded: bool = True
+) -> tuple[ImageStack, ServingStack]:
     env = cdk.Environment(account=cfg.account, region=cfg.region) if cfg.account else None
     tags = cfg.tags.model_dump()
     image = ImageStack(
@@ -28,6 +30,7 @@ def build_environment(scope: Construct, cfg: EnvironmentConfig) -> tuple[ImageSt
         naming.serving_stack_name(cfg.name),
         cfg=cfg,
         image=image.image,
+        guarded=guarded,
         env=env,
         tags=tags,
         description=f"MangaAssist LLM SageMaker endpoint ({cfg.name})",

@@ -20,7 +20,16 @@ from constructs.variant_autoscaling import VariantAutoscaling
 
 
 class ServingStack(Stack):
-    def __init__(self, scope: Construct, id: str, *, cfg: EnvironmentConfig, image: ImageRepository, **kwargs) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        cfg: EnvironmentConfig,
+        image: ImageRepository,
+        guarded: bool = True,
+        **kwargs,
+    ) -> None:
         super().__init__(scope, id, **kwargs)
         key = service_key(self, "ServingKey", description=f"{cfg.endpoint_name}: logs, data capture, alarms")
         models = ServingModels(self, "Models", cfg=cfg, image=image, encryption_key=key)
@@ -48,6 +57,7 @@ class ServingStack(Stack):
             model_names={name: model.attr_model_name for name, model in models.models.items()},
             rollback_alarms=alarms.rollback_alarms,
             capture=capture,
+            guarded=guarded,
         )
 
         for variant_name, scaling in cfg.autoscaling.items():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 
 def primary_windows(raw: dict) -> list[dict]:
@@ -84,35 +83,6 @@ def test_step_scaling_on_a_metric_the_image_does_not_emit(problems) -> None:
     assert found[0].startswith(
         "autoscaling.primary.step_scaling[0].metric: the serving image emits no 'queue_depth'; it emits QueueDepth"
     )
-
-
-def test_removing_a_scaled_variant_is_refused_until_the_procedure_is_followed(tmp_path: Path) -> None:
-    from config import ConfigError, load_config_file
-    from config.loader import ENVIRONMENTS_DIR
-
-    deployed = {"primary": "ml.g5.xlarge", "canary": "ml.g5.xlarge"}
-    text = (
-        (ENVIRONMENTS_DIR / "prod.yaml")
-        .read_text()
-        .replace("instance_type: ml.g5.xlarge", "instance_type: ml.g6.xlarge", 1)
-        .replace("  ml.g5.xlarge: 32", "  ml.g5.xlarge: 32\n  ml.g6.xlarge: 16")  # its endpoint quota
-    )
-    path = tmp_path / "prod.yaml"
-    path.write_text(text)
-    try:
-        load_config_file(path, "prod", deployed)
-    except ConfigError as error:
-        assert error.problems == [
-            (
-                "variants[0].instance_type",
-                "changes scaled variant 'primary' from ml.g5.xlarge to ml.g6.xlarge; CloudFormation cannot apply this "
-                "while the variant is registered with Application Auto Scaling; follow README 'Changing a scaled "
-                "variant' (deregister, update, re-register)",
-            )
-        ]
-    else:
-        raise AssertionError("the instance-type change was accepted")
-    assert load_config_file(path, "prod", {}).variants[0].instance_type == "ml.g6.xlarge"  # first deploy: fine
 
 
 def test_a_variant_released_by_ops_deploy_may_change_type(tmp_path, monkeypatch) -> None:

@@ -130,3 +130,19 @@ def test_platform_mistakes_are_refused_before_any_template(tmp_path: Path) -> No
     assert "deployment.step_size: CANARY step of 1 instance(s) is 100% of variant 'canary'" in result.stderr
     assert "endpoint_instance_quotas.ml.g5.xlarge: quota 20 is below 32" in result.stderr
     assert not (app_dir / "cdk.out" / "MangaAssist-prod-Serving.template.json").exists()
+
+
+def test_renaming_a_deployed_variant_is_refused_by_the_app(tmp_path: Path) -> None:
+    app_dir = _app_copy(tmp_path)
+    prod = app_dir / "config" / "environments" / "prod.yaml"
+    prod.write_text(
+        prod.read_text().replace("- name: canary", "- name: canary-b").replace("  canary:\n", "  canary-b:\n")
+    )
+
+    result = _synth(app_dir, "prod")
+
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert (
+        "variants[1]: renames deployed variant 'canary' to 'canary-b' (config/deployed/prod.json)"
+        in result.stderr
+    )

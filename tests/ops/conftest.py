@@ -373,6 +373,10 @@ class FakeClock:
         return self.now
 
 
+# Outside every peak window of prod (Tue 13:00 JST, Mon 23:00 EST): tests that deploy are not refused.
+SAFE_NOW = datetime(2026, 11, 24, 4, 0, tzinfo=UTC)
+
+
 @dataclass
 class Cli:
     runtime: Runtime
@@ -391,5 +395,6 @@ def cli(tmp_path: Path) -> Cli:
         deployer=lambda env, released: pytest.fail(f"this test must not deploy {env}"),
         zone=UTC,
         state_dir=tmp_path / "state",
+        now=lambda: SAFE_NOW,
     )
     return Cli(runtime, sleep)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -272,3 +273,41 @@ def test_next_verify_is_printed_only_after_the_scaling_is_restored(primary_chang
     restored = next(i for i, line in enumerate(lines) if line.startswith("✓ restored scaling of primary"))
     assert lines[-1] == "✓ deployed; next: `python -m ops verify prod`"
     assert restored < len(lines) - 1
+
+
+def test_a_deploy_overlapping_a_peak_window_is_refused_before_scaling_is_touched(primary_changes_type, cli):
+    world = primary_changes_type
+    before = world.scaling()
+    cli.runtime.now = lambda: datetime(2026, 11, 23, 6, 50, tzinfo=UTC)  # Mon 15:50 JST, magazine day at 16:00
+
+    result = cli("deploy", "prod")
+
+    assert result.exit_code == 4
+    assert "Traceback" not in result.stderr
+    assert "error: refusing to deploy prod at Mon 2026-11-23 15:50 JST (06:50 UTC)" in result.stderr
+    assert "next safe window opens Mon 2026-11-23 21:00 JST (12:00 UTC)" in result.stderr
+    assert "python -m ops deploy prod --during-peak" in result.stderr
+    assert world.scaling() == before  # the default deployer fails the test if called
+
+
+def test_during_peak_deploys_anyway_with_a_warning(primary_changes_type, cli):
+    deployer = RecordingDeployer(primary_changes_type)
+    cli.runtime.deployer = deployer
+    cli.runtime.now = lambda: datetime(2026, 11, 23, 6, 50, tzinfo=UTC)
+
+    result = cli("deploy", "prod", "--during-peak")
+
+    assert result.exit_code == 0, result.output
+    assert deployer.calls == ["prod"]
+    assert "--during-peak: deploying prod at Mon 2026-11-23 15:50 JST" in result.output
+
+
+def test_promote_and_deploy_during_a_peak_is_refused_before_the_config_is_written(canary_on_v2, cli, environments):
+    before = (environments / "prod.yaml").read_text()
+    cli.runtime.now = lambda: datetime(2026, 11, 23, 8, 0, tzinfo=UTC)  # Mon 17:00 JST, inside a magazine day
+
+    result = cli("promote", "prod", "--deploy")
+
+    assert result.exit_code == 4
+    assert "would overlap the peak window primary 'tokyo-magazine-days'" in result.stderr
+    assert (environments / "prod.yaml").read_text() == before  # the default deployer fails the test if called

@@ -1,0 +1,21 @@
+"""The peak-window guard for `python -m ops deploy` and `promote --deploy` (rules: config/deploy_window.py)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from config import EnvironmentConfig
+from config.deploy_window import check, refusal
+from ops.errors import ExitCode, OpsError
+from ops.output import Console
+
+
+def check_peak_windows(cfg: EnvironmentConfig, now: datetime, during_peak: bool, console: Console) -> None:
+    """Refuse (exit 4) before anything is touched when the update would overlap a peak window."""
+    verdict = check(cfg, now)
+    if verdict.clash is None:
+        return
+    message = refusal(cfg, verdict, f"python -m ops deploy {cfg.name} --during-peak")
+    if not during_peak:
+        raise OpsError(message, ExitCode.REFUSED)
+    console.warn(f"--during-peak: {message.splitlines()[0].replace('refusing to deploy', 'deploying')}")

@@ -1,0 +1,5 @@
+import sys
+
+from review.cli import main
+
+sys.exit(main())

@@ -1,0 +1,44 @@
+"""The capacity-plan comparison of `make plan-diff`, for the review: the planner's own API."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from config.loader import ConfigError, load_catalog, load_config_file
+from planner.build import PlanError, build_plan
+from planner.compare import render_comparison
+from planner.reference_week import reference_week
+from planner.traffic import TrafficProfile
+
+
+@dataclass(frozen=True)
+class PlanComparison:
+    changed: bool
+    markdown: str  # the comparison, headings one level down; or why there is none
+
+
+@cache
+def _week() -> TrafficProfile:
+    return reference_week()
+
+
+def compare_plans(env: str, base_file: Path, head_file: Path) -> PlanComparison:
+    """Both configs on the reference week, with this checkout's planner and catalog (like plan-diff)."""
+    if not head_file.exists():
+        return PlanComparison(True, "environment removed: no plan")
+    if not base_file.exists():
+        return PlanComparison(True, "new environment: no base plan to compare with (`make plan ENV=…`)")
+    if base_file.read_bytes() == head_file.read_bytes():
+        return PlanComparison(False, f"config/environments/{env}.yaml unchanged: same plan")
+    try:
+        base, head = (build_plan(load_config_file(f, env), load_catalog(), _week()) for f in (base_file, head_file))
+        comparison = render_comparison(base, head)
+    except ConfigError as error:
+        return PlanComparison(True, f"not compared: {error}")
+    except (PlanError, ValueError) as error:
+        return PlanComparison(True, f"not compared: {env}: {error}")
+    return PlanComparison(
+        True, "\n".join("#" + line if line.startswith("#") else line for line in comparison.splitlines())
+    )

@@ -1,0 +1,125 @@
+"""`python -m review BASE [--env ENV] [--out FILE]` (`make review BASE=main [ENV=prod]`).
+
+Synthesises BASE (exported from git) and this checkout's working tree once each, with `-c env=all`
+or the one environment asked for, side by side; compares every stack with `cdk diff --template`;
+adds the deploy consequences and the capacity-plan comparison; prints the review and writes it as
+one Markdown file. Exit 0 when the review was produced, whatever it says; 2 when BASE is unknown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from config import naming
+from config.loader import ConfigError, known_environments, load_config_file
+from review.capacity import compare_plans
+from review.consequences import deploy_consequences
+from review.report import EnvironmentReview, Review, render
+from review.revisions import (
+    ROOT,
+    Assembly,
+    RevisionError,
+    export,
+    finish_synth,
+    pin_differences,
+    resolve,
+    start_synth,
+)
+from review.stack_diff import StackDiff, diff_stack
+
+DEFAULT_OUT = Path("review-out/review.md")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m review", description=__doc__.split("\n\n")[0])
+    parser.add_argument("base", help="git revision to compare with (branch, tag, commit)")
+    parser.add_argument("--env", help="one environment (default: all)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"Markdown file (default: {DEFAULT_OUT})")
+    args = parser.parse_args(argv)
+    if args.env is not None and args.env not in known_environments():
+        return _fail(f"unknown environment '{args.env}'; known: {', '.join(known_environments())}")
+    try:
+        commit = resolve(args.base)
+    except RevisionError as error:
+        return _fail(str(error))
+    envs = [args.env] if args.env else known_environments()
+    with tempfile.TemporaryDirectory(prefix="review-") as scratch:
+        try:
+            review = build_review(args.base, commit, envs, args.env or "all", Path(scratch))
+        except RevisionError as error:
+            return _fail(str(error))
+    text = render(review)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
+    print(text)
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def build_review(base_rev: str, commit: str, envs: list[str], context_env: str, scratch: Path) -> Review:
+    base_src = export(commit, scratch / "base-src")
+    print(f"synthesising {base_rev} ({commit[:10]}) and the working tree (-c env={context_env}) …", file=sys.stderr)
+    running = [
+        (start_synth(base_src, scratch / "base.out", context_env), f"BASE {base_rev}", base_src, scratch / "base.out"),
+        (start_synth(ROOT, scratch / "head.out", context_env), "HEAD", ROOT, scratch / "head.out"),
+    ]
+    base, head = (finish_synth(*side) for side in running)
+    review = Review(f"`{base_rev}` ({commit[:10]})", _head_label(), _cdk_version(), [])
+    pins = pin_differences(base_src)
+    if pins:
+        review.notes.append(f"{', '.join(pins)} differ at BASE; BASE was synthesised with this checkout's toolchain.")
+    for side in (base, head):
+        if side.error:
+            review.failures.append(f"{side.label} does not synthesise:\n{side.error}")
+    stacks = [name for env in envs for name in (naming.image_stack_name(env), naming.serving_stack_name(env))]
+    diffs: dict[str, StackDiff] = {}
+    if not review.failures:
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            for diff in pool.map(lambda stack: diff_stack(stack, base, head, scratch), stacks):
+                diffs[diff.stack] = diff
+    for env in envs:
+        env_diffs = [diffs[s] for s in (naming.image_stack_name(env), naming.serving_stack_name(env)) if s in diffs]
+        environment = EnvironmentReview(env, env_diffs)
+        if not review.failures:
+            serving = naming.serving_stack_name(env)
+            environment.consequences = deploy_consequences(
+                env, _template(base, serving), _template(head, serving), env_diffs, _head_config(env)
+            )
+        relative = Path("config/environments") / f"{env}.yaml"
+        environment.plan = compare_plans(env, base_src / relative, ROOT / relative)
+        review.environments.append(environment)
+    return review
+
+
+def _template(assembly: Assembly, stack: str) -> dict | None:
+    path = assembly.template(stack)
+    return json.loads(path.read_text()) if path else None
+
+
+def _head_config(env: str):
+    try:
+        return load_config_file(ROOT / "config" / "environments" / f"{env}.yaml", env)
+    except ConfigError:
+        return None
+
+
+def _head_label() -> str:
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    return f"`HEAD` ({commit[:10]}{', with uncommitted changes' if dirty else ''})"
+
+
+def _cdk_version() -> str:
+    package = ROOT / "node_modules" / "aws-cdk" / "package.json"
+    return json.loads(package.read_text())["version"] if package.exists() else "unknown"
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
