@@ -18,22 +18,22 @@ def utc(text: str) -> datetime:
 
 def test_prod_deploy_duration_comes_from_the_config() -> None:
     duration, how = deploy_duration(PROD)
-    assert duration.total_seconds() == 8 * 60 + 2 * 600 + 300  # CANARY: two bakes
+    assert duration.total_seconds() == 8 * 60 + 600 + 600  # ALL_AT_ONCE: one bake
     assert how == (
-        "green fleet start 480 s (planning.provisioning_minutes) + 2 x 600 s bake (deployment.wait_interval_seconds, "
-        "CANARY) + 300 s (deployment.termination_wait_seconds)"
+        "green fleet start 480 s (planning.provisioning_minutes) + 1 x 600 s bake (deployment.wait_interval_seconds, "
+        "ALL_AT_ONCE) + 600 s (deployment.termination_wait_seconds)"
     )
 
 
 def test_a_deploy_ending_inside_the_magazine_day_window_is_refused_with_the_next_safe_start(capsys) -> None:
-    # Mon 15:50 JST: the 33-minute update would run into tokyo-magazine-days (16:00-21:00 JST).
+    # Mon 15:50 JST: the 28-minute update would run into tokyo-magazine-days (16:00-21:00 JST).
     assert main(["prod", "--now", "2026-11-23T06:50:00+00:00"]) == REFUSED
     err = capsys.readouterr().err
     assert err.startswith("error: refusing to deploy prod at Mon 2026-11-23 15:50 JST (06:50 UTC): the blue/green")
     assert "would overlap the peak window primary 'tokyo-magazine-days' Mon 2026-11-23 16:00-21:00 Asia/Tokyo" in err
     assert "(autoscaling.primary.schedules: tokyo-magazine-days)" in err
-    # Open until the US-Eastern evening (17:45 EST = 22:45 UTC) minus 33 minutes.
-    assert "next safe window opens Mon 2026-11-23 21:00 JST (12:00 UTC), latest start Tue 2026-11-24 07:12 JST" in err
+    # Open until the US-Eastern evening (17:45 EST = 22:45 UTC) minus 28 minutes.
+    assert "next safe window opens Mon 2026-11-23 21:00 JST (12:00 UTC), latest start Tue 2026-11-24 07:17 JST" in err
     assert "to deploy during the peak anyway: make deploy ENV=prod FORCE_PEAK=1" in err
     assert "Traceback" not in err
 
@@ -54,7 +54,7 @@ def test_a_window_that_only_caps_the_ceiling_is_not_a_peak() -> None:
     [
         ("2026-10-30T21:30:00", True),  # Fri, EDT: the US evening starts 17:45 EDT = 21:45 UTC
         ("2026-11-06T21:30:00", False),  # Fri, EST (US clocks went back 1 Nov): 17:45 EST = 22:45 UTC
-        ("2026-11-06T22:15:00", True),  # EST: 22:15 + 33 min runs past 22:45 UTC
+        ("2026-11-06T22:20:00", True),  # EST: 22:20 + 28 min runs past 22:45 UTC
     ],
 )
 def test_the_us_eastern_peak_moves_in_utc_with_dst(now: str, refused: bool) -> None:
@@ -65,7 +65,7 @@ def test_the_us_eastern_peak_moves_in_utc_with_dst(now: str, refused: bool) -> N
 
 
 def test_the_next_safe_start_is_given_in_the_windows_own_zone_across_dst(capsys) -> None:
-    assert main(["prod", "--now", "2026-11-06T22:15:00+00:00"]) == REFUSED
+    assert main(["prod", "--now", "2026-11-06T22:20:00+00:00"]) == REFUSED
     err = capsys.readouterr().err
     assert "primary 'us-eastern-evening-peak' Fri 2026-11-06 17:45-22:00 America/New_York" in err
     assert "next safe window opens Fri 2026-11-06 22:00 EST (03:00 UTC)" in err
@@ -78,7 +78,7 @@ def test_during_peak_goes_ahead_with_a_warning(capsys) -> None:
 
 def test_a_safe_time_passes(capsys) -> None:
     assert main(["prod", "--now", "2026-11-24T04:00:00+00:00"]) == 0  # Tue 13:00 JST, Mon 23:00 EST
-    assert capsys.readouterr().out == "deploy window: no peak window of prod in the next 33 min\n"
+    assert capsys.readouterr().out == "deploy window: no peak window of prod in the next 28 min\n"
 
 
 def test_a_time_without_offset_is_refused(capsys) -> None:

@@ -33,6 +33,7 @@ def unusual(raw: dict) -> dict:
     raw["deployment"].update(traffic_routing="LINEAR", step_size={"type": "CAPACITY_PERCENT", "value": 25})
     raw["deployment"]["maximum_execution_timeout_seconds"] = 4 * 600 + 300 + 600
     raw["data_capture"] = {"enabled": False}
+    raw["endpoint_instance_quotas"] = {"ml.g5.xlarge": 24}  # blue/green: 2 x (4 + 4 + 4) at max_capacity
     raw["autoscaling"]["shadow"] = copy.deepcopy(raw["autoscaling"]["canary"])
     for scaling in raw["autoscaling"].values():
         scaling.pop("schedules", None)

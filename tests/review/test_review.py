@@ -71,7 +71,7 @@ def reviews(tmp_path_factory) -> dict[str, Result]:
 
     prod = repo / "config" / "environments" / "prod.yaml"
     text = prod.read_text()
-    text = text.replace("model_latency_p99_ms: 2000", "model_latency_p99_ms: 3000")
+    text = text.replace("ttft_p95_ms: 500 ", "ttft_p95_ms: 800 ")
     text = text.replace("    image_tag: v0.1.0\n    model_data", "    image_tag: v0.1.0\n    model_data", 1)
     canary = text.index("- name: canary")
     text = text[:canary] + text[canary:].replace("image_tag: v0.1.0", "image_tag: v0.2.0", 1)
@@ -80,7 +80,7 @@ def reviews(tmp_path_factory) -> dict[str, Result]:
         "end: cron(0 22 ? * TUE,THU,SAT,SUN *)\n        min_capacity: 6",
     )
     prod.write_text(text)
-    git(repo, "commit", "-qam", "prod: evening floor 6, canary v0.2.0, p99 alarm at 3 s")
+    git(repo, "commit", "-qam", "prod: evening floor 6, canary v0.2.0, TTFT alarm at 800 ms")
     results["changed"] = review(repo, "base", "prod", out / "changed.md")
     return results
 
@@ -120,14 +120,13 @@ def test_an_image_tag_change_replaces_the_model_and_deploys_blue_green(reviews) 
         "| MangaAssist-prod-Serving | Endpoint/Config | AWS::SageMaker::EndpointConfig | modified — **replacement** |"
         in markdown
     )
-    assert "- endpoint config replaced → a blue/green deployment of about 33 min" in markdown
+    assert "- endpoint config replaced → a blue/green deployment of about 28 min" in markdown
     assert "v0.2.0" in markdown  # the CLI's own diff, in the details block
 
 
 def test_a_looser_rollback_alarm_is_called_out(reviews) -> None:
     markdown = reviews["changed"].markdown
     assert (
-        "- rollback alarm Alarms/primary-latency-p99 loosened: Threshold 2000000 → 3000000 (GreaterThanThreshold)"
-        in markdown
+        "- rollback alarm Alarms/primary-ttft-p95 loosened: Threshold 500 → 800 (GreaterThanThreshold)" in markdown
     )
-    assert "- rollback alarm Alarms/canary-latency-p99 loosened: Threshold 2000000 → 3000000" in markdown
+    assert "- rollback alarm Alarms/canary-ttft-p95 loosened: Threshold 500 → 800" in markdown
