@@ -142,6 +142,31 @@ def pick(source: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
     return {name: source[name] for name in fields if name in source}
 
 
+def push_model_images(ecr: Any, resolve: Resolver) -> None:
+    """Every image a model names, in ECR as the image stack's build or a release tag would have put
+    it there (`verify` fails a variant whose image is missing)."""
+    for _, props in resolve.resources("AWS::SageMaker::Model"):
+        containers = [props["PrimaryContainer"]] if "PrimaryContainer" in props else props.get("Containers", [])
+        for container in containers:
+            repository, tag = container["Image"].partition("/")[2].rsplit(":", 1)
+            if repository not in {r["repositoryName"] for r in ecr.describe_repositories()["repositories"]}:
+                ecr.create_repository(repositoryName=repository)
+            manifest = {
+                "schemaVersion": 2,
+                "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+                "config": {
+                    "mediaType": "application/vnd.docker.container.image.v1+json",
+                    "size": 1,
+                    "digest": "sha256:" + hashlib.sha256(tag.encode()).hexdigest(),
+                },
+                "layers": [],
+            }
+            try:
+                ecr.put_image(repositoryName=repository, imageManifest=json.dumps(manifest), imageTag=tag)
+            except ecr.exceptions.ImageAlreadyExistsException:
+                pass
+
+
 def create_models_and_config(sagemaker: Any, resolve: Resolver) -> str:
     """The models and the endpoint config of one deploy; returns the endpoint config's name."""
     for _, props in resolve.resources("AWS::SageMaker::Model"):
@@ -175,6 +200,7 @@ def record_stack(cloudformation: Any, resolve: Resolver, env_name: str) -> dict[
 def seed_serving_stack(clients: Callable[[str], Any], resolve: Resolver, env_name: str) -> dict[str, str]:
     """Create models, endpoint config, endpoint, alarms, scaling and the stack; return its outputs."""
     sagemaker = clients("sagemaker")
+    push_model_images(clients("ecr"), resolve)
     create_models_and_config(sagemaker, resolve)
     for _, props in resolve.resources("AWS::SageMaker::Endpoint"):
         sagemaker.create_endpoint(EndpointName=props["EndpointName"], EndpointConfigName=props["EndpointConfigName"])

@@ -117,9 +117,10 @@ def redeploy(client: Any, templates: Path, state: State, deployment: int) -> str
     (NotImplementedError), so the endpoint is moved in moto's backend, which lives in this process."""
     from moto.sagemaker.models import sagemaker_backends
 
-    from sandbox.seed import create_models_and_config, record_stack
+    from sandbox.seed import create_models_and_config, push_model_images, record_stack
 
     resolve = resolvers(templates, state.env, state.account, state.region, deployment)
+    push_model_images(client("ecr"), resolve)
     config_name = create_models_and_config(client("sagemaker"), resolve)
     backend = sagemaker_backends[state.account][state.region]
     endpoint = backend.endpoints[state.endpoint]
