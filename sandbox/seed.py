@@ -10,6 +10,7 @@ is then created holding the template's outputs as literal values, which is what 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -161,10 +162,8 @@ def push_model_images(ecr: Any, resolve: Resolver) -> None:
                 },
                 "layers": [],
             }
-            try:
+            with contextlib.suppress(ecr.exceptions.ImageAlreadyExistsException):
                 ecr.put_image(repositoryName=repository, imageManifest=json.dumps(manifest), imageTag=tag)
-            except ecr.exceptions.ImageAlreadyExistsException:
-                pass
 
 
 def create_models_and_config(sagemaker: Any, resolve: Resolver) -> str:
