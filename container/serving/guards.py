@@ -10,12 +10,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .settings import BASE_MODEL_NAME
+# ADAPTER_HEADER is re-exported: the middleware and the warmup name the header through this module.
+from .adapter_routing import ADAPTER_HEADER as ADAPTER_HEADER
+from .adapter_routing import AdapterRefused, AdapterRouter
 from .tokens import estimate_chat_tokens, estimate_completion_tokens
 
 # SageMaker's InvokeEndpoint body limit (6 MB = 6291456 bytes).
 MAX_BODY_BYTES = 6 * 1024 * 1024
-ADAPTER_HEADER = "x-amzn-sagemaker-adapter-identifier"
 CHAT_PATH = "/v1/chat/completions"
 COMPLETION_PATH = "/v1/completions"
 INVOCATIONS_PATH = "/invocations"
@@ -36,12 +37,12 @@ class Admitted:
     adapter: str
     stream: bool
     estimated_prompt_tokens: int
+    add_adapter_header: bool = False  # see adapter_routing: vLLM then serves `adapter` on /invocations
 
 
 class RequestGuard:
     def __init__(self, adapters: tuple[str, ...], max_model_len: int, generation_reserve_tokens: int) -> None:
-        self.served_models = frozenset((BASE_MODEL_NAME, *adapters))
-        self.available = ", ".join((BASE_MODEL_NAME, *sorted(adapters)))
+        self.adapters = AdapterRouter(adapters)
         self.max_model_len = max_model_len
         self.reserve = generation_reserve_tokens
         self.budget = max_model_len - generation_reserve_tokens
@@ -54,7 +55,7 @@ class RequestGuard:
             return Rejection(400, f"Content-Type must be application/json, got {content_type or 'none'!r}")
         return None
 
-    def check_body(self, path: str, body: bytes, adapter_header: str | None) -> Rejection | Admitted:
+    def check_body(self, path: str, body: bytes, adapter_headers: tuple[str, ...]) -> Rejection | Admitted:
         try:
             payload = json.loads(body)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -67,9 +68,10 @@ class RequestGuard:
             return shape
         field, estimate = shape
 
-        adapter = self._adapter(payload, adapter_header)
-        if isinstance(adapter, Rejection):
-            return adapter
+        try:
+            choice = self.adapters.choose(payload.get("model"), adapter_headers, invocations=path == INVOCATIONS_PATH)
+        except AdapterRefused as refused:
+            return Rejection(400, str(refused), "model")
 
         if estimate > self.budget:
             return Rejection(
@@ -79,7 +81,7 @@ class RequestGuard:
                 "shorten or summarise the conversation history",
                 field,
             )
-        return Admitted(adapter=adapter, stream=payload.get("stream") is True, estimated_prompt_tokens=estimate)
+        return Admitted(choice.adapter, payload.get("stream") is True, estimate, choice.add_adapter_header)
 
     def _prompt_shape(self, path: str, payload: dict[str, Any]) -> Rejection | tuple[str, int]:
         messages, prompt = payload.get("messages"), payload.get("prompt")
@@ -93,19 +95,3 @@ class RequestGuard:
                 return Rejection(400, "'prompt' must be a non-empty string or list", "prompt")
             return "prompt", estimate_completion_tokens(prompt)
         return Rejection(400, "request needs 'messages' (chat) or 'prompt' (completion)", "messages")
-
-    def _adapter(self, payload: dict[str, Any], adapter_header: str | None) -> Rejection | str:
-        # vLLM copies the SageMaker header into `model`, so the header wins over the body.
-        source, name = (
-            ("the X-Amzn-SageMaker-Adapter-Identifier header", adapter_header)
-            if adapter_header
-            else (
-                "the 'model' field",
-                payload.get("model"),
-            )
-        )
-        if name is None:
-            return BASE_MODEL_NAME
-        if not isinstance(name, str) or name not in self.served_models:
-            return Rejection(400, f"unknown adapter {name!r} in {source}; available: {self.available}", "model")
-        return name

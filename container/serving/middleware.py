@@ -133,7 +133,8 @@ class ServingMiddleware:
 
     async def _inference(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
-        content_type = content_length = adapter_header = request_id = None
+        content_type = content_length = request_id = None
+        adapter_headers: tuple[str, ...] = ()  # every value, unstripped: vLLM reads the first as it is
         warmup = False
         for name, value in scope["headers"]:
             if name == b"content-type":
@@ -141,7 +142,7 @@ class ServingMiddleware:
             elif name == b"content-length":
                 content_length = value.decode("latin-1")
             elif name == _ADAPTER_HEADER_B:
-                adapter_header = value.decode("latin-1").strip() or None
+                adapter_headers += (value.decode("latin-1"),)
             elif name == b"x-request-id":
                 request_id = value.decode("latin-1")
             elif name == _WARMUP_HEADER_B:
@@ -165,11 +166,13 @@ class ServingMiddleware:
         if body is None:  # the client went away before sending its request
             return
         outcome = (
-            TOO_LARGE if isinstance(body, Rejection) else self.guard.check_body(request.path, body, adapter_header)
+            TOO_LARGE if isinstance(body, Rejection) else self.guard.check_body(request.path, body, adapter_headers)
         )
         if isinstance(outcome, Rejection):
             await self._refuse(send, request, outcome)
             return
+        if outcome.add_adapter_header:  # so that vLLM's /invocations serves the adapter logged and counted
+            scope = {**scope, "headers": [*scope["headers"], (_ADAPTER_HEADER_B, outcome.adapter.encode())]}
         await self._forward(scope, receive, send, body, outcome, request)
 
     async def _refuse(

@@ -14,9 +14,11 @@ Test support only: it is not in the image. Everything the serving layer relies o
 - routes and status codes: `/health` and GET/POST `/ping` answer 200, or 503 with an empty body once
   the engine is dead (serve/instrumentator/health.py, serve/sagemaker/api_router.py); `/invocations`
   needs Content-Type application/json (400 otherwise, api_utils.validate_json_request), answers 400 on
-  bad JSON, copies the X-Amzn-SageMaker-Adapter-Identifier header into `model` (inject_adapter_id in
-  model-hosting-container-standards) and tries chat, then completion; an unknown model is a 404
-  NotFoundError (serve/engine/serving.py); errors use ErrorResponse {"error": {message,type,param,code}}.
+  bad JSON, replaces `model` with the X-Amzn-SageMaker-Adapter-Identifier header (inject_adapter_id in
+  model-hosting-container-standards: the first of repeated headers, null without one, so a body naming
+  an adapter without the header gets the base model) and tries chat, then completion; `/v1/*` never
+  read that header; a null or empty `model` is the base model, an unknown one a 404 NotFoundError
+  (serve/engine/serving.py); errors use ErrorResponse {"error": {message,type,param,code}}.
 - streaming: one SSE event per token, usage on every chunk and a final usage+metrics chunk (the
   effect of --enable-force-include-usage and --enable-per-request-metrics), then `data: [DONE]`;
   an error during a stream is sent as a `data: {"error": ...}` event.
@@ -395,8 +397,7 @@ def create_app(args: argparse.Namespace, engine: FakeEngine) -> FastAPI:
         body = await read_json(request)
         if isinstance(body, JSONResponse):
             return body
-        if adapter := request.headers.get(ADAPTER_HEADER):
-            body["model"] = adapter
+        body["model"] = request.headers.get(ADAPTER_HEADER)
         if isinstance(body.get("messages"), list):
             return await complete(body, chat=True)
         if "prompt" in body:

@@ -52,41 +52,25 @@ def test_header_checks(content_type, content_length, status):
     ],
 )
 def test_malformed_bodies_are_400(path, raw, param):
-    outcome = GUARD.check_body(path, raw, None)
+    outcome = GUARD.check_body(path, raw, ())
     assert isinstance(outcome, Rejection) and outcome.status == 400
     assert outcome.param == param
 
 
 def test_a_good_chat_request_is_admitted_for_its_adapter():
-    outcome = GUARD.check_body("/invocations", chat(model="jp_style_v1", stream=True), None)
+    outcome = GUARD.check_body("/invocations", chat(model="jp_style_v1", stream=True), ())
     assert outcome == Admitted(
-        adapter="jp_style_v1", stream=True, estimated_prompt_tokens=outcome.estimated_prompt_tokens
+        adapter="jp_style_v1",
+        stream=True,
+        estimated_prompt_tokens=outcome.estimated_prompt_tokens,
+        add_adapter_header=True,  # adapter_routing: vLLM's /invocations then serves the body's adapter
     )
     assert outcome.estimated_prompt_tokens > 0
 
 
-def test_no_model_means_the_base_model():
-    assert GUARD.check_body("/invocations", chat(), None).adapter == "base"
-    assert GUARD.check_body("/v1/completions", body(prompt="Once upon a time"), None).adapter == "base"
-
-
-def test_the_sagemaker_header_names_the_adapter_and_wins_over_the_body():
-    """vLLM copies X-Amzn-SageMaker-Adapter-Identifier into `model` (inject_adapter_id)."""
-    outcome = GUARD.check_body("/invocations", chat(model="manga_domain_v3"), "jp_style_v1")
-    assert outcome.adapter == "jp_style_v1"
-
-
-@pytest.mark.parametrize(("model", "header", "source"), [("nope", None, "'model' field"), (None, "nope", "header")])
-def test_an_unknown_adapter_is_400_listing_the_available_ones(model, header, source):
-    outcome = GUARD.check_body("/invocations", chat(model=model), header)
-    assert isinstance(outcome, Rejection) and outcome.status == 400 and outcome.param == "model"
-    assert source in outcome.message
-    assert "available: base, general_support_v2, jp_style_v1, manga_domain_v3" in outcome.message
-
-
 def test_a_prompt_over_the_budget_is_400_with_the_numbers():
     long_history = [{"role": "user", "content": "word " * 800}] * 4  # about 4 x 1000 tokens
-    outcome = GUARD.check_body("/invocations", body(messages=long_history), None)
+    outcome = GUARD.check_body("/invocations", body(messages=long_history), ())
     assert isinstance(outcome, Rejection) and outcome.status == 400 and outcome.param == "messages"
     estimate = estimate_chat_tokens(long_history)
     assert f"about {estimate} tokens" in outcome.message
@@ -99,9 +83,9 @@ def test_a_prompt_just_inside_the_budget_is_admitted():
     text = "a" * 4 * (budget - 5 - 5)  # leaves room for one message's framing and the prompt's
     messages = [{"role": "user", "content": text}]
     assert estimate_chat_tokens(messages) == budget
-    assert isinstance(GUARD.check_body("/invocations", body(messages=messages), None), Admitted)
+    assert isinstance(GUARD.check_body("/invocations", body(messages=messages), ()), Admitted)
     messages[0]["content"] += "aaaa"
-    assert isinstance(GUARD.check_body("/invocations", body(messages=messages), None), Rejection)
+    assert isinstance(GUARD.check_body("/invocations", body(messages=messages), ()), Rejection)
 
 
 def test_the_estimate_counts_ascii_by_four_and_other_characters_one_each():
