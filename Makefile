@@ -19,11 +19,12 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help deps synth cfn-lint diff deploy test lint ops plan plan-diff plan-docs bench clean
+.PHONY: help deps synth cfn-lint diff deploy test lint ops plan plan-diff plan-docs bench clean test-engine
 
 help:
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
 	@echo "make test             run every test"
+	@echo "make test-engine      the serving layer against the real vLLM engine (CPU build, tiny model)"
 	@echo "make lint             ruff, hadolint, shellcheck"
 	@echo "make diff ENV=prod    cdk diff against the deployed stacks (needs AWS credentials)"
 	@echo "make deploy ENV=prod  cdk deploy one environment (needs AWS credentials)"
@@ -87,6 +88,22 @@ bench: deps
 
 test: deps
 	$(PY) -m pytest -q
+
+# The serving layer against the real vLLM engine: vLLM's CPU build in its own pinned virtualenv
+# (requirements-engine.txt, installed as a full lock without dependency resolution; see its header),
+# plus the distribution name `vllm` its CLI looks up (tests/engine/vllm_name, built from a copy so
+# the source tree stays clean). A tiny model and adapters are generated at test time.
+ENGINE_VENV := .venv-engine
+$(ENGINE_VENV)/.installed: requirements-engine.txt tests/engine/vllm_name/pyproject.toml
+	rm -rf $(ENGINE_VENV)
+	python3 -m venv $(ENGINE_VENV)
+	$(ENGINE_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -r requirements-engine.txt
+	cp -r tests/engine/vllm_name $(ENGINE_VENV)/vllm_name
+	$(ENGINE_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation ./$(ENGINE_VENV)/vllm_name
+	touch $@
+
+test-engine: deps $(ENGINE_VENV)/.installed
+	ENGINE_VENV=$(ENGINE_VENV) $(PY) -m pytest -q -s tests/engine
 
 lint: deps
 	$(VENV)/bin/ruff check .
