@@ -108,7 +108,7 @@ test-engine: deps $(ENGINE_VENV)/.installed
 lint: deps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/hadolint container/Dockerfile
-	find . -name '*.sh' -not -path './node_modules/*' -not -path './.venv/*' -print0 | xargs -0 -r $(VENV)/bin/shellcheck
+	find . -name '*.sh' -not -path './node_modules/*' -not -path './.venv*/*' -print0 | xargs -0 -r $(VENV)/bin/shellcheck
 
 clean:
 	rm -rf cdk.out .pytest_cache plan-out
