@@ -38,12 +38,14 @@ def model_dir(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     from serving_harness import ADAPTERS
 
     out = tmp_path_factory.mktemp("model")
-    subprocess.run(
+    made = subprocess.run(
         [str(venv / "bin" / "python"), str(HERE / "tiny_model.py"), str(out), *ADAPTERS],
-        check=True,
         capture_output=True,
+        text=True,
         env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
     )
+    if made.returncode != 0:
+        pytest.fail(f"tiny_model.py failed ({made.returncode}):\n{made.stderr[-4000:]}")
     return out
 
 
