@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import clip
 from .settings import BASE_MODEL_NAME
 from .tokens import estimate_chat_tokens, estimate_completion_tokens
 
@@ -51,14 +52,16 @@ class RequestGuard:
             return TOO_LARGE
         media_type = (content_type or "").split(";", 1)[0].strip().lower()
         if media_type != "application/json":
-            return Rejection(400, f"Content-Type must be application/json, got {content_type or 'none'!r}")
+            return Rejection(400, f"Content-Type must be application/json, got {clip(content_type or 'none')!r}")
         return None
 
     def check_body(self, path: str, body: bytes, adapter_header: str | None) -> Rejection | Admitted:
         try:
             payload = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            return Rejection(400, f"request body is not valid JSON: {exc}")
+        except RecursionError:
+            return Rejection(400, "request body is nested too deeply to be parsed")
+        except ValueError as exc:  # also UnicodeDecodeError, and integers over Python's 4,300-digit limit
+            return Rejection(400, f"request body is not valid JSON: {clip(str(exc))}")
         if not isinstance(payload, dict):
             return Rejection(400, "request body must be a JSON object")
 
@@ -107,5 +110,6 @@ class RequestGuard:
         if name is None:
             return BASE_MODEL_NAME
         if not isinstance(name, str) or name not in self.served_models:
-            return Rejection(400, f"unknown adapter {name!r} in {source}; available: {self.available}", "model")
+            shown = repr(clip(name)) if isinstance(name, str) else f"of type {type(name).__name__}"
+            return Rejection(400, f"unknown adapter {shown} in {source}; available: {self.available}", "model")
         return name

@@ -7,6 +7,9 @@ Japanese, so the estimate is ceil(ascii / 4) + non_ascii, plus the chat template
 It is within roughly 20% on English and Japanese chat text; digits and code tokenise denser and are
 under-estimated. vLLM still rejects anything longer than max_model_len itself, so an under-estimate
 can only let through a prompt that then gets a shorter answer - never an engine failure.
+
+Any JSON value may arrive here: shapes the engine does not accept count as nothing (the engine
+refuses them itself), and nothing recurses, so deep nesting costs no stack.
 """
 
 from __future__ import annotations
@@ -21,31 +24,39 @@ TOKENS_PER_PROMPT = 5
 
 
 def estimate_text_tokens(text: str) -> int:
+    if text.isascii():  # the common case, without a copy
+        return -(-len(text) // ASCII_CHARS_PER_TOKEN)
     ascii_chars = len(text.encode("ascii", "ignore"))
     return -(-ascii_chars // ASCII_CHARS_PER_TOKEN) + (len(text) - ascii_chars)
 
 
-def _content_text(content: Any) -> str:
+def _content_tokens(content: Any) -> int:
     if isinstance(content, str):
-        return content
+        return estimate_text_tokens(content)
     if isinstance(content, list):  # OpenAI content parts; only text parts count for a text model
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return ""
+        texts = (part.get("text") for part in content if isinstance(part, dict))
+        return estimate_text_tokens("".join(text for text in texts if isinstance(text, str)))
+    return 0
 
 
 def estimate_chat_tokens(messages: list[Any]) -> int:
-    text_tokens = sum(
-        estimate_text_tokens(_content_text(message.get("content"))) for message in messages if isinstance(message, dict)
-    )
+    text_tokens = sum(_content_tokens(message.get("content")) for message in messages if isinstance(message, dict))
     return text_tokens + TOKENS_PER_MESSAGE * len(messages) + TOKENS_PER_PROMPT
 
 
-def estimate_completion_tokens(prompt: Any) -> int:
-    """Longest single prompt: str, list of token ids, or a batch of either."""
+def _single_prompt_tokens(prompt: Any) -> int:
+    """One prompt: a string, or a list of token ids."""
     if isinstance(prompt, str):
         return estimate_text_tokens(prompt) + 1
-    if isinstance(prompt, list) and prompt and all(isinstance(token, int) for token in prompt):
+    if isinstance(prompt, list) and all(isinstance(token, int) for token in prompt):
         return len(prompt)
-    if isinstance(prompt, list):
-        return max((estimate_completion_tokens(item) for item in prompt), default=0)
     return 0
+
+
+def estimate_completion_tokens(prompt: Any) -> int:
+    """Longest single prompt of the shapes the completion API takes: str, list of token ids, or a
+    batch (list) of either."""
+    single = _single_prompt_tokens(prompt)
+    if single or not isinstance(prompt, list):
+        return single
+    return max((_single_prompt_tokens(item) for item in prompt), default=0)
