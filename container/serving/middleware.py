@@ -21,7 +21,7 @@ import itertools
 import json
 import time
 import uuid
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -242,18 +242,19 @@ class ServingMiddleware:
 
         # Every streamed token passes through tracked_send, so it does next to nothing: it keeps the last
         # three body messages (a stream ends with vLLM's usage or error event, `data: [DONE]` and
-        # Starlette's empty closing message) and returns the outer send's awaitable instead of a
-        # coroutine of its own.
+        # Starlette's empty closing message) in a bounded deque and returns the outer send's awaitable
+        # instead of a coroutine of its own.
         response_started = False
         held_start: Message | None = None  # a 5xx response, held until its body shows whether it is an OOM
         held_body: list[bytes] = []
-        tail: tuple[Message | None, ...] = (None, None, None)
+        tail: deque[Message] = deque(maxlen=3)
+        keep = tail.append
 
         def tracked_send(message: Message) -> Awaitable[None]:
-            nonlocal response_started, held_start, tail
+            nonlocal response_started, held_start
             if message["type"] == "http.response.body":
                 if held_start is None:
-                    tail = (tail[1], tail[2], message)
+                    keep(message)
                     return send(message)
                 held_body.append(message.get("body", b""))
                 if message.get("more_body", False):
@@ -279,8 +280,8 @@ class ServingMiddleware:
                 request.outcome, request.error, request.oom = OUT_OF_MEMORY, OUT_OF_MEMORY, True
             await self._send_engine_error(send, oom, request, request_id_header)
         finally:
-            if held_start is None and tail[2] is not None:
-                request.read_tail([m.get("body", b"") for m in tail if m], complete=not tail[2].get("more_body"))
+            if held_start is None and tail:
+                request.read_tail([m.get("body", b"") for m in tail], complete=not tail[-1].get("more_body"))
             if request.oom:
                 self.counters.oom_errors += 1
 
