@@ -252,6 +252,9 @@ class ServingMiddleware:
 
         def tracked_send(message: Message) -> Awaitable[None]:
             nonlocal response_started, held_start
+            if response_started:  # the common case: a body message of a response already under way
+                keep(message)
+                return send(message)
             if message["type"] == "http.response.body":
                 if held_start is None:
                     keep(message)
