@@ -131,10 +131,10 @@ class ServingMiddleware:
     def _log_at_shutdown(self) -> None:
         """Writes every pending line and one for each request still running, which the server is about
         to cut; from now on lines are written as requests end (no flush timer will run)."""
+        self.request_log.close()  # first: at interpreter exit no event loop is left for a flush timer
         for request in list(self.active):
             request.settle(shutting_down=True)
             self.request_log.add(request)
-        self.request_log.close()
 
     async def _ping(self, send: Send) -> None:
         record = self.state.current()

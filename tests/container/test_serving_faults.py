@@ -15,11 +15,12 @@ import time
 import httpx
 import pytest
 import test_serving_middleware
-from serving_harness import PATIENCE_SECONDS, chat_body, wait_until
+from serving_harness import PATIENCE_SECONDS, chat_body, free_port, serving_env, wait_until
 from test_serving_supervisor import launch
 
 from container.serving.errors import ECHO_LIMIT
 from container.serving.guards import Admitted, RequestGuard
+from container.serving.middleware import ServingMiddleware, _RequestLog
 from container.serving.supervisor import EXIT_ENGINE_HUNG, EXIT_OK
 from container.serving.tokens import estimate_chat_tokens, estimate_completion_tokens
 
@@ -253,3 +254,16 @@ def test_a_hung_engine_turns_ping_503_and_the_container_exits(tmp_path_factory):
     finally:
         serving.recorder.running = False
         serving.process.stop()
+
+
+def test_at_interpreter_exit_running_requests_are_logged_as_cut(tmp_path, monkeypatch, capfd):
+    """vLLM's shutdown may end the event loop with requests still running: the atexit hook writes
+    their lines without one."""
+    for name, value in serving_env(tmp_path, free_port()).items():
+        monkeypatch.setenv(name, value)
+    middleware = ServingMiddleware(None)
+    running = _RequestLog("running-at-exit", "/invocations", False, time.perf_counter())
+    middleware.active.add(running)
+    middleware._log_at_shutdown()  # as atexit calls it: no event loop
+    lines = [json.loads(line) for line in capfd.readouterr().out.splitlines() if line.startswith("{")]
+    assert [(line["request_id"], line["outcome"]) for line in lines] == [("running-at-exit", "cut_at_shutdown")]
