@@ -3,8 +3,8 @@
 Exact counts would mean running the tokenizer on the API server's event loop for every request,
 on top of vLLM's own tokenisation. Instead: Llama-3's tokenizer averages about 4 ASCII characters per
 token on English prose and about 1 token per character on Japanese, so the estimate is
-ceil(ascii / 4) + non_ascii, plus the chat template's framing tokens. Non-ASCII characters are counted
-from the UTF-8 length, taking each as 3 bytes (kana, kanji and full-width punctuation are): exact for
+ceil(ascii / 4) + non_ascii, plus the chat template's framing tokens. Non-ASCII characters are counted,
+using the UTF-8 length, as 3 bytes each (kana, kanji and full-width punctuation are): exact for
 English and Japanese text, and it needs only two lengths, so the whole body's bound below is O(1).
 It is within roughly 20% on English and Japanese chat text; digits and code tokenise denser and are
 under-estimated. vLLM still rejects anything longer than max_model_len itself, so an under-estimate
