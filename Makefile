@@ -31,7 +31,7 @@ help:
 	@echo "make ops ARGS='status prod'  the operations CLI (python -m ops --help)"
 	@echo "make plan ENV=prod    simulate the scaling config on a week of traffic: plan-out/prod/"
 	@echo "make plan-diff ENV=prod BASE=main   cost and shortfall of this config vs BASE's"
-	@echo "make bench            serving-layer benchmark against the stand-in engine (~13 min)"
+	@echo "make bench            serving-layer benchmark against the stand-in engine (~10 min)"
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -82,9 +82,12 @@ plan-diff: deps
 plan-docs: deps
 	$(PY) -m planner docs
 
-# Serving-layer overhead against the stand-in engine (~13 min; not a test: the machine is noisy).
+# Serving-layer overhead against the stand-in engine with realistic chat bodies, CPU per request
+# included (~10 min; not a test: the machine is noisy). BENCH_ARGS="--body short --setups abc" is
+# the earlier comparison with the seeds' adapter (~13 min).
+BENCH_ARGS ?= --body realistic --setups ab
 bench: deps
-	$(PY) benchmarks/serving_overhead.py --rounds 9 --requests-per-client 4
+	$(PY) benchmarks/serving_overhead.py --rounds 9 --requests-per-client 4 $(BENCH_ARGS)
 
 test: deps
 	$(PY) -m pytest -q

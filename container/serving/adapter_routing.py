@@ -26,12 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import clip
 from .settings import BASE_MODEL_NAME
 
 ADAPTER_HEADER = "x-amzn-sagemaker-adapter-identifier"
 HEADER_DISPLAY_NAME = "X-Amzn-SageMaker-Adapter-Identifier"
-# Client input quoted in an error message is cut to this many characters.
-SHOWN_CHARACTERS = 80
 
 
 class AdapterRefused(ValueError):
@@ -76,5 +75,5 @@ class AdapterRouter:
 
 
 def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= SHOWN_CHARACTERS else f"{text[: SHOWN_CHARACTERS - 3]}..."
+    """Client input quoted in an error message, cut like every other echo (errors.clip)."""
+    return repr(clip(value)) if isinstance(value, str) else clip(repr(value))

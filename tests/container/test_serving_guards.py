@@ -2,11 +2,17 @@
 test_serving_middleware.py send the same requests through vLLM's app)."""
 
 import json
+import random
 
 import pytest
 
 from container.serving.guards import MAX_BODY_BYTES, Admitted, Rejection, RequestGuard
-from container.serving.tokens import estimate_chat_tokens, estimate_completion_tokens, estimate_text_tokens
+from container.serving.tokens import (
+    chat_tokens_upper_bound,
+    estimate_chat_tokens,
+    estimate_completion_tokens,
+    estimate_text_tokens,
+)
 
 ADAPTERS = ("manga_domain_v3", "general_support_v2", "jp_style_v1")
 GUARD = RequestGuard(ADAPTERS, max_model_len=4096, generation_reserve_tokens=600)
@@ -106,3 +112,25 @@ def test_completion_prompts_of_every_shape():
 def test_content_parts_count_their_text():
     parts = [{"role": "user", "content": [{"type": "text", "text": "abcd" * 10}, {"type": "image_url"}]}]
     assert estimate_chat_tokens(parts) == 10 + 5 + 5
+
+
+@pytest.mark.parametrize("ensure_ascii", [True, False])
+def test_the_whole_body_bound_is_never_below_the_estimate(ensure_ascii):
+    """The guard skips the per-message estimate when a bound computed from the body's two lengths
+    already fits the budget; that is only safe if the bound can never be below the estimate."""
+    rng = random.Random(7)
+    alphabet = ["a", "b", " ", "\n", '"', "\\", "お", "漫", "é", "ж", "😀", "\u2028", "1", "{", "\t"]
+    for _ in range(300):
+        messages = []
+        for _ in range(rng.randint(1, 6)):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+            content = text if rng.random() < 0.7 else [{"type": "text", "text": text}, {"type": "image_url"}]
+            messages.append(rng.choice([{"role": "user", "content": content}, {"content": content}, 5, "x"]))
+        raw = json.dumps({"messages": messages, "model": "base"}, ensure_ascii=ensure_ascii).encode()
+        assert chat_tokens_upper_bound(raw, raw.decode(), len(messages)) >= estimate_chat_tokens(messages)
+
+
+def test_the_estimate_takes_non_ascii_characters_as_three_utf8_bytes():
+    assert estimate_text_tokens("é") == 1  # 2 bytes: counted as half a CJK character, rounded up
+    assert estimate_text_tokens("😀") == 2  # 4 bytes
+    assert estimate_text_tokens("漫画" * 100) == 200
