@@ -11,6 +11,14 @@ connection, at 20 ms/token x 64 tokens and at 5 ms/token x 128 tokens. Each roun
 once, (a) and (b) back to back in alternating order, so drift on a shared machine hits them alike;
 each figure compares a run with (a)'s run of the same round and is the median over rounds.
 Reported relative to (a): throughput ratio, added p50/p99 latency, added p50 time to first byte.
+
+Bodies: `--body short` (one short question) or `--body realistic` (what MangaAssist sends: a system
+prompt and 12 turns of chat history, about 3,000 prompt tokens by the guard's estimate, mixed English
+and Japanese). With realistic bodies the run also reports CPU time per request of the engine process
+((a) bare, (b) with our middleware; summed over its threads from /proc/<pid>/task/*/schedstat, ns
+resolution) and, in the same process as this script, the middleware alone around a null engine that
+streams the same 64-token answer (time.thread_time over thousands of requests, alternating with the
+null engine alone): that difference is the layer's own CPU per request, free of the load generator.
 """
 
 from __future__ import annotations
@@ -18,6 +26,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import random
 import statistics
 import sys
 import time
@@ -30,6 +40,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests" / "container")]
 from serving_harness import Process, free_port, serving_env, start_standin, wait_for_listening  # noqa: E402
 
 from container.serving.state import ServingState, StateRecord, write_state  # noqa: E402
+from container.serving.tokens import estimate_chat_tokens  # noqa: E402
 
 LOADS = (("20 ms/token x 64 tokens", 0.020, 64), ("5 ms/token x 128 tokens", 0.005, 128))
 SETUPS = ("a", "b", "c")
@@ -48,6 +59,7 @@ class Sample:
 class Run:
     throughput: float  # completed requests per second
     samples: list[Sample]
+    cpu_per_request: float = 0.0  # seconds of the engine process's CPU per completed request
 
     def percentile(self, field: str, q: float) -> float:
         values = sorted(getattr(sample, field) for sample in self.samples)
@@ -94,37 +106,79 @@ async def client(port: int, body: bytes, requests: int, samples: list[Sample]) -
         writer.close()
 
 
-async def drive(port: int, clients: int, requests: int, tokens: int) -> Run:
-    body = json.dumps(
-        {"messages": [{"role": "user", "content": "Recommend a manga."}], "max_tokens": tokens, "stream": True}
+ENGLISH = (
+    "I loved the art in the first volume but the pacing slowed down after the tournament arc, so I am "
+    "looking for something with a tighter plot, found family themes and a bit of humour between the fights. "
+)
+JAPANESE = "次の巻はいつ発売されますか。作者の前作も読みたいので、おすすめの順番を教えてください。"
+
+
+def chat_messages(kind: str) -> list[dict[str, str]]:
+    """`short`: one question. `realistic`: system prompt plus 12 turns, about 3,000 prompt tokens."""
+    if kind == "short":
+        return [{"role": "user", "content": "Recommend a manga."}]
+    rng = random.Random(13)
+    system = "You are MangaAssist, a bookstore assistant for manga readers. Answer briefly and kindly. " * 4
+    messages = [{"role": "system", "content": system}]
+    for turn in range(12):
+        words = ENGLISH.split()
+        text = " ".join(rng.choice(words) for _ in range(150))
+        messages.append({"role": "user" if turn % 2 == 0 else "assistant", "content": text + " " + JAPANESE})
+    return messages
+
+
+def request_body(kind: str, tokens: int) -> bytes:
+    # ensure_ascii=False: UTF-8 on the wire, as JavaScript and most HTTP clients send it.
+    return json.dumps(
+        {"messages": chat_messages(kind), "max_tokens": tokens, "stream": True}, ensure_ascii=False
     ).encode()
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """CPU time of every thread of a process, from schedstat (nanoseconds, unlike /proc/<pid>/stat's ticks)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/schedstat") as handle:
+            total += int(handle.read().split()[0])
+    return total / 1e9
+
+
+async def drive(port: int, clients: int, requests: int, body: bytes, pid: int | None = None) -> Run:
     samples: list[Sample] = []
+    cpu_before = process_cpu_seconds(pid) if pid else 0.0
     started = time.perf_counter()
     await asyncio.gather(*(client(port, body, requests, samples) for _ in range(clients)))
-    return Run(len(samples) / (time.perf_counter() - started), samples)
+    elapsed = time.perf_counter() - started
+    cpu = (process_cpu_seconds(pid) - cpu_before) / len(samples) if pid else 0.0
+    return Run(len(samples) / elapsed, samples, cpu)
 
 
-def start_setups(workdir: Path, token_interval: float) -> tuple[dict[str, int], list[Process]]:
+def start_setups(
+    workdir: Path, token_interval: float, setups: str
+) -> tuple[dict[str, int], dict[str, int], list[Process]]:
+    """Ports and engine-process ids per setup, and every process started."""
     ports = {setup: free_port() for setup in ("a", "b", "c-engine", "c")}
     env = serving_env(workdir, ports["b"], STANDIN_TOKEN_INTERVAL=str(token_interval), STANDIN_STARTUP_DELAY="0")
     write_state(env["SERVING_STATE_FILE"], StateRecord(ServingState.READY, "benchmark"))
-    processes = [
-        start_standin(workdir, env, ports["a"], middleware=False, name="engine-a"),
-        start_standin(workdir, env, ports["b"], middleware=True, name="engine-b"),
-        start_standin(workdir, env, ports["c-engine"], middleware=False, name="engine-c"),
-    ]
-    adapter_env = {**env, "SEED_ADAPTER_UPSTREAM": f"http://127.0.0.1:{ports['c-engine']}"}
-    argv = [sys.executable, "-m", "uvicorn", "seed_adapter:app", "--app-dir", str(REPO / "benchmarks")]
-    argv += ["--port", str(ports["c"]), "--no-access-log", "--log-level", "warning"]
-    processes.append(Process(argv, adapter_env, workdir / "seed-adapter.log"))
+    started = {
+        "a": start_standin(workdir, env, ports["a"], middleware=False, name="engine-a"),
+        "b": start_standin(workdir, env, ports["b"], middleware=True, name="engine-b"),
+    }
+    if "c" in setups:
+        started["c-engine"] = start_standin(workdir, env, ports["c-engine"], middleware=False, name="engine-c")
+        adapter_env = {**env, "SEED_ADAPTER_UPSTREAM": f"http://127.0.0.1:{ports['c-engine']}"}
+        argv = [sys.executable, "-m", "uvicorn", "seed_adapter:app", "--app-dir", str(REPO / "benchmarks")]
+        argv += ["--port", str(ports["c"]), "--no-access-log", "--log-level", "warning"]
+        started["c"] = Process(argv, adapter_env, workdir / "seed-adapter.log")
     try:
-        for setup, process in zip(("a", "b", "c-engine", "c"), processes, strict=True):
+        for setup, process in started.items():
             wait_for_listening(ports[setup], process)  # any HTTP answer will do, even the adapter's 404
     except BaseException:
-        for process in processes:
+        for process in started.values():
             process.stop()
         raise
-    return ports, processes
+    pids = {"a": started["a"].popen.pid, "b": started["b"].popen.pid}
+    return ports, pids, list(started.values())
 
 
 def row(load: str, setup: str, runs: list[Run], baseline: list[Run]) -> str:
@@ -137,10 +191,17 @@ def row(load: str, setup: str, runs: list[Run], baseline: list[Run]) -> str:
 
     ratios = [run.throughput / base.throughput for run, base in pairs]
     ttfb = added_ms("ttfb", 0.5)
+    cpu = ""
+    if runs[0].cpu_per_request:
+        added_us = [1e6 * (run.cpu_per_request - base.cpu_per_request) for run, base in pairs]
+        cpu = (
+            f" {statistics.median(r.cpu_per_request for r in runs) * 1e6:,.0f} "
+            f"| {statistics.median(added_us):+.0f} ({min(added_us):+.0f} to {max(added_us):+.0f}) |"
+        )
     return (
         f"| {load} | {NAMES[setup]} | {statistics.median(ratios):.1%} ({min(ratios):.0%} to {max(ratios):.0%}) "
         f"| {statistics.median(added_ms('latency', 0.5)):+.1f} | {statistics.median(added_ms('latency', 0.99)):+.1f} "
-        f"| {statistics.median(ttfb):+.1f} ({min(ttfb):+.0f} to {max(ttfb):+.0f}) |"
+        f"| {statistics.median(ttfb):+.1f} ({min(ttfb):+.0f} to {max(ttfb):+.0f}) |{cpu}"
     )
 
 
@@ -149,37 +210,58 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=128)
     parser.add_argument("--requests-per-client", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--body", choices=("short", "realistic"), default="short")
+    parser.add_argument("--setups", default="abc", help="which of a, b, c to run (a is always run)")
+    parser.add_argument("--layer-requests", type=int, default=3000, help="requests per in-process measurement")
     parser.add_argument("--verbose", action="store_true", help="print every run's absolute figures to stderr")
     args = parser.parse_args()
+    setups = tuple(setup for setup in SETUPS if setup == "a" or setup in args.setups)
     workdir = Path(f"/tmp/serving-benchmark-{int(time.time())}")
     rows = []
     for load, token_interval, tokens in LOADS:
-        ports, processes = start_setups(workdir / f"{tokens}", token_interval)
+        body = request_body(args.body, tokens)
+        ports, pids, processes = start_setups(workdir / f"{tokens}", token_interval, "".join(setups))
+        measure_cpu = args.body == "realistic"
         try:
-            runs: dict[str, list[Run]] = {setup: [] for setup in SETUPS}
-            for setup in SETUPS:  # first connections and first requests are not what we measure
-                asyncio.run(drive(ports[setup], args.clients, 1, tokens))
+            runs: dict[str, list[Run]] = {setup: [] for setup in setups}
+            for setup in setups:  # first connections and first requests are not what we measure
+                asyncio.run(drive(ports[setup], args.clients, 1, body))
             for round_number in range(args.rounds):
-                # Alternate a and b so neither always runs right after the heavy setup c.
-                for setup in ("a", "b", "c") if round_number % 2 == 0 else ("b", "a", "c"):
+                # Alternate a and b so neither always runs right after the other or the heavy setup c.
+                order = [s for s in (("a", "b", "c") if round_number % 2 == 0 else ("b", "a", "c")) if s in setups]
+                for setup in order:
                     time.sleep(SETTLE_SECONDS)
-                    run = asyncio.run(drive(ports[setup], args.clients, args.requests_per_client, tokens))
+                    pid = pids.get(setup) if measure_cpu else None
+                    run = asyncio.run(drive(ports[setup], args.clients, args.requests_per_client, body, pid))
                     runs[setup].append(run)
                     if args.verbose:
-                        print(setup, run.summary(), file=sys.stderr)
+                        print(setup, run.summary(), f"cpu/request={run.cpu_per_request * 1e6:.0f} us", file=sys.stderr)
         finally:
             for process in processes:
                 process.stop()
-        rows += [row(load, setup, runs[setup], runs["a"]) for setup in SETUPS]
+        rows += [row(load, setup, runs[setup], runs["a"]) for setup in setups]
+    messages = chat_messages(args.body)
     print(
-        f"{args.clients} concurrent streaming clients x {args.requests_per_client} requests, median of {args.rounds} rounds"
+        f"{args.clients} concurrent streaming clients x {args.requests_per_client} requests, median of {args.rounds} "
+        f"rounds; {args.body} body: {len(messages)} messages, {len(request_body(args.body, 64)):,} bytes, "
+        f"about {estimate_chat_tokens(messages):,} prompt tokens"
     )
+    cpu_header = " engine CPU per request (us) | added CPU per request (us), median (range) |"
     print(
         "| load | setup | throughput vs (a), median (range) | added p50 latency (ms) | added p99 latency (ms) "
-        "| added p50 TTFB (ms), median (range) |"
+        "| added p50 TTFB (ms), median (range) |" + (cpu_header if args.body == "realistic" else "")
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|" + ("---|---|" if args.body == "realistic" else ""))
     print("\n".join(rows))
+    if args.body == "realistic":
+        from layer_cpu import layer_cpu_per_request  # noqa: PLC0415 - only this mode needs it
+
+        added = layer_cpu_per_request(request_body(args.body, 64), 64, args.layer_requests, rounds=args.rounds)
+        print(
+            f"\nMiddleware alone (in-process, null engine streaming 64 tokens, {args.layer_requests} requests x "
+            f"{args.rounds} rounds): {statistics.median(added) * 1e6:.1f} us CPU per request, median "
+            f"({min(added) * 1e6:.1f} to {max(added) * 1e6:.1f})"
+        )
 
 
 if __name__ == "__main__":

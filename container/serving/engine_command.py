@@ -18,6 +18,10 @@ MIDDLEWARE_IMPORT_PATH = "serving.middleware.ServingMiddleware"
 # before it signals vLLM, so this only covers stragglers; it stays well inside ENGINE_STOP_GRACE_SECONDS.
 ENGINE_SHUTDOWN_TIMEOUT_SECONDS = 2
 
+# SERVING_QUANTIZATION value for an unquantised checkpoint: no --quantization flag, vLLM reads the
+# weights' own dtype (the CPU test tier uses it; vLLM's CPU build has no AWQ kernels).
+NO_QUANTIZATION = "none"
+
 # Network isolation is on: nothing may try to reach a model hub or phone home at start.
 OFFLINE_ENVIRONMENT = {
     "HF_HUB_OFFLINE": "1",
@@ -43,8 +47,7 @@ def engine_command(settings: Settings) -> list[str]:
         "1",
         "--served-model-name",
         BASE_MODEL_NAME,
-        "--quantization",
-        settings.quantization,
+        *(() if settings.quantization == NO_QUANTIZATION else ("--quantization", settings.quantization)),
         "--gpu-memory-utilization",
         f"{settings.gpu_memory_utilization:g}",
         "--max-model-len",

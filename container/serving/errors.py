@@ -13,12 +13,23 @@ from typing import Any
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
+# Client input quoted back in an error body or a log line is cut to this many characters: a 1 MB
+# model name must not become a 1 MB log event (CloudWatch Logs cuts events at 256 KB).
+ECHO_LIMIT = 200
+
 ERROR_TYPES = {
     400: "BadRequestError",
     413: "RequestEntityTooLargeError",
     500: "InternalServerError",
     503: "ServiceUnavailableError",
 }
+
+
+def clip(text: str, limit: int = ECHO_LIMIT) -> str:
+    """At most `limit` characters of client input, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 def error_body(status: int, message: str, param: str | None = None) -> bytes:

@@ -10,12 +10,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .settings import BASE_MODEL_NAME
-from .tokens import estimate_chat_tokens, estimate_completion_tokens
+# ADAPTER_HEADER is re-exported: the middleware and the warmup name the header through this module.
+from .adapter_routing import ADAPTER_HEADER as ADAPTER_HEADER
+from .adapter_routing import AdapterRefused, AdapterRouter
+from .errors import clip
+from .tokens import chat_tokens_upper_bound, estimate_chat_tokens, estimate_completion_tokens
 
 # SageMaker's InvokeEndpoint body limit (6 MB = 6291456 bytes).
 MAX_BODY_BYTES = 6 * 1024 * 1024
-ADAPTER_HEADER = "x-amzn-sagemaker-adapter-identifier"
 CHAT_PATH = "/v1/chat/completions"
 COMPLETION_PATH = "/v1/completions"
 INVOCATIONS_PATH = "/invocations"
@@ -35,13 +37,14 @@ TOO_LARGE = Rejection(413, f"request body is larger than {MAX_BODY_BYTES} bytes 
 class Admitted:
     adapter: str
     stream: bool
+    # The prompt estimate, or a cheaper upper bound of it when that already fits the budget.
     estimated_prompt_tokens: int
+    add_adapter_header: bool = False  # see adapter_routing: vLLM then serves `adapter` on /invocations
 
 
 class RequestGuard:
     def __init__(self, adapters: tuple[str, ...], max_model_len: int, generation_reserve_tokens: int) -> None:
-        self.served_models = frozenset((BASE_MODEL_NAME, *adapters))
-        self.available = ", ".join((BASE_MODEL_NAME, *sorted(adapters)))
+        self.adapters = AdapterRouter(adapters)
         self.max_model_len = max_model_len
         self.reserve = generation_reserve_tokens
         self.budget = max_model_len - generation_reserve_tokens
@@ -51,25 +54,29 @@ class RequestGuard:
             return TOO_LARGE
         media_type = (content_type or "").split(";", 1)[0].strip().lower()
         if media_type != "application/json":
-            return Rejection(400, f"Content-Type must be application/json, got {content_type or 'none'!r}")
+            return Rejection(400, f"Content-Type must be application/json, got {clip(content_type or 'none')!r}")
         return None
 
-    def check_body(self, path: str, body: bytes, adapter_header: str | None) -> Rejection | Admitted:
+    def check_body(self, path: str, body: bytes, adapter_headers: tuple[str, ...]) -> Rejection | Admitted:
         try:
-            payload = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            return Rejection(400, f"request body is not valid JSON: {exc}")
+            text = body.decode()  # JSON on the wire is UTF-8 (RFC 8259 section 8.1)
+            payload = json.loads(text)
+        except RecursionError:
+            return Rejection(400, "request body is nested too deeply to be parsed")
+        except ValueError as exc:  # also UnicodeDecodeError, and integers over Python's 4,300-digit limit
+            return Rejection(400, f"request body is not valid JSON: {clip(str(exc))}")
         if not isinstance(payload, dict):
             return Rejection(400, "request body must be a JSON object")
 
-        shape = self._prompt_shape(path, payload)
+        shape = self._prompt_shape(path, payload, body, text)
         if isinstance(shape, Rejection):
             return shape
         field, estimate = shape
 
-        adapter = self._adapter(payload, adapter_header)
-        if isinstance(adapter, Rejection):
-            return adapter
+        try:
+            choice = self.adapters.choose(payload.get("model"), adapter_headers, invocations=path == INVOCATIONS_PATH)
+        except AdapterRefused as refused:
+            return Rejection(400, str(refused), "model")
 
         if estimate > self.budget:
             return Rejection(
@@ -79,33 +86,18 @@ class RequestGuard:
                 "shorten or summarise the conversation history",
                 field,
             )
-        return Admitted(adapter=adapter, stream=payload.get("stream") is True, estimated_prompt_tokens=estimate)
+        return Admitted(choice.adapter, payload.get("stream") is True, estimate, choice.add_adapter_header)
 
-    def _prompt_shape(self, path: str, payload: dict[str, Any]) -> Rejection | tuple[str, int]:
+    def _prompt_shape(self, path: str, payload: dict[str, Any], body: bytes, text: str) -> Rejection | tuple[str, int]:
         messages, prompt = payload.get("messages"), payload.get("prompt")
         wants_chat = path == CHAT_PATH or (path == INVOCATIONS_PATH and "messages" in payload)
         if wants_chat:
             if not isinstance(messages, list) or not messages:
                 return Rejection(400, "'messages' must be a non-empty list of chat messages", "messages")
-            return "messages", estimate_chat_tokens(messages)
+            bound = chat_tokens_upper_bound(body, text, len(messages))
+            return "messages", bound if bound <= self.budget else estimate_chat_tokens(messages)
         if path == COMPLETION_PATH or "prompt" in payload:
             if prompt in (None, "", []):
                 return Rejection(400, "'prompt' must be a non-empty string or list", "prompt")
             return "prompt", estimate_completion_tokens(prompt)
         return Rejection(400, "request needs 'messages' (chat) or 'prompt' (completion)", "messages")
-
-    def _adapter(self, payload: dict[str, Any], adapter_header: str | None) -> Rejection | str:
-        # vLLM copies the SageMaker header into `model`, so the header wins over the body.
-        source, name = (
-            ("the X-Amzn-SageMaker-Adapter-Identifier header", adapter_header)
-            if adapter_header
-            else (
-                "the 'model' field",
-                payload.get("model"),
-            )
-        )
-        if name is None:
-            return BASE_MODEL_NAME
-        if not isinstance(name, str) or name not in self.served_models:
-            return Rejection(400, f"unknown adapter {name!r} in {source}; available: {self.available}", "model")
-        return name

@@ -16,8 +16,12 @@ _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
 _ATOMIC_WRITE_BYTES = 4096
 
 
+# One encoder for every line: json.dumps with options builds a new JSONEncoder per call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)
+
+
 def json_line(document: dict[str, Any]) -> bytes:
-    return (json.dumps(document, separators=(",", ":"), default=str) + "\n").encode()
+    return (_ENCODER.encode(document) + "\n").encode()
 
 
 def write_lines(lines: Iterable[bytes]) -> None:

@@ -16,15 +16,16 @@ It owns:
 from __future__ import annotations
 
 import asyncio
+import atexit
 import itertools
 import json
 import time
 import uuid
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .errors import error_body, send_error, send_json
+from .errors import clip, error_body, send_error, send_json
 from .guards import (
     ADAPTER_HEADER,
     CHAT_PATH,
@@ -93,6 +94,9 @@ class ServingMiddleware:
         self.guard = RequestGuard(settings.adapters, settings.max_model_len, settings.generation_reserve_tokens)
         self.counters = ServingCounters(settings.adapters)
         self.request_log = RequestLogBuffer(JsonLogger("serving", settings.log_level), settings.model_version)
+        # Requests between their first byte and their last: logged as cut if the server stops first.
+        self.active: set[_RequestLog] = set()
+        atexit.register(self._log_at_shutdown)
         # Unique across instances without a uuid4() per request: random per process, then a counter.
         self._request_prefix = uuid.uuid4().hex[:12]
         self._request_numbers = itertools.count(1)
@@ -119,10 +123,18 @@ class ServingMiddleware:
         async def lifespan_receive() -> Message:
             message = await receive()
             if message["type"] == "lifespan.shutdown":
-                self.request_log.flush()
+                self._log_at_shutdown()
             return message
 
         return lifespan_receive
+
+    def _log_at_shutdown(self) -> None:
+        """Writes every pending line and one for each request still running, which the server is about
+        to cut; from now on lines are written as requests end (no flush timer will run)."""
+        self.request_log.close()  # first: at interpreter exit no event loop is left for a flush timer
+        for request in list(self.active):
+            request.settle(shutting_down=True)
+            self.request_log.add(request)
 
     async def _ping(self, send: Send) -> None:
         record = self.state.current()
@@ -133,7 +145,8 @@ class ServingMiddleware:
 
     async def _inference(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
-        content_type = content_length = adapter_header = request_id = None
+        content_type = content_length = request_id = None
+        adapter_headers: tuple[str, ...] = ()  # every value, unstripped: vLLM reads the first as it is
         warmup = False
         for name, value in scope["headers"]:
             if name == b"content-type":
@@ -141,78 +154,113 @@ class ServingMiddleware:
             elif name == b"content-length":
                 content_length = value.decode("latin-1")
             elif name == _ADAPTER_HEADER_B:
-                adapter_header = value.decode("latin-1").strip() or None
+                adapter_headers += (value.decode("latin-1"),)
             elif name == b"x-request-id":
-                request_id = value.decode("latin-1")
+                request_id = clip(value.decode("latin-1"))
             elif name == _WARMUP_HEADER_B:
                 warmup = True
         warmup = warmup and is_loopback(scope)
         request_id = request_id or f"{self._request_prefix}-{next(self._request_numbers)}"
         request = _RequestLog(request_id, scope["path"], warmup, started)
+        try:
+            await self._admit(scope, receive, send, request, content_type, content_length, adapter_headers)
+        except asyncio.CancelledError:
+            request.cancelled = True
+            raise
+        finally:
+            request.settle()
+            self.request_log.add(request)
 
+    async def _admit(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        request: _RequestLog,
+        content_type: str | None,
+        content_length: str | None,
+        adapter_headers: tuple[str, ...],
+    ) -> None:
         record = self.state.current()
-        open_for_warmup = warmup and record.state in (ServingState.STARTING, ServingState.WARMING_UP)
+        open_for_warmup = request.warmup and record.state in (ServingState.STARTING, ServingState.WARMING_UP)
         if record.state is not ServingState.READY and not open_for_warmup:
             message = f"not accepting requests: {record.state.value} ({record.reason})"
             await self._refuse(send, request, Rejection(503, message), (RETRY_AFTER,))
             return
-
         rejection = self.guard.check_headers(content_type, content_length)
         if rejection is not None:
             await self._refuse(send, request, rejection)
             return
-        body = await _read_body(receive)
-        if body is None:  # the client went away before sending its request
-            return
-        outcome = (
-            TOO_LARGE if isinstance(body, Rejection) else self.guard.check_body(request.path, body, adapter_header)
-        )
-        if isinstance(outcome, Rejection):
-            await self._refuse(send, request, outcome)
-            return
-        await self._forward(scope, receive, send, body, outcome, request)
+        # In flight from here, while its body is still arriving: a drain must wait for it too.
+        self.counters.in_flight += 1
+        self.active.add(request)
+        try:
+            body = await _read_body(receive)
+            if body is None:
+                request.outcome, request.error = CLIENT_DISCONNECTED, "the client went away while sending its body"
+                return
+            outcome = TOO_LARGE if isinstance(body, Rejection) else self._check_body(request.path, body, adapter_headers)
+            if isinstance(outcome, Rejection):
+                await self._refuse(send, request, outcome)
+                return
+            if outcome.add_adapter_header:  # so that vLLM's /invocations serves the adapter logged and counted
+                scope = {**scope, "headers": [*scope["headers"], (_ADAPTER_HEADER_B, outcome.adapter.encode())]}
+            await self._forward(scope, receive, send, body, outcome, request)
+        finally:
+            self.counters.in_flight -= 1
+            self.active.discard(request)
+
+    def _check_body(self, path: str, body: bytes, adapter_headers: tuple[str, ...]) -> Rejection | Admitted:
+        try:
+            return self.guard.check_body(path, body, adapter_headers)
+        except Exception as exc:  # a body no guard foresaw is still the client's mistake: 400, never 500
+            return Rejection(400, f"request body could not be checked ({type(exc).__name__}); see the API reference")
 
     async def _refuse(
         self, send: Send, request: _RequestLog, rejection: Rejection, headers: tuple[tuple[bytes, bytes], ...] = ()
     ) -> None:
-        await send_error(send, rejection.status, rejection.message, rejection.param, headers)
-        request.status, request.error = rejection.status, rejection.message
-        request.finish_refusal()
-        self.request_log.add(request)
+        request.status, request.error, request.outcome = rejection.status, rejection.message, REJECTED
+        request_id_header = (b"x-request-id", request.request_id.encode("latin-1", "replace"))
+        await send_error(send, rejection.status, rejection.message, rejection.param, (*headers, request_id_header))
 
     async def _forward(
         self, scope: Scope, receive: Receive, send: Send, body: bytes, admitted: Admitted, request: _RequestLog
     ) -> None:
-        counters = self.counters
-        counters.in_flight += 1
         if not request.warmup:
-            counters.adapter_requests[admitted.adapter] += 1
+            self.counters.adapter_requests[admitted.adapter] += 1
         request.adapter, request.stream = admitted.adapter, admitted.stream
-        request_id_header = (b"x-request-id", request.request_id.encode())
+        request_id_header = (b"x-request-id", request.request_id.encode("latin-1", "replace"))
         body_sent = False
 
         async def replay_receive() -> Message:
             # The guards consumed the body; hand it to vLLM once, then pass disconnects through.
             nonlocal body_sent
             if body_sent:
-                return await receive()
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    request.disconnected = True
+                return message
             body_sent = True
             return {"type": "http.request", "body": body, "more_body": False}
 
         # Every streamed token passes through tracked_send, so it does next to nothing: it keeps the last
         # three body messages (a stream ends with vLLM's usage or error event, `data: [DONE]` and
-        # Starlette's empty closing message) and returns the outer send's awaitable instead of a
-        # coroutine of its own.
+        # Starlette's empty closing message) in a bounded deque and returns the outer send's awaitable
+        # instead of a coroutine of its own.
         response_started = False
         held_start: Message | None = None  # a 5xx response, held until its body shows whether it is an OOM
         held_body: list[bytes] = []
-        tail: tuple[Message | None, ...] = (None, None, None)
+        tail: deque[Message] = deque(maxlen=3)
+        keep = tail.append
 
         def tracked_send(message: Message) -> Awaitable[None]:
-            nonlocal response_started, held_start, tail
+            nonlocal response_started, held_start
+            if response_started:  # the common case: a body message of a response already under way
+                keep(message)
+                return send(message)
             if message["type"] == "http.response.body":
                 if held_start is None:
-                    tail = (tail[1], tail[2], message)
+                    keep(message)
                     return send(message)
                 held_body.append(message.get("body", b""))
                 if message.get("more_body", False):
@@ -230,32 +278,30 @@ class ServingMiddleware:
         try:
             await self.app(scope, replay_receive, tracked_send)
         except Exception as exc:
+            request.outcome, request.error = ENGINE_ERROR, f"unhandled {type(exc).__name__}"
             if response_started:
                 raise  # headers are out; the server closes the connection and logs the traceback
             oom = OOM_MARKER in str(exc).lower().encode()
-            request.error = "out_of_memory" if oom else f"unhandled {type(exc).__name__}"
-            request.oom = oom
+            if oom:
+                request.outcome, request.error, request.oom = OUT_OF_MEMORY, OUT_OF_MEMORY, True
             await self._send_engine_error(send, oom, request, request_id_header)
         finally:
-            counters.in_flight -= 1
-            if held_start is None and tail[2] is not None:
-                request.finish_response([m.get("body", b"") for m in tail if m])
-            else:
-                request.finish_refusal()
+            if held_start is None and tail:
+                request.read_tail([m.get("body", b"") for m in tail], complete=not tail[-1].get("more_body"))
             if request.oom:
-                counters.oom_errors += 1
-            self.request_log.add(request)
+                self.counters.oom_errors += 1
 
     async def _release_error(
         self, send: Send, start: Message, body: bytes, request: _RequestLog, request_id_header: tuple[bytes, bytes]
     ) -> None:
         if OOM_MARKER in body.lower():
-            request.oom, request.error = True, "out_of_memory"
+            request.oom, request.error, request.outcome = True, OUT_OF_MEMORY, OUT_OF_MEMORY
             await self._send_engine_error(send, True, request, request_id_header)
             return
-        request.error = "engine_error"
+        request.outcome, request.error_source = ENGINE_ERROR, body
         await send({**start, "headers": [*start.get("headers", ()), request_id_header]})
         await send({"type": "http.response.body", "body": body})
+        request.complete = True
 
     async def _send_engine_error(
         self, send: Send, oom: bool, request: _RequestLog, request_id_header: tuple[bytes, bytes]
@@ -270,52 +316,88 @@ class ServingMiddleware:
         else:
             request.status = 500
             await send_json(send, 500, error_body(500, "internal error in the serving layer"), (request_id_header,))
+        request.complete = True
+
+
+# How a request ended, in its log line (`outcome`); `error` says why, for all but COMPLETED.
+COMPLETED = "completed"
+REJECTED = "rejected"  # refused by this layer: gate or guard
+ENGINE_REJECTED = "engine_rejected"  # the engine answered 4xx
+ENGINE_ERROR = "engine_error"  # the engine answered 5xx, or a stream ended with an error event
+OUT_OF_MEMORY = "out_of_memory"
+CLIENT_DISCONNECTED = "client_disconnected"
+CUT_AT_SHUTDOWN = "cut_at_shutdown"  # the server stopped before the response ended
+INCOMPLETE = "incomplete"  # the response ended early for another reason
 
 
 class _RequestLog:
     """What one inference request's log line says. Token counts and engine timings come from the
-    response's `usage` and `metrics` (vLLM's --enable-force-include-usage / --enable-per-request-metrics)."""
+    response's `usage` and `metrics` (vLLM's --enable-force-include-usage / --enable-per-request-metrics).
+    Parsing waits for the batched log write, off the request's path."""
 
     __slots__ = (
         "request_id", "path", "warmup", "started", "adapter", "stream", "status", "error", "oom",
-        "finished_at", "usage_source",
+        "finished_at", "usage_source", "error_source", "outcome", "complete", "disconnected", "cancelled", "logged",
     )  # fmt: skip
 
     def __init__(self, request_id: str, path: str, warmup: bool, started: float) -> None:
         self.request_id, self.path, self.warmup, self.started = request_id, path, warmup, started
         self.adapter: str | None = None
         self.stream = False
-        self.status = 0
+        self.status: int | None = None
         self.error: str | None = None
         self.oom = False
         self.finished_at = 0.0
         self.usage_source = b""
+        self.error_source = b""  # an engine error body, parsed for its message when the line is written
+        self.outcome: str | None = None
+        self.complete = self.disconnected = self.cancelled = self.logged = False
 
-    def finish_refusal(self) -> None:
-        self.finished_at = time.perf_counter()
-
-    def finish_response(self, tail: list[bytes]) -> None:
+    def read_tail(self, tail: list[bytes], complete: bool) -> None:
         """tail: the last body messages. A non-streamed response is one JSON message (Starlette's
         JSONResponse); a stream ends with vLLM's usage event, or an error event, then `data: [DONE]`."""
-        self.finished_at = time.perf_counter()
-        if not self.stream:
-            self.usage_source = b"".join(tail) if self.status < 300 else b""
+        self.complete = complete
+        if not self.stream or self.status is None or self.status >= 300:
+            if self.status is not None and self.status >= 400:
+                self.outcome, self.error_source = ENGINE_REJECTED, b"".join(tail)
+            else:
+                self.usage_source = b"".join(tail)
             return
         events = [event for event in b"".join(tail).split(b"\n\n") if event.startswith(b"data: {")]
         if events and events[-1].startswith(b'data: {"error"'):
             self.oom = OOM_MARKER in events[-1].lower()
-            self.error = "out_of_memory" if self.oom else "stream_error"
+            self.outcome = OUT_OF_MEMORY if self.oom else ENGINE_ERROR
+            self.error = OUT_OF_MEMORY if self.oom else "error event in the stream"
+            self.error_source = events[-1][len(b"data: ") :]
         elif events:
             self.usage_source = events[-1][len(b"data: ") :]
 
+    def settle(self, shutting_down: bool = False) -> None:
+        """Decides the outcome of a request that ended (or is being cut) without one set on the way."""
+        self.finished_at = time.perf_counter()
+        if self.outcome is not None:
+            return
+        if self.complete:
+            self.outcome = COMPLETED
+        elif self.disconnected:
+            self.outcome, self.error = CLIENT_DISCONNECTED, "the client went away before the response ended"
+        elif self.cancelled or shutting_down:
+            self.outcome, self.error = CUT_AT_SHUTDOWN, "the server stopped before the response ended"
+        else:
+            self.outcome, self.error = INCOMPLETE, "the response ended early"
+
     def _usage_and_metrics(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        try:
-            parsed = json.loads(self.usage_source) if self.usage_source else None
-        except ValueError:
-            parsed = None
-        if not isinstance(parsed, dict):
-            return {}, {}
+        parsed = _json_object(self.usage_source)
         return parsed.get("usage") or {}, parsed.get("metrics") or {}
+
+    def _error_text(self) -> str | None:
+        if not self.error_source:
+            return self.error
+        detail = _json_object(self.error_source).get("error")
+        message = detail.get("message") if isinstance(detail, dict) else None
+        if isinstance(message, str):
+            return f"{self.error or f'engine answered {self.status}'}: {clip(message)}"
+        return self.error or f"engine answered {self.status}"
 
     def fields(self, model_version: str) -> dict[str, Any]:
         usage, metrics = self._usage_and_metrics()
@@ -335,8 +417,17 @@ class _RequestLog:
             "queue_wait_ms": queue_ms,
             "ttft_ms": ttft_ms,
             "total_ms": round((self.finished_at - self.started) * 1000, 1),
-            "error": self.error,
+            "outcome": self.outcome,
+            "error": self._error_text(),
         }
+
+
+def _json_object(source: bytes) -> dict[str, Any]:
+    try:
+        parsed = json.loads(source) if source else None
+    except (ValueError, RecursionError):
+        parsed = None
+    return parsed if isinstance(parsed, dict) else {}
 
 
 async def _nothing() -> None:
@@ -368,10 +459,23 @@ class RequestLogBuffer:
         self.model_version = model_version
         self.pending: list[_RequestLog] = []
 
+        self.closed = False
+
     def add(self, request: _RequestLog) -> None:
+        if request.logged:  # already written as cut at shutdown
+            return
+        request.logged = True
+        if self.closed:
+            self.pending.append(request)
+            self.flush()
+            return
         if not self.pending:
             asyncio.get_running_loop().call_later(LOG_FLUSH_SECONDS, self.flush)
         self.pending.append(request)
+
+    def close(self) -> None:
+        self.closed = True
+        self.flush()
 
     def flush(self) -> None:
         pending, self.pending = self.pending, []

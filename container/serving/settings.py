@@ -30,6 +30,9 @@ SAGEMAKER_PORT = 8080
 # BASE_MODEL_NAME (from contract): the base model's served name; adapters are served under their own.
 __all__ = ["BASE_MODEL_NAME", "Settings", "SettingsError"]
 LOG_LEVELS = ("debug", "info", "warning", "error")
+# A hung engine core is declared after this long without a token while requests are unfinished.
+# Far above any single prefill or decode step, well inside what a stuck client would wait.
+DEFAULT_ENGINE_STALL_SECONDS = 30
 
 
 class SettingsError(ValueError):
@@ -66,6 +69,7 @@ class Settings:
     port: int
     state_file: str
     gpu_check_interval_seconds: float
+    engine_stall_seconds: float
 
     @property
     def prompt_token_budget(self) -> int:
@@ -118,6 +122,9 @@ class Settings:
             state_file=reader.text(ENV_STATE_FILE, default="/tmp/serving/state.json"),
             gpu_check_interval_seconds=reader.number(
                 ENV_GPU_CHECK_INTERVAL_SECONDS, float, lambda v: v > 0, "> 0", default="30"
+            ),
+            engine_stall_seconds=reader.number(
+                c.ENV_ENGINE_STALL_SECONDS, float, lambda v: v > 0, "> 0", default=str(DEFAULT_ENGINE_STALL_SECONDS)
             ),
         )
         if not reader.problems and settings.generation_reserve_tokens >= settings.max_model_len:

@@ -27,6 +27,7 @@ from .loopback import LoopbackClient, LoopbackError
 from .metrics import MetricsEmitter
 from .middleware import STATS_PATH
 from .preflight import environment_problems
+from .progress import ProgressWatch
 from .settings import ENGINE_STOP_GRACE_SECONDS, Settings, SettingsError
 from .state import ServingState, StateRecord, write_state
 from .warmup import WarmupFailed, run_warmup, warmup_plan
@@ -36,6 +37,7 @@ EXIT_INVALID_ENVIRONMENT = 2
 EXIT_ENGINE_START_FAILED = 3
 EXIT_WARMUP_FAILED = 4
 EXIT_ENGINE_DIED = 5
+EXIT_ENGINE_HUNG = 6
 
 # SageMaker wants /ping to reflect a dead engine within 2 s: poll well inside that.
 HEALTH_POLL_SECONDS = 0.5
@@ -47,6 +49,8 @@ HEALTH_TIMEOUTS_BEFORE_FAILED = 3
 # then it still answers, and /ping says 503 instead of refusing connections.
 ENGINE_EXIT_GRACE_SECONDS = 5.0
 DRAIN_POLL_SECONDS = 0.1
+# How often the hang watch reads /metrics (at most; a third of the stall time if that is shorter).
+PROGRESS_POLL_SECONDS = 5.0
 STICKY_STATES = (ServingState.DRAINING, ServingState.FAILED)
 
 
@@ -168,10 +172,12 @@ class Supervisor:
     async def _serve(self) -> int:
         emitter = MetricsEmitter(self.settings, self.client, STATS_PATH, self.log)
         background = [asyncio.create_task(emitter.run()), asyncio.create_task(self._watch_gpu())]
+        watches = [asyncio.create_task(self._watch_engine()), asyncio.create_task(self._watch_progress())]
         try:
-            return await self._watch_engine()
+            done, _ = await asyncio.wait(watches, return_when=asyncio.FIRST_COMPLETED)
+            return done.pop().result()
         finally:
-            for task in background:
+            for task in background + watches:
                 task.cancel()
 
     async def _watch_engine(self) -> int:
@@ -197,6 +203,26 @@ class Supervisor:
             await asyncio.wait({self.engine_exited}, timeout=ENGINE_EXIT_GRACE_SECONDS)
             return EXIT_ENGINE_DIED
 
+    async def _watch_progress(self) -> int:
+        """An engine that is alive but produces no token while requests wait: 503, then exit."""
+        stall_seconds = self.settings.engine_stall_seconds
+        watch = ProgressWatch(stall_seconds)
+        while True:
+            await asyncio.sleep(min(PROGRESS_POLL_SECONDS, stall_seconds / 3))
+            try:
+                response = await self.client.get("/metrics", HEALTH_TIMEOUT_SECONDS)
+            except LoopbackError:
+                continue  # an API server that does not answer is the health watch's to judge
+            if response.status != 200:
+                continue
+            unfinished = watch.observe(response.text, time.monotonic())
+            if unfinished is not None:
+                self.set_state(
+                    ServingState.FAILED,
+                    f"the engine produced no token for {stall_seconds:g} s with {unfinished:g} requests unfinished",
+                )
+                return EXIT_ENGINE_HUNG
+
     async def _watch_gpu(self) -> None:
         while True:
             await asyncio.sleep(self.settings.gpu_check_interval_seconds)
@@ -219,11 +245,19 @@ class Supervisor:
     async def _drain(self) -> int | None:
         """Waits until no request is in flight; returns how many were left when the budget ran out."""
         deadline = time.monotonic() + self.settings.http_drain_seconds
+        failures = 0
+        in_flight = None
         while not self.engine_exited.done():
             try:
                 in_flight = (await self.client.get(STATS_PATH, HEALTH_TIMEOUT_SECONDS)).json()["in_flight"]
-            except (LoopbackError, ValueError, KeyError):
-                return None  # the API server is gone: nothing left to drain
+                failures = 0
+            except (LoopbackError, ValueError, KeyError) as exc:
+                # Like the engine watch: a busy API server can miss a poll; only several in a row mean
+                # it is gone (then nothing is left to drain).
+                failures += 1
+                self.log.warning("drain_poll_failed", error=f"{type(exc).__name__}: {exc}", in_a_row=failures)
+                if failures >= HEALTH_TIMEOUTS_BEFORE_FAILED:
+                    return None
             if in_flight == 0 or time.monotonic() >= deadline:
                 return in_flight
             await asyncio.sleep(DRAIN_POLL_SECONDS)

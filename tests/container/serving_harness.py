@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -182,3 +183,27 @@ def wait_for_listening(port: int, process: Process) -> None:
 
 def chat_body(content: str = "Recommend a manga.", **extra: Any) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": content}], "max_tokens": 8, **extra}
+
+
+class PingRecorder(threading.Thread):
+    """Polls /ping from the moment the container starts and keeps every change it sees."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__(daemon=True)
+        self.url = f"http://127.0.0.1:{port}/ping"
+        self.seen: list[tuple[int | None, dict | None]] = []
+        self.running = True
+
+    def run(self) -> None:
+        while self.running:
+            try:
+                response = httpx.get(self.url, timeout=2.0)
+                observation = (response.status_code, response.json())
+            except httpx.TransportError:
+                observation = (None, None)
+            if not self.seen or self.seen[-1] != observation:
+                self.seen.append(observation)
+            time.sleep(0.01)
+
+    def statuses(self) -> list[int | None]:
+        return [status for status, _ in self.seen]

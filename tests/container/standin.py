@@ -14,21 +14,23 @@ Test support only: it is not in the image. Everything the serving layer relies o
 - routes and status codes: `/health` and GET/POST `/ping` answer 200, or 503 with an empty body once
   the engine is dead (serve/instrumentator/health.py, serve/sagemaker/api_router.py); `/invocations`
   needs Content-Type application/json (400 otherwise, api_utils.validate_json_request), answers 400 on
-  bad JSON, copies the X-Amzn-SageMaker-Adapter-Identifier header into `model` (inject_adapter_id in
-  model-hosting-container-standards) and tries chat, then completion; an unknown model is a 404
-  NotFoundError (serve/engine/serving.py); errors use ErrorResponse {"error": {message,type,param,code}}.
+  bad JSON, replaces `model` with the X-Amzn-SageMaker-Adapter-Identifier header (inject_adapter_id in
+  model-hosting-container-standards: the first of repeated headers, null without one, so a body naming
+  an adapter without the header gets the base model) and tries chat, then completion; `/v1/*` never
+  read that header; a null or empty `model` is the base model, an unknown one a 404 NotFoundError
+  (serve/engine/serving.py); errors use ErrorResponse {"error": {message,type,param,code}}.
 - streaming: one SSE event per token, usage on every chunk and a final usage+metrics chunk (the
   effect of --enable-force-include-usage and --enable-per-request-metrics), then `data: [DONE]`;
   an error during a stream is sent as a `data: {"error": ...}` event.
 - `/metrics`: Prometheus text with vLLM's names, labels model_name and engine, counters with `_total`,
   and the TTFT/queue-time histograms with vLLM's default buckets (vllm/v1/metrics/loggers.py, buckets.py).
 - the start-up heap is frozen for the garbage collector (vLLM's lifespan calls freeze_gc_heap).
-- SIGTERM: with --shutdown-timeout N, unfinished requests get up to N seconds, then the server exits
-  (serve_http's handle_shutdown).
+- SIGTERM: with --shutdown-timeout N, unfinished requests get up to N seconds, then the server task
+  is cancelled and uvicorn's shutdown run, with no lifespan shutdown (serve_http's handle_shutdown).
 
 Test switches (POST /_standin/mode): crash (engine dead: /health 503, process exits after
 STANDIN_WATCHDOG_SECONDS like vLLM's watchdog), exit (the process dies at once), stall (tokens stop,
-/health stays 200), error500, oom (a CUDA out-of-memory error for the next requests), hold (streams
+/health stays 200), block (the event loop sleeps for `seconds`), error500, oom (a CUDA out-of-memory error for the next requests), hold (streams
 pause after N tokens until POST /_standin/release), normal. Requests still running when the
 shutdown timeout ends are aborted, as vLLM's engine shutdown does.
 Environment: STANDIN_STARTUP_DELAY (s), STANDIN_TOKEN_INTERVAL (s), STANDIN_MODE, STANDIN_WATCHDOG_SECONDS.
@@ -72,7 +74,7 @@ OOM_MESSAGE = (
 # EngineDeadError.CLIENT_MESSAGE-like text (vllm/v1/engine/exceptions.py).
 ENGINE_DEAD_MESSAGE = "EngineCore encountered an issue. See stack trace (above) for the root cause."
 ADAPTER_HEADER = "x-amzn-sagemaker-adapter-identifier"
-MODES = ("normal", "crash", "exit", "stall", "error500", "oom", "hold")
+MODES = ("normal", "crash", "exit", "stall", "error500", "oom", "hold", "block")
 
 
 def error_response(status: int, message: str, err_type: str, param: str | None = None) -> JSONResponse:
@@ -296,7 +298,9 @@ def create_app(args: argparse.Namespace, engine: FakeEngine) -> FastAPI:
             prompt_tokens = engine.admit(model, messages, text)
         except EngineError as exc:
             return error_response(500, str(exc), exc.err_type)
-        max_tokens = int(body.get("max_tokens") or 16)
+        max_tokens = body.get("max_tokens") or 16
+        if not isinstance(max_tokens, int):  # pydantic's validation error, answered 400 by vLLM
+            return error_response(400, "max_tokens: Input should be a valid integer", "BadRequestError", "max_tokens")
         request_id = f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex}"
         created = int(time.time())
         obj = "chat.completion.chunk" if chat else "text_completion"
@@ -395,8 +399,7 @@ def create_app(args: argparse.Namespace, engine: FakeEngine) -> FastAPI:
         body = await read_json(request)
         if isinstance(body, JSONResponse):
             return body
-        if adapter := request.headers.get(ADAPTER_HEADER):
-            body["model"] = adapter
+        body["model"] = request.headers.get(ADAPTER_HEADER)
         if isinstance(body.get("messages"), list):
             return await complete(body, chat=True)
         if "prompt" in body:
@@ -421,6 +424,9 @@ def create_app(args: argparse.Namespace, engine: FakeEngine) -> FastAPI:
             return {"error": f"unknown mode {body['mode']}"}
         if body["mode"] == "exit":
             os._exit(1)
+        if body["mode"] == "block":  # the whole event loop stops, as a long synchronous step would stop it
+            time.sleep(float(body["seconds"]))
+            return {"mode": engine.mode}
         engine.set_mode(body["mode"], body.get("hold_after_tokens"))
         if body["mode"] == "crash":
             asyncio.get_running_loop().call_later(
@@ -530,11 +536,17 @@ async def serve(args: argparse.Namespace, sock: socket.socket) -> None:
         while engine.unfinished and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
         engine.abort_all()
+        # As serve_http does: stop the server task outright (its lifespan shutdown never runs), then
+        # uvicorn's shutdown closes connections; whatever is left is cancelled when the loop ends.
         server.should_exit = True
+        server_task.cancel()
 
+    server_task = asyncio.create_task(server.serve(sockets=[sock]))
     shutdown = asyncio.create_task(handle_shutdown())
     try:
-        await server.serve(sockets=[sock])
+        await server_task
+    except asyncio.CancelledError:
+        await server.shutdown()
     finally:
         shutdown.cancel()
 

@@ -10,6 +10,7 @@ from standin import parse_args
 from container.serving.engine_command import (
     ENGINE_SHUTDOWN_TIMEOUT_SECONDS,
     MIDDLEWARE_IMPORT_PATH,
+    NO_QUANTIZATION,
     OFFLINE_ENVIRONMENT,
     engine_command,
     engine_environment,
@@ -70,6 +71,12 @@ def test_all_adapters_follow_a_single_lora_modules_flag(settings):
     assert [name for name, _ in parsed.lora_modules] == list(settings.adapters)
     repeated = parse_args(["serve", "m", "--enable-lora", "--lora-modules", "a=/a", "--lora-modules", "b=/b"])
     assert repeated.lora_modules == [("b", "/b")]
+
+
+def test_an_unquantised_model_gets_no_quantization_flag(tmp_path):
+    """vLLM reads the checkpoint's dtype; its CPU build (the real-engine tests) has no AWQ kernels."""
+    command = engine_command(Settings.from_env(serving_env(tmp_path, 8080, SERVING_QUANTIZATION=NO_QUANTIZATION)))
+    assert "--quantization" not in command and NO_QUANTIZATION not in command
 
 
 def test_the_model_is_always_a_local_path(settings):

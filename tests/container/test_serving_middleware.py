@@ -190,6 +190,53 @@ def test_the_adapter_header_reaches_the_engine(ready):
     assert ready.stats()["adapter_requests"]["jp_style_v1"] >= 1
 
 
+ADAPTER_HEADER = "X-Amzn-SageMaker-Adapter-Identifier"
+
+
+@pytest.mark.parametrize(
+    ("path", "model", "headers", "served"),
+    [
+        ("/invocations", "general_support_v2", [], "general_support_v2"),  # bare vLLM: the base model
+        ("/invocations", None, [], "base"),
+        ("/invocations", "general_support_v2", [(ADAPTER_HEADER, "jp_style_v1")], "jp_style_v1"),
+        ("/v1/chat/completions", "general_support_v2", [], "general_support_v2"),
+        ("/v1/chat/completions", "jp_style_v1", [(ADAPTER_HEADER, "jp_style_v1")], "jp_style_v1"),
+    ],
+)
+def test_the_adapter_served_is_the_one_logged_and_counted(ready, path, model, headers, served):
+    """docs/container.md "Choosing the adapter": the response's `model` (what the engine ran), the log
+    line and the per-adapter counter all name the same model."""
+    request_id = f"req-adapter-{path}-{model}-{len(headers)}"
+    engine_before = ready.client.get("/_standin/stats").json()["requests_by_model"].get(served, 0)
+    counted_before = ready.stats()["adapter_requests"][served]
+    body = chat_body(**({"model": model} if model else {}))
+    response = ready.client.post(path, json=body, headers=[*headers, ("X-Request-Id", request_id)])
+    assert response.status_code == 200 and response.json()["model"] == served
+    assert ready.client.get("/_standin/stats").json()["requests_by_model"][served] == engine_before + 1
+    assert ready.stats()["adapter_requests"][served] == counted_before + 1
+    record = wait_until(
+        lambda: next((e for e in ready.process.events("request") if e["request_id"] == request_id), None),
+        "the request's log line",
+    )
+    assert record["adapter"] == served
+
+
+@pytest.mark.parametrize(
+    ("path", "model", "headers", "says"),
+    [
+        ("/invocations", None, [(ADAPTER_HEADER, "jp_style_v1"), (ADAPTER_HEADER, "manga_domain_v3")], "2 times"),
+        ("/v1/chat/completions", "manga_domain_v3", [(ADAPTER_HEADER, "jp_style_v1")], "not read on the /v1"),
+        ("/invocations", "jp_style_v1", [(ADAPTER_HEADER, "")], "unknown adapter ''"),
+    ],
+)
+def test_an_ambiguous_adapter_is_400_before_the_engine_sees_it(ready, path, model, headers, says):
+    engine_before = ready.client.get("/_standin/stats").json()["requests_by_model"]
+    body = chat_body(**({"model": model} if model else {}))
+    error = assert_error(ready.client.post(path, json=body, headers=headers), 400, "BadRequestError")
+    assert says in error["message"] and error["param"] == "model"
+    assert ready.client.get("/_standin/stats").json()["requests_by_model"] == engine_before
+
+
 def test_a_stream_arrives_chunk_by_chunk(ready):
     """The engine holds every stream after 3 tokens until released; the client must already have
     those 3 tokens while it holds, which it cannot if anything on the way buffers the response."""

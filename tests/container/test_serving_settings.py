@@ -22,11 +22,14 @@ def test_the_environment_the_cdk_app_produces_is_accepted(env):
 def test_every_contract_variable_is_read(env):
     """A variable the CDK app sets but the image ignores would be a silent misconfiguration."""
     names = [value for name, value in vars(c).items() if name.startswith("ENV_")]
+    defaults = {c.ENV_LOG_LEVEL: ("log_level", "info"), c.ENV_ENGINE_STALL_SECONDS: ("engine_stall_seconds", 30)}
     for name in names:
-        broken = {**env, name: ""}
-        if name == c.ENV_LOG_LEVEL:  # the only one with a default
-            assert Settings.from_env(broken).log_level == "info"
-            continue
+        if name in defaults:  # optional: empty means the default, a bad value is still refused
+            field, default = defaults[name]
+            assert getattr(Settings.from_env({**env, name: ""}), field) == default
+            broken = {**env, name: "-1"}
+        else:
+            broken = {**env, name: ""}
         with pytest.raises(SettingsError) as caught:
             Settings.from_env(broken)
         assert any(name in problem for problem in caught.value.problems), name

@@ -53,6 +53,25 @@ def test_the_sagemaker_adapter_header_becomes_the_model(vllm):
     assert response.status_code == 200 and response.json()["model"] == ADAPTERS[1]
 
 
+def test_invocations_replace_the_body_model_with_the_header_as_vllm_does(vllm):
+    """inject_adapter_id's replace mode, seen with the real engine (tests/engine): the first header wins,
+    and without a header `model` becomes null, so a body naming an adapter gets the base model."""
+    header = "X-Amzn-SageMaker-Adapter-Identifier"
+    body_only = vllm.post("/invocations", json=chat_body(model=ADAPTERS[1]))
+    assert body_only.status_code == 200 and body_only.json()["model"] == "base"
+    twice = vllm.post("/invocations", json=chat_body(), headers=[(header, ADAPTERS[2]), (header, ADAPTERS[0])])
+    assert twice.json()["model"] == ADAPTERS[2]
+    empty = vllm.post("/invocations", json=chat_body(model=ADAPTERS[1]), headers={header: ""})
+    assert empty.json()["model"] == "base"
+
+
+def test_v1_routes_ignore_the_adapter_header_as_vllm_does(vllm):
+    headers = {"X-Amzn-SageMaker-Adapter-Identifier": ADAPTERS[2]}
+    assert vllm.post("/v1/chat/completions", json=chat_body(), headers=headers).json()["model"] == "base"
+    served = vllm.post("/v1/chat/completions", json=chat_body(model=ADAPTERS[0]), headers=headers).json()["model"]
+    assert served == ADAPTERS[0]
+
+
 def test_an_unknown_model_is_vllms_404_not_found(vllm):
     """Our middleware turns this into a 400 listing the adapters; bare vLLM says 404."""
     error = vllm.post("/v1/chat/completions", json=chat_body(model="nope")).json()["error"]

@@ -6,8 +6,6 @@ import asyncio
 import json
 import os
 import signal
-import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -16,6 +14,7 @@ from emf_check import emf_problems
 from serving_harness import (
     ADAPTERS,
     PATIENCE_SECONDS,
+    PingRecorder,
     chat_body,
     free_port,
     http_status,
@@ -33,30 +32,6 @@ from container.serving.supervisor import (
     EXIT_WARMUP_FAILED,
 )
 from container.serving.warmup import warmup_plan
-
-
-class PingRecorder(threading.Thread):
-    """Polls /ping from the moment the container starts and keeps every change it sees."""
-
-    def __init__(self, port: int) -> None:
-        super().__init__(daemon=True)
-        self.url = f"http://127.0.0.1:{port}/ping"
-        self.seen: list[tuple[int | None, dict | None]] = []
-        self.running = True
-
-    def run(self) -> None:
-        while self.running:
-            try:
-                response = httpx.get(self.url, timeout=2.0)
-                observation = (response.status_code, response.json())
-            except httpx.TransportError:
-                observation = (None, None)
-            if not self.seen or self.seen[-1] != observation:
-                self.seen.append(observation)
-            time.sleep(0.01)
-
-    def statuses(self) -> list[int | None]:
-        return [status for status, _ in self.seen]
 
 
 class Serving:

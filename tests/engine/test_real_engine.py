@@ -1,0 +1,256 @@
+"""The supervisor and middleware on the real vLLM engine: readiness, adapter routing, guards, streaming,
+request logs, metrics and SIGTERM. One container for the module (vLLM takes a while to start); the
+last test drains and stops it. Engine death has its own container (test_engine_death.py)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import signal
+import time
+
+import httpx
+import pytest
+from emf_check import emf_problems
+from engine_harness import (
+    ADAPTER_HEADER,
+    REQUEST_TIMEOUT_SECONDS,
+    START_PATIENCE_SECONDS,
+    Serving,
+    chat,
+    sse_events,
+    stream_in_thread,
+)
+from serving_harness import ADAPTERS, wait_until
+
+from container.serving import contract as c
+from container.serving.metrics import (
+    VLLM_KV_CACHE_USAGE,
+    VLLM_PREEMPTIONS,
+    VLLM_PREFIX_HITS,
+    VLLM_PREFIX_QUERIES,
+    VLLM_RUNNING,
+    VLLM_TTFT,
+    VLLM_WAITING,
+)
+from container.serving.prometheus import Exposition
+from container.serving.supervisor import EXIT_OK
+from container.serving.tokens import estimate_chat_tokens
+
+MODELS = ("base", *ADAPTERS)
+# Routes and ways of naming the model; each must be served by the model named.
+WAYS = ("/v1/chat/completions with model", "/invocations with the header", "/invocations with model")
+
+
+@pytest.fixture(scope="module")
+def serving(containers):
+    instance = containers["real-engine"]
+    instance.wait_ready()
+    return instance
+
+
+def post(serving: Serving, path: str, body: dict, request_id: str, headers: dict | None = None) -> httpx.Response:
+    return serving.client.post(path, json=body, headers={**(headers or {}), "X-Request-Id": request_id})
+
+
+def content(response: httpx.Response) -> str:
+    assert response.status_code == 200, response.text
+    return response.json()["choices"][0]["message"]["content"]
+
+
+def test_ready_only_after_warmup_through_every_adapter(serving):
+    statuses = serving.recorder.statuses()
+    # Refused while vLLM loads the model, 503 while starting and warming up, then 200 for good.
+    assert statuses[0] is None and statuses.index(503) < statuses.index(200)
+    assert 200 not in statuses[: statuses.index(200)] and set(statuses[statuses.index(200) :]) == {200}
+    events = serving.process.json_lines()
+    order = [(e.get("event"), e.get("phase") or e.get("state")) for e in events if e.get("component") == "supervisor"]
+    assert order.index(("phase_finished", "warmup")) < order.index(("state", "ready"))
+    warmup = next(e for e in serving.process.events("phase_finished") if e["phase"] == "warmup")
+    assert warmup["status"] == "ok"
+    assert {f"adapter:{name}" for name in ADAPTERS} | {"base", "shared-prefix"} <= set(warmup["by_label"])
+    warmup_lines = wait_until(lambda: [e for e in serving.process.events("request") if e["warmup"]], "warmup lines")
+    assert {line["adapter"] for line in warmup_lines} == set(MODELS)
+    assert all(line["status"] == 200 and line["output_tokens"] for line in warmup_lines)
+    # Meanwhile a customer's request was refused, retryably.
+    assert serving.gate is not None and serving.gate.status_code == 503 and serving.gate.headers["retry-after"] == "1"
+    assert serving.gate.json()["error"]["code"] == 503
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_ping(serving, method):
+    response = serving.client.request(method, "/ping")
+    assert response.status_code == 200 and response.json() == {"status": "ready"}
+
+
+def test_each_model_is_served_by_the_model_asked_for_on_every_route(serving):
+    """The random adapters make greedy outputs that tell the models apart: the same model must give
+    the same text on every route, and the four models four different texts. The response's `model`,
+    the log line and the per-adapter counter must all name it too."""
+    counted_before = serving.client.get("/_serving/stats").json()["adapter_requests"]
+    texts: dict[tuple[str, str], str] = {}
+    for model in MODELS:
+        requests = {
+            WAYS[0]: ("/v1/chat/completions", chat(model=model), {}),
+            WAYS[1]: ("/invocations", chat(), {ADAPTER_HEADER: model}),
+            WAYS[2]: ("/invocations", chat(model=model), {}),
+        }
+        for way, (path, body, headers) in requests.items():
+            request_id = f"route-{model}-{WAYS.index(way)}"
+            response = post(serving, path, body, request_id, headers)
+            texts[model, way] = content(response)
+            assert response.json()["model"] == model, (way, response.json()["model"])
+            assert serving.request_line(request_id)["adapter"] == model, way
+    for model in MODELS:
+        assert len({texts[model, way] for way in WAYS}) == 1, {way: texts[model, way] for way in WAYS}
+    assert len({texts[model, WAYS[0]] for model in MODELS}) == len(MODELS), texts
+    counted = serving.client.get("/_serving/stats").json()["adapter_requests"]
+    assert {model: counted[model] - counted_before[model] for model in MODELS} == dict.fromkeys(MODELS, len(WAYS))
+
+
+def raw_post(serving: Serving, path: str, body: dict, headers: list[tuple[str, str]]) -> tuple[int, dict]:
+    """http.client sends header values as given (httpx refuses trailing whitespace)."""
+    data = json.dumps(body).encode()
+    connection = http.client.HTTPConnection("127.0.0.1", serving.port, timeout=REQUEST_TIMEOUT_SECONDS)
+    try:
+        connection.putrequest("POST", path)
+        for name, value in [("Content-Type", "application/json"), ("Content-Length", str(len(data))), *headers]:
+            connection.putheader(name, value)
+        connection.endheaders(data)
+        response = connection.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize(
+    ("path", "model", "headers", "says"),
+    [
+        # vLLM would serve the first header, the log would have said the second.
+        ("/invocations", None, [(ADAPTER_HEADER, "jp_style_v1"), (ADAPTER_HEADER, "manga_domain_v3")], "2 times"),
+        # vLLM keeps the trailing space and answers 404; an empty header would be the base model.
+        ("/invocations", None, [(ADAPTER_HEADER, "jp_style_v1 ")], "unknown adapter 'jp_style_v1 '"),
+        ("/invocations", "jp_style_v1", [(ADAPTER_HEADER, "")], "unknown adapter ''"),
+        # vLLM's /v1 routes ignore the header.
+        ("/v1/chat/completions", "manga_domain_v3", [(ADAPTER_HEADER, "jp_style_v1")], "not read on the /v1 routes"),
+        ("/invocations", "shoujo_v9", [], "unknown adapter 'shoujo_v9' in the 'model' field"),
+    ],
+)
+def test_an_ambiguous_adapter_is_refused_not_served_by_another_model(serving, path, model, headers, says):
+    body = chat(**({"model": model} if model else {}))
+    status, document = raw_post(serving, path, body, headers)
+    assert status == 400 and document["error"]["param"] == "model" and says in document["error"]["message"]
+
+
+def test_every_guard_answers_in_the_one_error_shape(serving):
+    budget = 2048 - 600
+    history = [{"role": "user", "content": "Tell me about this series. " * 40}] * 12
+    assert estimate_chat_tokens(history) > budget
+    cases = [
+        # (path, raw body, content type, status, what the message or param says)
+        ("/invocations", b"{" + b" " * (6 * 1024 * 1024), "application/json", 413, "larger than 6291456 bytes"),
+        ("/invocations", json.dumps(chat()).encode(), "text/plain", 400, "Content-Type must be application/json"),
+        ("/invocations", b"{not json", "application/json", 400, "not valid JSON"),
+        ("/invocations", b"[1, 2]", "application/json", 400, "must be a JSON object"),
+        ("/invocations", json.dumps({"max_tokens": 3}).encode(), "application/json", 400, "needs 'messages'"),
+        ("/v1/chat/completions", json.dumps({"messages": []}).encode(), "application/json", 400, "'messages'"),
+        ("/v1/completions", json.dumps({"prompt": ""}).encode(), "application/json", 400, "'prompt'"),
+        ("/invocations", json.dumps({"messages": history}).encode(), "application/json", 400, f"{budget} tokens"),
+    ]
+    for index, (path, raw, content_type, status, says) in enumerate(cases):
+        request_id = f"guard-{index}"
+        response = serving.client.post(
+            path, content=raw, headers={"Content-Type": content_type, "X-Request-Id": request_id}
+        )
+        error = response.json()["error"]
+        assert (response.status_code, error["code"]) == (status, status), (index, response.text[:300])
+        assert set(error) == {"message", "type", "param", "code"} and says in error["message"], error
+        assert serving.request_line(request_id)["status"] == status
+
+
+def test_a_stream_carries_usage_and_the_same_text_as_the_plain_answer(serving):
+    adapter = ADAPTERS[1]
+    plain = content(post(serving, "/invocations", chat(model=adapter, max_tokens=12), "stream-plain"))
+    response = post(serving, "/invocations", chat(model=adapter, max_tokens=12, stream=True), "stream-1")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+    events = sse_events(response.text)
+    assert events[-1] == "[DONE]"
+    chunks, final = events[:-2], events[-2]
+    assert all(chunk["model"] == adapter and chunk["usage"]["prompt_tokens"] > 0 for chunk in chunks)
+    assert "".join(chunk["choices"][0]["delta"].get("content", "") for chunk in chunks) == plain
+    assert final["choices"] == [] and final["usage"]["completion_tokens"] == 12
+    assert {"queue_time_ms", "time_to_first_token_ms"} <= set(final["metrics"])
+    line = serving.request_line("stream-1")
+    assert (line["adapter"], line["stream"], line["output_tokens"]) == (adapter, True, 12)
+
+
+def test_one_request_log_line_per_request_with_token_counts(serving):
+    secret = "MY-PRIVATE-QUESTION-2718"
+    sent = {}
+    for index in range(6):
+        request_id = f"log-{index}"
+        stream = index % 2 == 0
+        model = MODELS[index % len(MODELS)]
+        response = post(
+            serving, "/invocations", chat(secret, max_tokens=5 + index, model=model, stream=stream), request_id
+        )
+        assert response.status_code == 200
+        sent[request_id] = (model, stream, 5 + index)
+    for request_id, (model, stream, max_tokens) in sent.items():
+        line = serving.request_line(request_id)
+        assert (line["adapter"], line["stream"], line["status"], line["error"]) == (model, stream, 200, None)
+        assert line["prompt_tokens"] > 0 and line["output_tokens"] == max_tokens
+        assert line["queue_wait_ms"] is not None and line["ttft_ms"] is not None and line["total_ms"] > 0
+        assert sum(1 for e in serving.process.events("request") if e["request_id"] == request_id) == 1
+    assert secret not in serving.process.output()
+
+
+def test_real_metrics_become_emf_documents_that_pass_the_schema(serving):
+    exposition = Exposition(serving.client.get("/metrics").text)
+    for name in (
+        VLLM_WAITING,
+        VLLM_RUNNING,
+        VLLM_KV_CACHE_USAGE,
+        VLLM_PREFIX_QUERIES,
+        VLLM_PREFIX_HITS,
+        VLLM_PREEMPTIONS,
+    ):
+        assert exposition.total(name) is not None, name
+    assert exposition.total(VLLM_PREFIX_QUERIES) > 0 and exposition.buckets(VLLM_TTFT)
+
+    def documents() -> list[dict]:
+        return [line for line in serving.process.json_lines() if "_aws" in line]
+
+    # Traffic of the tests above, counted per adapter in an interval after the baseline.
+    def adapters_counted() -> set[str]:
+        return {d[c.DIM_ADAPTER] for d in documents() if d.get(c.METRIC_ADAPTER_REQUESTS, 0) > 0}
+
+    wait_until(lambda: adapters_counted() >= set(MODELS), "AdapterRequests for every model")
+    all_documents = documents()
+    assert all(emf_problems(document) == [] for document in all_documents)
+    variant = [d for d in all_documents if c.METRIC_QUEUE_DEPTH in d]
+    assert variant and all(d[c.DIM_ENDPOINT] == "mangaassist-llm-test" for d in variant)
+    assert any(c.METRIC_TTFT_P50 in d and c.METRIC_PREFIX_CACHE_HIT_RATE in d for d in variant)
+
+
+def test_sigterm_with_streams_in_flight_lets_every_stream_finish_then_exits_0(serving):
+    results: dict = {}
+    max_tokens = 200
+    threads = [stream_in_thread(serving, f"drain-{index}", max_tokens, results) for index in range(4)]
+    wait_until(lambda: len(results) == 4 and all(r["first"] for r in results.values()), "every stream's first chunk")
+    signalled = time.monotonic()
+    serving.process.signal(signal.SIGTERM)
+    wait_until(lambda: serving.client.get("/ping").status_code == 503, "/ping to say 503")
+    assert serving.client.get("/ping").json()["status"] == "draining"
+    late = serving.client.post("/invocations", json=chat())
+    assert late.status_code == 503 and late.headers["retry-after"] == "1"
+    for thread in threads:
+        thread.join(REQUEST_TIMEOUT_SECONDS)
+    assert serving.process.wait(START_PATIENCE_SECONDS) == EXIT_OK
+    for request_id, result in results.items():
+        events = result["events"]
+        assert result["status"] == 200 and events[-1] == "[DONE]", request_id
+        assert not any(isinstance(e, dict) and "error" in e for e in events), request_id
+        assert events[-2]["usage"]["completion_tokens"] == max_tokens, request_id
+        assert result["done"] > signalled, f"{request_id} had finished before SIGTERM: not a drain test"
+        assert serving.request_line(request_id)["status"] == 200
