@@ -83,18 +83,29 @@ def answers(url: str) -> bool:
 
 
 def start_model_server(adapters: list[str], model: str, workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """The serving image's own code, as the container tests run it: the supervisor and our middleware,
+    with the vLLM stand-in behind a fake `vllm`. So the runtime front talks to what an instance runs
+    (for example, an adapter named only in the body is served because our middleware routes it; the
+    stand-in alone, like vLLM's /invocations, would answer with the base model). `model` is the
+    config's model name; the container serves the base model as `base` whatever it is."""
+    sys.path.insert(0, str(STANDIN.parent))
+    from serving_harness import model_tree, serving_env, start_supervisor
+
     port = free_port()
-    lora = []
-    for adapter in adapters:
-        (workdir / "lora" / adapter).mkdir(parents=True, exist_ok=True)
-        lora.append(f"{adapter}={workdir / 'lora' / adapter}")
-    command = [sys.executable, str(STANDIN), "serve", str(workdir), "--served-model-name", model,
-               "--host", "127.0.0.1", "--port", str(port), "--enable-lora", "--lora-modules", *lora,
-               "--disable-uvicorn-access-log", "--uvicorn-log-level", "warning"]  # fmt: skip
-    process = subprocess.Popen(command, env={**os.environ, "STANDIN_TOKEN_INTERVAL": "0.002"})
+    model_tree(workdir / "model", tuple(adapters))
+    env = serving_env(
+        workdir,
+        port,
+        SERVING_LORA_ADAPTERS=",".join(adapters),
+        SERVING_ENDPOINT_NAME="sandbox",
+        SERVING_MODEL_VERSION=f"sandbox-{model}",
+        STANDIN_TOKEN_INTERVAL="0.002",
+    )
+    (workdir / "state").mkdir(parents=True, exist_ok=True)
+    supervisor = start_supervisor(workdir, env)
     url = f"http://127.0.0.1:{port}"
-    wait_until(lambda: answers(f"{url}/health"), "the stand-in model server")
-    return process, url
+    wait_until(lambda: answers(f"{url}/ping"), "the serving container (supervisor, middleware, stand-in)")
+    return supervisor.popen, url
 
 
 def resolvers(templates: Path, env_name: str, account: str, region: str, deployment: int) -> Any:
