@@ -237,9 +237,9 @@ def test_sigterm_with_streams_in_flight_lets_every_stream_finish_then_exits_0(se
     results: dict = {}
     max_tokens = 800  # long enough to outlast the signal on a quiet machine, short enough for the 25 s drain
     threads = [stream_in_thread(serving, f"drain-{index}", max_tokens, results) for index in range(4)]
-    # Signal at the first chunk of any stream: the tiny engine outruns the API server, so waiting for
-    # all four first chunks let every stream finish first on a quiet machine.
-    wait_until(lambda: any(r["first"] for r in results.values()), "a stream's first chunk")
+    # Signal once every stream has its response headers (admitted, in flight): the tiny engine outruns
+    # the API server, so waiting for all four first chunks let every stream finish first in CI.
+    wait_until(lambda: len(results) == 4 and all(r["status"] for r in results.values()), "every stream's headers")
     signalled = time.monotonic()
     serving.process.signal(signal.SIGTERM)
     wait_until(lambda: serving.client.get("/ping").status_code == 503, "/ping to say 503")
