@@ -143,6 +143,25 @@ def pick(source: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
     return {name: source[name] for name in fields if name in source}
 
 
+def put_image(ecr: Any, repository: str, tag: str) -> None:
+    """An image `repository:tag` in ECR (an empty manifest: nothing pulls it here), the repository
+    created on first use; a tag already there is kept."""
+    if repository not in {r["repositoryName"] for r in ecr.describe_repositories()["repositories"]}:
+        ecr.create_repository(repositoryName=repository)
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+        "config": {
+            "mediaType": "application/vnd.docker.container.image.v1+json",
+            "size": 1,
+            "digest": "sha256:" + hashlib.sha256(tag.encode()).hexdigest(),
+        },
+        "layers": [],
+    }
+    with contextlib.suppress(ecr.exceptions.ImageAlreadyExistsException):
+        ecr.put_image(repositoryName=repository, imageManifest=json.dumps(manifest), imageTag=tag)
+
+
 def push_model_images(ecr: Any, resolve: Resolver) -> None:
     """Every image a model names, in ECR as the image stack's build or a release tag would have put
     it there (`verify` fails a variant whose image is missing)."""
@@ -150,20 +169,7 @@ def push_model_images(ecr: Any, resolve: Resolver) -> None:
         containers = [props["PrimaryContainer"]] if "PrimaryContainer" in props else props.get("Containers", [])
         for container in containers:
             repository, tag = container["Image"].partition("/")[2].rsplit(":", 1)
-            if repository not in {r["repositoryName"] for r in ecr.describe_repositories()["repositories"]}:
-                ecr.create_repository(repositoryName=repository)
-            manifest = {
-                "schemaVersion": 2,
-                "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
-                "config": {
-                    "mediaType": "application/vnd.docker.container.image.v1+json",
-                    "size": 1,
-                    "digest": "sha256:" + hashlib.sha256(tag.encode()).hexdigest(),
-                },
-                "layers": [],
-            }
-            with contextlib.suppress(ecr.exceptions.ImageAlreadyExistsException):
-                ecr.put_image(repositoryName=repository, imageManifest=json.dumps(manifest), imageTag=tag)
+            put_image(ecr, repository, tag)
 
 
 def create_models_and_config(sagemaker: Any, resolve: Resolver) -> str:

@@ -33,6 +33,8 @@ from ops.environment import load_environment_config
 from ops.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
 from ops.waiting import Timing
 from sandbox import moto_fixes
+from sandbox.runtime import record_invocations
+from sandbox.seed import put_image
 
 REAL_ENVIRONMENTS = Path(config_loader.ENVIRONMENTS_DIR)
 MOTO_INSTANCE_TYPE = "ml.g4dn.xlarge"
@@ -180,23 +182,7 @@ class World:
 
     def push_image(self, tag: str) -> None:
         """The image in the account's ECR repository (moto), as a build or a release tag puts it there."""
-        ecr = self.client("ecr")
-        if REPOSITORY not in {r["repositoryName"] for r in ecr.describe_repositories()["repositories"]}:
-            ecr.create_repository(repositoryName=REPOSITORY)
-        try:
-            ecr.describe_images(repositoryName=REPOSITORY, imageIds=[{"imageTag": tag}])
-        except ecr.exceptions.ImageNotFoundException:
-            manifest = {
-                "schemaVersion": 2,
-                "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
-                "config": {
-                    "mediaType": "application/vnd.docker.container.image.v1+json",
-                    "size": 1,
-                    "digest": f"sha256:{tag}",
-                },
-                "layers": [],
-            }
-            ecr.put_image(repositoryName=REPOSITORY, imageManifest=json.dumps(manifest), imageTag=tag)
+        put_image(self.client("ecr"), REPOSITORY, tag)
 
     def image_stack(self, source_tag: str) -> None:
         """The image stack as deployed: its output names the tag it built from container/."""
@@ -310,16 +296,7 @@ class World:
         cloudwatch.set_alarm_state(AlarmName=name, StateValue=state, StateReason=f"test put it in {state}")
 
     def traffic(self, variant: str, invocations: float, errors: float) -> None:
-        cloudwatch = self.client("cloudwatch")
-        dimensions = [{"Name": "EndpointName", "Value": self.endpoint}, {"Name": "VariantName", "Value": variant}]
-        now = datetime.now(UTC)
-        cloudwatch.put_metric_data(
-            Namespace="AWS/SageMaker",
-            MetricData=[
-                {"MetricName": "Invocations", "Dimensions": dimensions, "Value": invocations, "Timestamp": now},
-                {"MetricName": "Invocation5XXErrors", "Dimensions": dimensions, "Value": errors, "Timestamp": now},
-            ],
-        )
+        record_invocations(self.client("cloudwatch"), self.endpoint, variant, invocations, errors)
 
 
 @pytest.fixture
