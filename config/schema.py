@@ -190,6 +190,9 @@ class Alarms(Strict):
     gpu_idle_minutes: int = Field(default=60, ge=5, le=1440)  # ... for this long
     # Serving-image alarms (seeds 001, scenario 8). TTFT p95 also rolls a deployment back.
     ttft_p95_ms: int = Field(default=500, ge=1, le=INVOCATION_TIMEOUT_MS)
+    # A minute with fewer streamed requests than this does not count against the TTFT alarm: with 20,
+    # the p95 is the 19th value, so one or two slow requests cannot make it.
+    ttft_min_requests_per_minute: int = Field(default=20, ge=1, le=100_000)
     # Waiting requests per instance: 1,200/min at the SLO drain 1,200 in the 60 s timeout, so a
     # queue of 10,000 is already all timeouts.
     queue_depth_critical: float = Field(default=80, gt=0, le=10_000)

@@ -77,15 +77,15 @@ class ServingAlarms(Construct):
                 minutes=minutes,
                 notify=False,
             ),
-            # Time to first token from the image's own metrics, not SageMaker's ModelLatency: what
-            # ModelLatency measures for InvokeEndpointWithResponseStream is not documented, and if it
-            # spans the whole stream a healthy answer of a few hundred tokens takes seconds (README
-            # "Rollback alarms"). Average of the per-instance, per-interval p95s over each minute.
+            # Time to first token as clients feel it, p95 over every request of the variant in each
+            # minute (README "Rollback alarms"), not SageMaker's ModelLatency: what that measures for
+            # InvokeEndpointWithResponseStream is not documented. A minute with too few requests for
+            # a p95 to mean anything counts as 0; a minute without requests as missing (not breaching).
             self._alarm(
                 f"{name}-ttft-p95",
-                m.engine_metric(contract.METRIC_TTFT_P95, statistic="Average"),
+                m.first_token_p95_with_enough_requests(a.ttft_min_requests_per_minute),
                 description=f"{name}: time to first token p95 above the {a.ttft_p95_ms} ms SLO for {minutes} "
-                f"consecutive min {suffix}",
+                f"consecutive min (minutes with at least {a.ttft_min_requests_per_minute} requests) {suffix}",
                 threshold=a.ttft_p95_ms,
                 minutes=minutes,
                 notify=False,

@@ -30,10 +30,23 @@ class ServingDashboard(Construct):
             graph("Model latency p50 (µs)", lambda v: v.model_latency("p50")),
             graph("Model latency p99 (µs; for streams undocumented)", lambda v: v.model_latency("p99")),
         )
+        # Per-request latency at the container boundary: percentiles over every request of a variant.
+        ttft = contract.METRIC_TIME_TO_FIRST_TOKEN
         self.dashboard.add_widgets(
-            graph("Time to first token p50 (ms)", lambda v: v.engine_metric(contract.METRIC_TTFT_P50)),
-            graph("Time to first token p95 (ms)", lambda v: v.engine_metric(contract.METRIC_TTFT_P95, "Maximum")),
+            self._percentiles("Time to first token p50 / p95 / p99 (ms, every request)", ttft),
+            graph(
+                "Time per output token p95 (ms)",
+                lambda v: v.latency(contract.METRIC_TIME_PER_OUTPUT_TOKEN, "p95"),
+            ),
             graph("5XX errors / min", lambda v: v.errors_5xx()),
+        )
+        self.dashboard.add_widgets(
+            graph("End-to-end latency p95 (ms)", lambda v: v.latency(contract.METRIC_END_TO_END_LATENCY, "p95")),
+            graph(
+                "Engine queue time p95 (ms; per instance, diagnostic)",
+                lambda v: v.engine_metric(contract.METRIC_ENGINE_QUEUE_TIME_P95, "Maximum"),
+            ),
+            graph("4XX errors / min", lambda v: v.errors_4xx()),
         )
         self.dashboard.add_widgets(
             graph(
@@ -72,6 +85,18 @@ class ServingDashboard(Construct):
             left=[metric_of(metrics).with_(label=name) for name, metrics in self.variants.items()],
             width=WIDTH,
             stacked=stacked,
+        )
+
+    def _percentiles(self, title: str, metric_name: str) -> cloudwatch.GraphWidget:
+        """p50, p95 and p99 of one latency metric, one line each per variant."""
+        return cloudwatch.GraphWidget(
+            title=title,
+            left=[
+                metrics.latency(metric_name, statistic).with_(label=f"{name} {statistic}")
+                for name, metrics in self.variants.items()
+                for statistic in ("p50", "p95", "p99")
+            ],
+            width=WIDTH,
         )
 
     @staticmethod

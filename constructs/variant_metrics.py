@@ -72,3 +72,23 @@ class VariantMetrics:
         if metric_name not in contract.VARIANT_METRICS:
             raise ValueError(f"{metric_name} is not emitted by the serving image")
         return self.metric(metric_name, namespace=contract.METRIC_NAMESPACE, statistic=statistic)
+
+    def latency(self, metric_name: str, statistic: str = "p95") -> cloudwatch.Metric:
+        """Per-request latency the image emits, one value per request (contract.LATENCY_METRICS):
+        a percentile statistic here is over every request of the variant in the period."""
+        if metric_name not in contract.LATENCY_METRICS:
+            raise ValueError(f"{metric_name} is not a per-request latency the serving image emits")
+        return self.metric(metric_name, namespace=contract.METRIC_NAMESPACE, statistic=statistic)
+
+    def first_token_p95_with_enough_requests(self, min_requests: int) -> cloudwatch.MathExpression:
+        """TTFT p95 of each minute, or 0 in a minute with fewer than `min_requests` first tokens: a
+        variant serving a handful of requests must not roll a release back on three slow ones."""
+        return cloudwatch.MathExpression(
+            expression=f"IF(requests >= {min_requests}, ttft_p95, 0)",
+            using_metrics={
+                "ttft_p95": self.latency(contract.METRIC_TIME_TO_FIRST_TOKEN, "p95"),
+                "requests": self.latency(contract.METRIC_TIME_TO_FIRST_TOKEN, "SampleCount"),
+            },
+            period=ONE_MINUTE,
+            label=f"{self.variant_name} TTFT p95 (ms; 0 below {min_requests} requests/min)",
+        )

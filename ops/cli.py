@@ -5,7 +5,6 @@ Tests hand a `Runtime` in as click's context object (fast polls, a fake deployer
 
 import functools
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,7 @@ from ops.endpoint import read_endpoint
 from ops.environment import Environment, config_variant, load_environment_config, open_environment
 from ops.errors import EXPLAINED, ExitCode, OpsError, explain
 from ops.guard import GuardPolicy, check_canary
+from ops.guard_options import MarginOpt, TtftMsOpt, TtftPercentOpt, WindowOpt, guard_policy, parse_duration
 from ops.output import Console, one_line, seconds
 from ops.peak_window import check_peak_windows
 from ops.promotion import plan_promotion, write_promotion
@@ -100,23 +100,6 @@ def reports_errors(command: Callable[..., None]) -> Callable[..., None]:
     return run
 
 
-DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|min|m|s)")
-UNIT_SECONDS = {"h": 3600, "min": 60, "m": 60, "s": 1}
-
-
-def parse_duration(value: str | float) -> float:
-    """`90`, `90s`, `10m`, `30min`, `2.5min`, `1h30m` → seconds; everything `seconds()` prints parses."""
-    if isinstance(value, int | float):
-        return float(value)
-    text = value.strip()
-    if re.fullmatch(r"\d+(\.\d+)?", text):
-        return float(text)
-    parts = DURATION_PART.findall(text)
-    if not text or "".join(number + unit for number, unit in parts) != text:
-        raise typer.BadParameter(f"'{value}' is not a duration like 90s, 10m, 30min or 1h30m")
-    return sum(float(number) * UNIT_SECONDS[unit] for number, unit in parts)
-
-
 EnvArg = Annotated[str, typer.Argument(help="Environment: a file in config/environments/ (dev, staging, prod).")]
 RegionOpt = Annotated[
     str | None,
@@ -126,26 +109,6 @@ RegionOpt = Annotated[
 ]
 CanaryOpt = Annotated[str, typer.Option(help="Name of the canary variant.")]
 PrimaryOpt = Annotated[str, typer.Option(help="Name of the primary variant.")]
-MarginOpt = Annotated[
-    float,
-    typer.Option(
-        "--max-5xx-margin",
-        min=0,
-        help="Refuse when the canary's 5XX rate exceeds the primary's by more than this many percentage points.",
-    ),
-]
-WindowOpt = Annotated[
-    float,
-    typer.Option(parser=parse_duration, metavar="DURATION", help="How far back the 5XX rates look (whole minutes)."),
-]
-
-
-def guard_policy(margin: float, window: float, min_invocations: int = GuardPolicy.min_invocations) -> GuardPolicy:
-    if window < 60 or window % 60:
-        raise typer.BadParameter(f"the error window must be whole minutes, got {seconds(window)}")
-    return GuardPolicy(max_5xx_margin=margin, window_seconds=int(window), min_invocations=min_invocations)
-
-
 DuringPeakOpt = Annotated[
     bool,
     typer.Option(
@@ -219,6 +182,8 @@ def shift_command(
     ] = None,
     max_5xx_margin: MarginOpt = 1.0,
     error_window: WindowOpt = 300,
+    max_ttft_increase: TtftPercentOpt = GuardPolicy.max_ttft_increase_percent,
+    min_ttft_increase_ms: TtftMsOpt = GuardPolicy.min_ttft_increase_ms,
     min_canary_invocations: Annotated[
         int,
         typer.Option(
@@ -248,8 +213,8 @@ def shift_command(
     """Move traffic to (or from) the canary with UpdateEndpointWeightsAndCapacities, step by step.
 
     Before each step that adds canary traffic, and during each hold, the guard refuses while an alarm
-    on the canary or the endpoint is in ALARM, or the canary's 5XX rate exceeds the primary's by more
-    than --max-5xx-margin; before a step it also needs --min-canary-invocations in the error window
+    on the canary or the endpoint is in ALARM, the canary's 5XX rate exceeds the primary's by more
+    than --max-5xx-margin, or its time to first token p95 the primary's by more than the TTFT margin; before a step it also needs --min-canary-invocations in the error window
     (from 0% the first step needs none, and the shift never jumps past it) and canary instances in
     service that can serve the new share. The canary weight then goes back to where it started (exit 4).
     Example, seeds' ramp: shift prod --canary-weight 100 --step 25 --step 50 --step 75 --hold 30m
@@ -258,7 +223,9 @@ def shift_command(
         raise typer.BadParameter("give either --canary-weight N or --to-config")
     if override is not None and not override.strip():
         raise typer.BadParameter("--override needs a reason, e.g. --override 'INC-123: canary carries the fix'")
-    policy = guard_policy(max_5xx_margin, error_window, min_canary_invocations)
+    policy = guard_policy(
+        max_5xx_margin, error_window, max_ttft_increase, min_ttft_increase_ms, min_invocations=min_canary_invocations
+    )
     interval = check_interval(hold, check_every)
     rt = runtime(ctx)
     environment = rt.open(env, region, (canary, primary))
@@ -310,6 +277,8 @@ def promote(
     ] = False,
     max_5xx_margin: MarginOpt = 1.0,
     error_window: WindowOpt = 300,
+    max_ttft_increase: TtftPercentOpt = GuardPolicy.max_ttft_increase_percent,
+    min_ttft_increase_ms: TtftMsOpt = GuardPolicy.min_ttft_increase_ms,
     canary: CanaryOpt = "canary",
     primary: PrimaryOpt = "primary",
     during_peak: DuringPeakOpt = False,
@@ -319,7 +288,7 @@ def promote(
     so CloudFormation's blue/green policy rolls it out with automatic rollback and the template never
     disagrees with the live endpoint. Refused (exit 4) unless the live canary runs exactly what the
     config names and passes the guard. Without --deploy it prints the next steps."""
-    policy = guard_policy(max_5xx_margin, error_window)
+    policy = guard_policy(max_5xx_margin, error_window, max_ttft_increase, min_ttft_increase_ms)
     rt = runtime(ctx)
     console = Console(rt.zone)
     environment = rt.open(env, region, (canary, primary))

@@ -1,9 +1,11 @@
 """The canary guard: may more traffic go to the canary right now?
 
 It refuses while an alarm that watches the canary (or the whole endpoint) is in ALARM, while the
-canary's 5XX rate exceeds the primary's by more than a margin over a recent window, or, when evidence
-is required, while the canary served too few invocations in that window for its rate to mean anything
-(a canary at 0 % has no 5XX rate at all, so "no errors" is not a pass).
+canary's 5XX rate exceeds the primary's by more than a margin over a recent window, while the canary's
+time to first token p95 over that window is worse than the primary's by more than a margin (once both
+streamed enough requests for a p95 to mean something), or, when evidence is required, while the canary
+served too few invocations in that window for its rate to mean anything (a canary at 0 % has no 5XX
+rate at all, so "no errors" is not a pass).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ops.alarms import ENDPOINT_DIMENSION, VARIANT_DIMENSION, firing_alarms
+from ops.latency import first_token_times
 
 NAMESPACE = "AWS/SageMaker"
 
@@ -24,6 +27,10 @@ class GuardPolicy:
     # Canary invocations the window must hold before more traffic may go to it: 100 puts one error
     # at 1 %, the default margin; fewer and a single failure decides the verdict.
     min_invocations: int = 100
+    # The canary's TTFT p95 may exceed the primary's by this share or by this many milliseconds,
+    # whichever allows more: 20 % of a 100 ms p95 is noise, 50 ms on a 400 ms p95 is not a regression.
+    max_ttft_increase_percent: float = 20.0
+    min_ttft_increase_ms: float = 50.0
 
 
 @dataclass(frozen=True)
@@ -66,8 +73,34 @@ def check_canary(
                 f"canary 5XX rate {canary_rate:.2f}% exceeds the primary's {_rate(primary_rate)} "
                 f"by {margin:.2f} points (allowed {policy.max_5xx_margin:g})"
             )
+    latency_summary, latency_problem = _compare_first_token(cloudwatch, endpoint, canary, primary, policy)
+    summary += f"; {latency_summary}"
+    if latency_problem:
+        problems.append(latency_problem)
     total = sum(invocations for invocations, _ in counts.values())
     return Verdict(tuple(problems), summary, canary_invocations, total)
+
+
+def _compare_first_token(
+    cloudwatch: Any, endpoint: str, canary: str, primary: str, policy: GuardPolicy
+) -> tuple[str, str | None]:
+    """(summary, problem or None): the canary's TTFT p95 against the primary's over the window."""
+    times = first_token_times(cloudwatch, endpoint, [canary, primary], policy.window_seconds)
+    mine, theirs = times[canary], times[primary]
+    needed = policy.min_invocations
+    if min(mine.requests, theirs.requests) < needed or None in (mine.percentiles["p95"], theirs.percentiles["p95"]):
+        summary = f"TTFT not compared: {mine.requests:.0f}/{theirs.requests:.0f} streams, {needed} each needed"
+        return summary, None
+    canary_p95, primary_p95 = mine.percentiles["p95"], theirs.percentiles["p95"]
+    summary = f"TTFT p95 canary {canary_p95:.0f} ms, primary {primary_p95:.0f} ms"
+    allowed = max(primary_p95 * policy.max_ttft_increase_percent / 100, policy.min_ttft_increase_ms)
+    if canary_p95 - primary_p95 <= allowed:
+        return summary, None
+    return summary, (
+        f"canary time to first token p95 {canary_p95:.0f} ms is {canary_p95 - primary_p95:.0f} ms above the "
+        f"primary's {primary_p95:.0f} ms over the last {policy.window_seconds // 60}min (allowed: "
+        f"+{policy.max_ttft_increase_percent:g} % or +{policy.min_ttft_increase_ms:g} ms, whichever is more)"
+    )
 
 
 def _rate(rate: float | None) -> str:

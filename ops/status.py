@@ -10,10 +10,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from ops.alarms import firing_alarms
 from ops.aws import AwsClients
 from ops.endpoint import read_endpoint
+from ops.latency import first_token_times
 from ops.output import Console, local_time, percent
 from ops.scaling import VariantScaling, read_scaling
 
 CRON_AT_FIXED_TIME = re.compile(r"^cron\((\d{1,2}) (\d{1,2}) ")
+LATENCY_WINDOW_SECONDS = 300  # time to first token over the last five minutes, like the canary guard
 AT_TIME = re.compile(r"^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$")
 
 
@@ -28,8 +30,12 @@ def show_status(clients: AwsClients, endpoint_name: str, env_name: str, console:
     console.line(f"  last modified: {console.time(live.last_modified)}")
 
     console.heading("Variants")
+    latency = first_token_times(
+        clients.cloudwatch, live.name, [v.name for v in live.variants], LATENCY_WINDOW_SECONDS, ("p50", "p95")
+    )
     console.table(
-        ["VARIANT", "IMAGE", "INSTANCE TYPE", "INSTANCES (now/desired)", "WEIGHT (now/desired)", "SHARE"],
+        ["VARIANT", "IMAGE", "INSTANCE TYPE", "INSTANCES (now/desired)", "WEIGHT (now/desired)", "SHARE",
+         f"TTFT p50/p95 ({LATENCY_WINDOW_SECONDS // 60}min)"],
         [
             [
                 v.name,
@@ -38,10 +44,11 @@ def show_status(clients: AwsClients, endpoint_name: str, env_name: str, console:
                 f"{_count(v.current_instance_count)}/{_count(v.desired_instance_count)}",
                 f"{v.current_weight:g}/{v.desired_weight:g}",
                 percent(live.share(v.name)),
+                f"{latency[v.name].ms('p50')} / {latency[v.name].ms('p95')} ({latency[v.name].requests:.0f} streams)",
             ]
             for v in live.variants
         ],
-    )
+    )  # fmt: skip
 
     console.heading("Autoscaling")
     registered = read_scaling(clients.autoscaling, live.name, [v.name for v in live.variants])

@@ -149,7 +149,9 @@ def shift(
     if guarded:
         console.line(
             f"  guard: alarms on {target.canary} or the endpoint, canary 5XX at most {plan.policy.max_5xx_margin:g} pp "
-            f"above the primary's, at least {plan.policy.min_invocations} canary invocations per "
+            f"above the primary's, canary TTFT p95 at most +{plan.policy.max_ttft_increase_percent:g} % or "
+            f"+{plan.policy.min_ttft_increase_ms:g} ms above the primary's, at least {plan.policy.min_invocations} "
+            f"canary invocations per "
             f"{seconds(plan.policy.window_seconds)} before a step from above 0%, canary capacity for its new share; "
             f"hold {seconds(plan.hold_seconds)} after each step, checked every {seconds(plan.check_seconds)}"
         )

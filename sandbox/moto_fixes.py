@@ -1,5 +1,5 @@
-"""Two places where moto 5.2.5's SageMaker differs from SageMaker in a way the ops CLI depends on,
-lifted for the process that calls `apply()` (the sandbox server, the ops tests):
+"""Places where moto 5.2.5 differs from AWS in a way the ops CLI depends on, lifted for the process
+that calls `apply()` (the sandbox server, the ops tests):
 
 - `FakeEndpointConfig.validate_instance_type` checks a hard-coded list without ml.g5.* (DESIGN.md
   §3.3); SageMaker's API model has them (botocore sagemaker/2017-07-24 ProductionVariantInstanceType).
@@ -7,13 +7,23 @@ lifted for the process that calls `apply()` (the sandbox server, the ops tests):
   None when an entry gives only the other one. The API documents both as optional per variant
   ("DesiredWeightAndCapacity": DesiredWeight, DesiredInstanceCount), and a weight change does not
   touch instance counts (that would fight the autoscaler): an omitted field keeps its value.
+- CloudWatch GetMetricData answers nothing for a percentile statistic (`Statistics.get_statistics_for_type`
+  knows Sum, Average, Minimum, Maximum and SampleCount only). CloudWatch computes `pNN` and `pNN.N`
+  from the values stored (PutMetricData `Values`/`Counts`, or EMF value arrays); here they come from
+  the values moto stored, by nearest rank. Percentiles of pre-aggregated StatisticValues are not
+  available on AWS either, and stay None.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any
 
+from moto.cloudwatch import models as cloudwatch_models
 from moto.sagemaker import models
+
+PERCENTILE = re.compile(r"^p(\d{1,2}(?:\.\d+)?|100)$")
 
 
 def _any_ml_instance_type(self: Any, instance_type: str) -> None:
@@ -40,6 +50,24 @@ def _keep_omitted_fields(original: Any) -> Any:
     return update
 
 
+def nearest_rank(values: list[float], percent: float) -> float:
+    """The smallest value with at least `percent` % of the values at or below it."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(percent / 100 * len(ordered)) - 1)]
+
+
+def _with_percentiles(original: Any) -> Any:
+    def get_statistics_for_type(self: Any, stat: str) -> Any:
+        match = PERCENTILE.match(stat)
+        if match is None:
+            return original(self, stat)
+        values = self.metric_single_values_list
+        return nearest_rank(values, float(match.group(1))) if values else None
+
+    get_statistics_for_type.moto_fixed = True  # type: ignore[attr-defined]
+    return get_statistics_for_type
+
+
 def apply() -> None:
     models.FakeEndpointConfig.validate_instance_type = _any_ml_instance_type
     backend = models.SageMakerModelBackend
@@ -47,3 +75,6 @@ def apply() -> None:
         backend.update_endpoint_weights_and_capacities = _keep_omitted_fields(
             backend.update_endpoint_weights_and_capacities
         )
+    statistics = cloudwatch_models.Statistics
+    if not getattr(statistics.get_statistics_for_type, "moto_fixed", False):
+        statistics.get_statistics_for_type = _with_percentiles(statistics.get_statistics_for_type)

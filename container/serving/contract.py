@@ -76,8 +76,9 @@ METRIC_QUEUE_DEPTH = "QueueDepth"  # vllm:num_requests_waiting (gauge), Count
 METRIC_RUNNING_SEQUENCES = "RunningSequences"  # vllm:num_requests_running (gauge), Count
 METRIC_KV_CACHE_USAGE = "KVCacheUsagePercent"  # vllm:kv_cache_usage_perc x 100, Percent
 METRIC_PREFIX_CACHE_HIT_RATE = "PrefixCacheHitRatePercent"  # hits/queries over the interval, Percent
-METRIC_TTFT_P50 = "TimeToFirstTokenP50"  # from histogram deltas over the interval, Milliseconds
-METRIC_TTFT_P95 = "TimeToFirstTokenP95"  # Milliseconds
+# vLLM's queue-time histogram (vllm:request_queue_time_seconds), p95 over the interval, per instance:
+# a diagnostic (waiting for a batch slot vs prefill), never an alarm input. Milliseconds.
+METRIC_ENGINE_QUEUE_TIME_P95 = "EngineQueueTimeP95"
 METRIC_PREEMPTIONS = "Preemptions"  # vllm:num_preemptions delta, Count
 METRIC_OOM_ERRORS = "OutOfMemoryErrors"  # caught by the serving layer, Count
 METRIC_ADAPTER_REQUESTS = "AdapterRequests"  # per adapter (ADAPTER_DIMENSIONS), Count
@@ -87,9 +88,20 @@ VARIANT_METRICS = {
     METRIC_RUNNING_SEQUENCES: "Count",
     METRIC_KV_CACHE_USAGE: "Percent",
     METRIC_PREFIX_CACHE_HIT_RATE: "Percent",
-    METRIC_TTFT_P50: "Milliseconds",
-    METRIC_TTFT_P95: "Milliseconds",
+    METRIC_ENGINE_QUEUE_TIME_P95: "Milliseconds",
     METRIC_PREEMPTIONS: "Count",
     METRIC_OOM_ERRORS: "Count",
 }
 ADAPTER_METRICS = {METRIC_ADAPTER_REQUESTS: "Count"}
+
+# Per-request latency at the container boundary (serving/latency.py), one value per request, written
+# as EMF value arrays with VARIANT_DIMENSIONS only, so that CloudWatch's percentile statistics are over
+# every request of the variant. Milliseconds, never negative.
+METRIC_TIME_TO_FIRST_TOKEN = "TimeToFirstToken"  # streams: request received to the answer's first byte
+METRIC_TIME_PER_OUTPUT_TOKEN = "TimePerOutputToken"  # streams: after the first byte, per further token
+METRIC_END_TO_END_LATENCY = "EndToEndLatency"  # every completed request: received to last byte
+LATENCY_METRICS = {
+    METRIC_TIME_TO_FIRST_TOKEN: "Milliseconds",
+    METRIC_TIME_PER_OUTPUT_TOKEN: "Milliseconds",
+    METRIC_END_TO_END_LATENCY: "Milliseconds",
+}

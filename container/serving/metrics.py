@@ -1,8 +1,9 @@
 """Interval metrics: scrape the engine's /metrics and the middleware's counters, print EMF lines.
 
 Runs in the supervisor process, so parsing vLLM's exposition never delays a token on the API
-server's event loop. Gauges are read as they are; counters and the TTFT histogram become
-per-interval values from the difference between two scrapes.
+server's event loop. Gauges are read as they are; counters and the queue-time histogram become
+per-interval values from the difference between two scrapes. Per-request latency is not here: the
+middleware publishes it (serving/latency.py).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ VLLM_KV_CACHE_USAGE = "vllm:kv_cache_usage_perc"
 VLLM_PREFIX_QUERIES = "vllm:prefix_cache_queries_total"
 VLLM_PREFIX_HITS = "vllm:prefix_cache_hits_total"
 VLLM_PREEMPTIONS = "vllm:num_preemptions_total"
-VLLM_TTFT = "vllm:time_to_first_token_seconds"
+VLLM_QUEUE_TIME = "vllm:request_queue_time_seconds"
 SCRAPE_TIMEOUT_SECONDS = 5.0
 
 
@@ -38,7 +39,7 @@ class Snapshot:
     prefix_queries: float
     prefix_hits: float
     preemptions: float
-    ttft_buckets: dict[float, float]
+    queue_time_buckets: dict[float, float]
     oom_errors: float
     adapter_requests: dict[str, float]
 
@@ -52,7 +53,7 @@ class Snapshot:
             prefix_queries=engine.total(VLLM_PREFIX_QUERIES) or 0.0,
             prefix_hits=engine.total(VLLM_PREFIX_HITS) or 0.0,
             preemptions=engine.total(VLLM_PREEMPTIONS) or 0.0,
-            ttft_buckets=engine.buckets(VLLM_TTFT),
+            queue_time_buckets=engine.buckets(VLLM_QUEUE_TIME),
             oom_errors=float(serving_stats["oom_errors"]),
             adapter_requests={name: float(n) for name, n in serving_stats["adapter_requests"].items()},
         )
@@ -74,10 +75,9 @@ def interval_values(previous: Snapshot, current: Snapshot) -> dict[str, float]:
     queries = _increase(current.prefix_queries, previous.prefix_queries)
     if queries > 0:
         values[c.METRIC_PREFIX_CACHE_HIT_RATE] = 100 * _increase(current.prefix_hits, previous.prefix_hits) / queries
-    ttft = bucket_delta(current.ttft_buckets, previous.ttft_buckets)
-    for metric, q in ((c.METRIC_TTFT_P50, 0.5), (c.METRIC_TTFT_P95, 0.95)):
-        seconds = histogram_quantile(q, ttft)
-        values[metric] = None if seconds is None else seconds * 1000
+    # A diagnostic only: latency as users feel it is measured per request (serving/latency.py).
+    seconds = histogram_quantile(0.95, bucket_delta(current.queue_time_buckets, previous.queue_time_buckets))
+    values[c.METRIC_ENGINE_QUEUE_TIME_P95] = None if seconds is None else seconds * 1000
     return {name: value for name, value in values.items() if value is not None}
 
 

@@ -9,7 +9,8 @@ It owns:
 - `/ping`: SageMaker's readiness signal, answered from the supervisor's state file, never from the engine;
 - the traffic gate and request guards on the inference routes (one JSON error shape, 4xx not 5xx);
 - an out-of-memory error from the engine: counted and answered with a retryable 503;
-- one structured log line per inference request (never prompt or completion text);
+- one structured log line per inference request (never prompt or completion text), and its latency as
+  the client feels it (time to first token, per output token, end to end: serving/latency.py);
 - `/_serving/stats` for the supervisor (loopback clients only): in-flight count and counters.
 """
 
@@ -25,6 +26,7 @@ from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from . import contract as c
 from .errors import clip, error_body, send_error, send_json
 from .guards import (
     ADAPTER_HEADER,
@@ -38,6 +40,7 @@ from .guards import (
     RequestGuard,
 )
 from .jsonlog import JsonLogger, json_line, write_lines
+from .latency import LatencyValues, request_latency
 from .settings import BASE_MODEL_NAME, Settings
 from .state import ServingState, StateReader
 
@@ -93,7 +96,7 @@ class ServingMiddleware:
         self.state = StateReader(settings.state_file)
         self.guard = RequestGuard(settings.adapters, settings.max_model_len, settings.generation_reserve_tokens)
         self.counters = ServingCounters(settings.adapters)
-        self.request_log = RequestLogBuffer(JsonLogger("serving", settings.log_level), settings.model_version)
+        self.request_log = RequestLogBuffer(JsonLogger("serving", settings.log_level), settings)
         # Requests between their first byte and their last: logged as cut if the server stops first.
         self.active: set[_RequestLog] = set()
         atexit.register(self._log_at_shutdown)
@@ -246,20 +249,23 @@ class ServingMiddleware:
         # Every streamed token passes through tracked_send, so it does next to nothing: it keeps the last
         # three body messages (a stream ends with vLLM's usage or error event, `data: [DONE]` and
         # Starlette's empty closing message) in a bounded deque and returns the outer send's awaitable
-        # instead of a coroutine of its own.
-        response_started = False
+        # instead of a coroutine of its own. Until the first body byte is out it also times that byte.
+        response_started = False  # headers sent
+        body_started = False  # first body byte sent: from here on, the fast path
         held_start: Message | None = None  # a 5xx response, held until its body shows whether it is an OOM
         held_body: list[bytes] = []
         tail: deque[Message] = deque(maxlen=3)
         keep = tail.append
 
         def tracked_send(message: Message) -> Awaitable[None]:
-            nonlocal response_started, held_start
-            if response_started:  # the common case: a body message of a response already under way
+            nonlocal response_started, body_started, held_start
+            if body_started:  # the common case: a body message of a response already under way
                 keep(message)
                 return send(message)
             if message["type"] == "http.response.body":
                 if held_start is None:
+                    if message.get("body"):
+                        request.first_byte_at, body_started = time.perf_counter(), True
                     keep(message)
                     return send(message)
                 held_body.append(message.get("body", b""))
@@ -337,7 +343,7 @@ class _RequestLog:
 
     __slots__ = (
         "request_id", "path", "warmup", "started", "adapter", "stream", "status", "error", "oom",
-        "finished_at", "usage_source", "error_source", "outcome", "complete", "disconnected", "cancelled", "logged",
+        "first_byte_at", "finished_at", "usage_source", "error_source", "outcome", "complete", "disconnected", "cancelled", "logged",
     )  # fmt: skip
 
     def __init__(self, request_id: str, path: str, warmup: bool, started: float) -> None:
@@ -347,6 +353,7 @@ class _RequestLog:
         self.status: int | None = None
         self.error: str | None = None
         self.oom = False
+        self.first_byte_at = 0.0  # time.perf_counter() when the answer's first body byte went out
         self.finished_at = 0.0
         self.usage_source = b""
         self.error_source = b""  # an engine error body, parsed for its message when the line is written
@@ -451,14 +458,15 @@ async def _read_body(receive: Receive) -> bytes | Rejection | None:
 
 
 class RequestLogBuffer:
-    """Collects finished requests and writes their log lines in one batch shortly after, so the
-    JSON work and the write never sit between one request's end and the next one's start."""
+    """Collects finished requests and writes their log lines, and their latency as EMF (serving/latency.py),
+    in one batch shortly after, so the JSON work and the write never sit between one request's end and
+    the next one's start."""
 
-    def __init__(self, logger: JsonLogger, model_version: str) -> None:
+    def __init__(self, logger: JsonLogger, settings: Settings) -> None:
         self.logger = logger
-        self.model_version = model_version
+        self.model_version = settings.model_version
+        self.dimensions = {c.DIM_ENDPOINT: settings.endpoint_name, c.DIM_VARIANT: settings.variant_name}
         self.pending: list[_RequestLog] = []
-
         self.closed = False
 
     def add(self, request: _RequestLog) -> None:
@@ -479,5 +487,23 @@ class RequestLogBuffer:
 
     def flush(self) -> None:
         pending, self.pending = self.pending, []
-        documents = (self.logger.record("info", "request", **request.fields(self.model_version)) for request in pending)
-        write_lines(json_line(document) for document in documents if document is not None)
+        lines, latency = [], LatencyValues()
+        for request in pending:
+            fields = request.fields(self.model_version)
+            if (document := self.logger.record("info", "request", **fields)) is not None:
+                lines.append(json_line(document))
+            if not request.warmup and request.status is not None and 200 <= request.status < 300:
+                ttft, tpot, e2e = request_latency(
+                    stream=request.stream,
+                    started=request.started,
+                    first_byte_at=request.first_byte_at,
+                    finished_at=request.finished_at,
+                    output_tokens=fields["output_tokens"],
+                    completed=fields["outcome"] == COMPLETED,
+                )
+                latency.add(ttft_ms=ttft, tpot_ms=tpot, e2e_ms=e2e)
+        if latency:
+            properties = {"ModelVersion": self.model_version}
+            documents = latency.documents(self.dimensions, int(time.time() * 1000), properties)
+            lines += [json_line(document) for document in documents]
+        write_lines(lines)

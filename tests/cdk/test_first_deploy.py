@@ -122,18 +122,34 @@ def _watched_metrics(alarm: dict) -> set[str]:
 def test_rollback_alarms_are_5xx_rate_engine_silence_and_first_token_time_per_variant(environment) -> None:
     alarms = _rollback_alarms(environment)
     watched = sorted(tuple(sorted(_watched_metrics(a))) for a in alarms.values())
-    per_variant = [("Invocation5XXErrors", "Invocations"), ("QueueDepth",), ("TimeToFirstTokenP95",)]
+    per_variant = [("Invocation5XXErrors", "Invocations"), ("QueueDepth",), ("TimeToFirstToken",)]
     assert watched == sorted(per_variant * len(environment.cfg.variants))
     assert "ModelLatency" not in json.dumps(environment.serving.find_resources("AWS::CloudWatch::Alarm"))
 
 
-def test_first_token_rollback_alarm_is_quiet_without_traffic_and_needs_consecutive_minutes(environment) -> None:
+def test_first_token_rollback_alarm_is_a_fleet_p95_guarded_by_request_count(environment) -> None:
+    """p95 over every request of the variant (the per-request metric), 0 in minutes with too few
+    requests, quiet without traffic, and only after consecutive bad minutes."""
     cfg = environment.cfg
-    ttft = [a for a in _rollback_alarms(environment).values() if a.get("MetricName") == "TimeToFirstTokenP95"]
+    ttft = [a for a in _rollback_alarms(environment).values() if _watched_metrics(a) == {"TimeToFirstToken"}]
     assert len(ttft) == len(cfg.variants)
     for alarm in ttft:
         assert alarm["Threshold"] == cfg.alarms.ttft_p95_ms
-        assert alarm["Statistic"] == "Average" and alarm["Period"] == 60
+        stats = {m["Id"]: m["MetricStat"] for m in alarm["Metrics"] if "MetricStat" in m}
+        assert {s["Stat"] for s in stats.values()} == {"p95", "SampleCount"}
+        assert {s["Period"] for s in stats.values()} == {60}
+        assert all(s["Metric"]["Namespace"] == "MangaAssist/LLMServing" for s in stats.values())
+        assert all(
+            {d["Name"] for d in s["Metric"]["Dimensions"]} == {"EndpointName", "VariantName"} for s in stats.values()
+        )
+        (expression,) = [m for m in alarm["Metrics"] if "Expression" in m]
+        requests = next(i for i, s in stats.items() if s["Stat"] == "SampleCount")
+        p95 = next(i for i, s in stats.items() if s["Stat"] == "p95")
+        assert expression["Expression"] == (
+            f"IF({requests} >= {cfg.alarms.ttft_min_requests_per_minute}, {p95}, 0)"
+        )
         assert alarm["EvaluationPeriods"] == cfg.alarms.evaluation_minutes
         assert alarm.get("DatapointsToAlarm", alarm["EvaluationPeriods"]) == alarm["EvaluationPeriods"]
         assert alarm["TreatMissingData"] == "notBreaching"
+
+

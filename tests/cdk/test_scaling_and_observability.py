@@ -120,15 +120,10 @@ def test_silence_from_the_engine_is_not_healthy(prod) -> None:
         "AWS::CloudWatch::Alarm",
         {"MetricName": contract.METRIC_QUEUE_DEPTH, "Statistic": "SampleCount", "TreatMissingData": "breaching"},
     )
-    prod.serving.has_resource_properties(
-        "AWS::CloudWatch::Alarm",
-        {"MetricName": contract.METRIC_TTFT_P95, "TreatMissingData": "notBreaching"},
-    )
 
 
 def test_engine_alarms_from_the_seeds(prod) -> None:
     for metric, threshold, periods, comparison in (
-        (contract.METRIC_TTFT_P95, 500, 5, "GreaterThanThreshold"),
         (contract.METRIC_QUEUE_DEPTH, 80, 2, "GreaterThanThreshold"),
         (contract.METRIC_KV_CACHE_USAGE, 95, 5, "GreaterThanThreshold"),
         (contract.METRIC_OOM_ERRORS, 0, 1, "GreaterThanThreshold"),
@@ -150,7 +145,8 @@ def test_dashboard_and_its_name_output(prod) -> None:
     assert len(dashboards) == 1
     body = json.dumps(dashboards)
     for needle in (
-        "Time to first token",
+        "Time to first token p50 / p95 / p99",
+        "Time per output token p95",
         "Queue depth",
         "KV cache",
         "Prefix-cache",
@@ -174,7 +170,23 @@ def test_metric_names_in_the_template_are_the_ones_the_image_emits(prod) -> None
     for name in contract.VARIANT_METRICS:
         if f'\\"{contract.METRIC_NAMESPACE}\\",\\"{name}\\"' in template:
             used.add(name)
-    assert {contract.METRIC_RUNNING_SEQUENCES, contract.METRIC_TTFT_P50} <= used
+    assert {contract.METRIC_RUNNING_SEQUENCES, contract.METRIC_ENGINE_QUEUE_TIME_P95} <= used
+
+
+def test_dashboard_graphs_first_token_percentiles_and_time_per_token_per_variant(prod) -> None:
+    (dashboard,) = prod.serving.find_resources("AWS::CloudWatch::Dashboard").values()
+    parts = dashboard["Properties"]["DashboardBody"]["Fn::Join"][1]
+    body = json.loads("".join(part if isinstance(part, str) else "token" for part in parts))  # tokens: alarm ARNs
+    lines = set()  # (metric name, variant, statistic) of every graphed line
+    for widget in body["widgets"]:
+        for metric in widget.get("properties", {}).get("metrics", []):
+            if "VariantName" in metric:
+                options = metric[-1] if isinstance(metric[-1], dict) else {}
+                lines.add((metric[1], metric[metric.index("VariantName") + 1], options.get("stat")))
+    for variant in ("primary", "canary"):
+        for stat in ("p50", "p95", "p99"):
+            assert (contract.METRIC_TIME_TO_FIRST_TOKEN, variant, stat) in lines
+        assert (contract.METRIC_TIME_PER_OUTPUT_TOKEN, variant, "p95") in lines
 
 
 def step_adjustments(template) -> list[int]:

@@ -154,14 +154,16 @@ def start_supervisor(workdir: Path, env: dict[str, str]) -> Process:
     return Process([sys.executable, "-m", "serving.supervisor", "serve"], env, workdir / "supervisor.log")
 
 
-def start_standin(workdir: Path, env: dict[str, str], port: int, *, middleware: bool, name: str = "standin") -> Process:
+def start_standin(
+    workdir: Path, env: dict[str, str], port: int, *, middleware: bool, name: str = "standin", extra: tuple[str, ...] = ()
+) -> Process:
     argv = [sys.executable, "-m", "standin", "serve", str(workdir / "model" / "base"), "--host", "127.0.0.1"]
     argv += ["--port", str(port), "--served-model-name", "base", "--enable-lora", "--lora-modules"]
     argv += [f"{adapter}={workdir / 'model' / 'lora' / adapter}" for adapter in ADAPTERS]
     argv += ["--disable-uvicorn-access-log", "--uvicorn-log-level", "warning", "--shutdown-timeout", "2"]
     if middleware:
         argv += ["--middleware", MIDDLEWARE]
-    return Process(argv, env, workdir / f"{name}.log")
+    return Process([*argv, *extra], env, workdir / f"{name}.log")
 
 
 def http_status(url: str) -> int | None:

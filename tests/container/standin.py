@@ -31,7 +31,8 @@ Test support only: it is not in the image. Everything the serving layer relies o
 Test switches (POST /_standin/mode): crash (engine dead: /health 503, process exits after
 STANDIN_WATCHDOG_SECONDS like vLLM's watchdog), exit (the process dies at once), stall (tokens stop,
 /health stays 200), block (the event loop sleeps for `seconds`), error500, oom (a CUDA out-of-memory error for the next requests), hold (streams
-pause after N tokens until POST /_standin/release), normal. Requests still running when the
+pause after N tokens until POST /_standin/release), slow (every request's prefill takes `prefill_seconds`
+longer: a slow release), normal. Requests still running when the
 shutdown timeout ends are aborted, as vLLM's engine shutdown does.
 Environment: STANDIN_STARTUP_DELAY (s), STANDIN_TOKEN_INTERVAL (s), STANDIN_MODE, STANDIN_WATCHDOG_SECONDS.
 """
@@ -74,7 +75,7 @@ OOM_MESSAGE = (
 # EngineDeadError.CLIENT_MESSAGE-like text (vllm/v1/engine/exceptions.py).
 ENGINE_DEAD_MESSAGE = "EngineCore encountered an issue. See stack trace (above) for the root cause."
 ADAPTER_HEADER = "x-amzn-sagemaker-adapter-identifier"
-MODES = ("normal", "crash", "exit", "stall", "error500", "oom", "hold", "block")
+MODES = ("normal", "crash", "exit", "stall", "error500", "oom", "hold", "block", "slow")
 
 
 def error_response(status: int, message: str, err_type: str, param: str | None = None) -> JSONResponse:
@@ -126,6 +127,7 @@ class FakeEngine:
         self.slots = asyncio.Semaphore(max_num_seqs)
         self.running = self.waiting = 0
         self.mode = os.environ.get("STANDIN_MODE", "normal")
+        self.prefill_seconds = 0.0  # mode "slow": added before each request's first token
         self.hold_after: int | None = None
         self.released = asyncio.Event()
         self.unstalled = asyncio.Event()
@@ -144,9 +146,10 @@ class FakeEngine:
     def unfinished(self) -> int:
         return self.running + self.waiting
 
-    def set_mode(self, mode: str, hold_after_tokens: int | None) -> None:
+    def set_mode(self, mode: str, hold_after_tokens: int | None, prefill_seconds: float = 0.0) -> None:
         self.mode = mode
         self.hold_after = hold_after_tokens if mode == "hold" else None
+        self.prefill_seconds = prefill_seconds if mode == "slow" else 0.0
         self.released.clear()
         if mode != "stall":
             self.unstalled.set()
@@ -194,6 +197,8 @@ class FakeEngine:
         oom = self.mode == "oom"
         hold_after = self.hold_after
         try:
+            if self.prefill_seconds:
+                await asyncio.sleep(self.prefill_seconds)
             for index in range(max_tokens):
                 if hold_after is not None and index == hold_after:
                     await self.released.wait()
@@ -427,7 +432,7 @@ def create_app(args: argparse.Namespace, engine: FakeEngine) -> FastAPI:
         if body["mode"] == "block":  # the whole event loop stops, as a long synchronous step would stop it
             time.sleep(float(body["seconds"]))
             return {"mode": engine.mode}
-        engine.set_mode(body["mode"], body.get("hold_after_tokens"))
+        engine.set_mode(body["mode"], body.get("hold_after_tokens"), float(body.get("prefill_seconds", 0)))
         if body["mode"] == "crash":
             asyncio.get_running_loop().call_later(
                 float(os.environ.get("STANDIN_WATCHDOG_SECONDS", "5")), app.state.request_exit

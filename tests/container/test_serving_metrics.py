@@ -7,7 +7,7 @@ import math
 import pytest
 from emf_check import emf_problems
 from serving_harness import free_port, serving_env
-from standin import TIME_TO_FIRST_TOKEN_BUCKETS, FakeEngine
+from standin import REQUEST_LATENCY_BUCKETS, FakeEngine
 
 from container.serving import contract as c
 from container.serving.emf import emf_document
@@ -29,10 +29,10 @@ vllm:prefix_cache_queries_total{engine="0",model_name="base"} 1000.0
 vllm:prefix_cache_queries_created{engine="0",model_name="base"} 1.7e9
 vllm:prefix_cache_hits_total{engine="0",model_name="base"} 400.0
 vllm:num_preemptions_total{engine="0",model_name="base"} 2.0
-vllm:time_to_first_token_seconds_bucket{engine="0",le="0.1",model_name="base"} 10.0
-vllm:time_to_first_token_seconds_bucket{engine="0",le="0.5",model_name="base"} 30.0
-vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf",model_name="base"} 40.0
-vllm:time_to_first_token_seconds_count{engine="0",model_name="base"} 40.0
+vllm:request_queue_time_seconds_bucket{engine="0",le="0.1",model_name="base"} 10.0
+vllm:request_queue_time_seconds_bucket{engine="0",le="0.5",model_name="base"} 30.0
+vllm:request_queue_time_seconds_bucket{engine="0",le="+Inf",model_name="base"} 40.0
+vllm:request_queue_time_seconds_count{engine="0",model_name="base"} 40.0
 vllm:some_label{engine="0",path="a \\"quoted\\" \\\\ value"} 1.0
 """
 
@@ -45,7 +45,7 @@ def test_exposition_sums_label_sets_and_reads_buckets():
     parsed = Exposition(EXPOSITION)
     assert parsed.total("vllm:num_requests_running") == 5.0
     assert parsed.total("vllm:missing") is None
-    assert parsed.buckets("vllm:time_to_first_token_seconds") == {0.1: 10.0, 0.5: 30.0, math.inf: 40.0}
+    assert parsed.buckets("vllm:request_queue_time_seconds") == {0.1: 10.0, 0.5: 30.0, math.inf: 40.0}
     assert parsed.samples["vllm:some_label"][0][0]["path"] == 'a \\"quoted\\" \\\\ value'
 
 
@@ -88,25 +88,24 @@ def test_interval_values_from_two_scrapes():
     assert values[c.METRIC_PREEMPTIONS] == 3.0
     assert values[c.METRIC_OOM_ERRORS] == 3.0
     # 20 observations in the interval: 10 at <= 0.1 s, 10 in (0.1, 0.5], none above.
-    assert values[c.METRIC_TTFT_P50] == pytest.approx(100.0)
-    assert values[c.METRIC_TTFT_P95] == pytest.approx((0.1 + 0.4 * 9 / 10) * 1000)
+    assert values[c.METRIC_ENGINE_QUEUE_TIME_P95] == pytest.approx((0.1 + 0.4 * 9 / 10) * 1000)
     assert set(values) <= set(c.VARIANT_METRICS)
 
 
 def test_an_idle_interval_leaves_out_rates_and_percentiles_instead_of_inventing_them():
     values = interval_values(snapshot(), snapshot())
     assert c.METRIC_PREFIX_CACHE_HIT_RATE not in values
-    assert c.METRIC_TTFT_P50 not in values and c.METRIC_TTFT_P95 not in values
+    assert c.METRIC_ENGINE_QUEUE_TIME_P95 not in values
     assert values[c.METRIC_PREEMPTIONS] == 0.0
 
 
 def test_the_stand_in_exposition_has_the_names_we_read():
     engine = FakeEngine("base", [], 4, 0.0)
-    engine.ttft.observe(0.03)
+    engine.queue_time.observe(0.03)
     parsed = Exposition(engine.exposition())
     current = Snapshot.from_scrapes(engine.exposition(), {"oom_errors": 0, "adapter_requests": {}})
-    assert parsed.buckets("vllm:time_to_first_token_seconds")[0.04] == 1.0
-    assert len(current.ttft_buckets) == len(TIME_TO_FIRST_TOKEN_BUCKETS) + 1
+    assert parsed.buckets("vllm:request_queue_time_seconds")[0.3] == 1.0
+    assert len(current.queue_time_buckets) == len(REQUEST_LATENCY_BUCKETS) + 1
     assert current.queue_depth == 0.0 and current.running == 0.0 and current.kv_cache_usage == 0.0
 
 

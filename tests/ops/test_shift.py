@@ -38,7 +38,7 @@ def test_ramp_5_to_100_with_holds_ends_with_all_traffic_on_the_canary(prod, cli)
         "step: canary 75% → 100%",
     ]
     assert cli.sleep.calls == [600.0] * 12  # 30 min per step, checked every 10 min, 4 steps
-    assert "guard passed (5XX over 5min: canary 0.20%, primary 0.16%)" in result.output
+    assert "guard passed (5XX over 5min: canary 0.20%, primary 0.16%; TTFT not compared: 0/0 streams" in result.output
     assert "shift complete: canary has 100% of traffic" in result.output
 
 

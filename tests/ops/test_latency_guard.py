@@ -1,0 +1,111 @@
+"""The canary guard's latency verdict and `status`'s TTFT column, on moto's CloudWatch holding
+per-request first-token times (as the serving image's EMF arrays become PutMetricData Values)."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+
+import pytest
+
+from container.serving import contract
+from ops.guard import GuardPolicy, check_canary
+from sandbox.moto_fixes import nearest_rank
+from tests.ops.test_promote_and_deploy import set_variant
+
+
+def first_tokens(world, variant: str, values: list[float]) -> None:
+    dimensions = [
+        {"Name": contract.DIM_ENDPOINT, "Value": world.endpoint},
+        {"Name": contract.DIM_VARIANT, "Value": variant},
+    ]
+    cloudwatch = world.client("cloudwatch")
+    for start in range(0, len(values), 100):
+        cloudwatch.put_metric_data(
+            Namespace=contract.METRIC_NAMESPACE,
+            MetricData=[
+                {
+                    "MetricName": contract.METRIC_TIME_TO_FIRST_TOKEN,
+                    "Dimensions": dimensions,
+                    "Values": values[start : start + 100],
+                    "Unit": "Milliseconds",
+                    "Timestamp": datetime.now(UTC),
+                }
+            ],
+        )
+
+
+@pytest.fixture
+def evidence(prod):
+    prod.traffic("canary", invocations=1000, errors=0)
+    prod.traffic("primary", invocations=11500, errors=0)
+    return prod
+
+
+def spread(low: float, high: float, n: int = 200) -> list[float]:
+    rng = random.Random(7)
+    return [rng.uniform(low, high) for _ in range(n)]
+
+
+def test_nearest_rank():
+    assert nearest_rank([float(i) for i in range(1, 101)], 95) == 95.0
+    assert nearest_rank([3.0, 1.0, 2.0], 50) == 2.0
+    assert nearest_rank([5.0], 99.9) == 5.0
+
+
+def test_a_canary_much_slower_to_its_first_token_is_refused_with_both_figures(evidence, cli):
+    primary, canary = spread(100, 300), spread(300, 700)
+    first_tokens(evidence, "primary", primary)
+    first_tokens(evidence, "canary", canary)
+    refused = cli("shift", "prod", "--canary-weight", "25")
+    assert refused.exit_code == 4, refused.output
+    canary_p95, primary_p95 = nearest_rank(canary, 95), nearest_rank(primary, 95)
+    assert (
+        f"canary time to first token p95 {canary_p95:.0f} ms is {canary_p95 - primary_p95:.0f} ms above the "
+        f"primary's {primary_p95:.0f} ms" in refused.stderr
+    )
+    assert evidence.weights() == {"primary": 95.0, "canary": 5.0}
+
+
+def test_within_the_margin_passes_and_the_flags_change_the_margin(evidence, cli):
+    first_tokens(evidence, "primary", spread(100, 300))
+    first_tokens(evidence, "canary", spread(100, 340))  # p95 about 30 ms higher: under 50 ms
+    passed = cli("shift", "prod", "--canary-weight", "10")
+    assert passed.exit_code == 0, passed.output
+    assert "TTFT p95 canary" in passed.output and "primary" in passed.output
+    strict = cli("shift", "prod", "--canary-weight", "15", "--min-ttft-increase-ms", "5", "--max-ttft-increase", "5")
+    assert strict.exit_code == 4 and "canary time to first token p95" in strict.stderr
+
+
+def test_too_few_streams_on_either_side_are_not_compared(evidence):
+    first_tokens(evidence, "primary", spread(100, 300))
+    first_tokens(evidence, "canary", spread(900, 1000, n=40))
+    verdict = check_canary(evidence.client("cloudwatch"), evidence.endpoint, "canary", "primary", GuardPolicy())
+    assert verdict.healthy, verdict.problems
+    assert "TTFT not compared: 40/200 streams, 100 each needed" in verdict.summary
+    stricter = GuardPolicy(min_invocations=40)
+    assert not check_canary(evidence.client("cloudwatch"), evidence.endpoint, "canary", "primary", stricter).healthy
+
+
+def test_promote_is_refused_by_a_slow_canary_too(environments, worlds, cli):
+    set_variant(environments, "canary", image_tag="v0.2.0")
+    world = worlds("prod")
+    world.deploy()
+    world.traffic("canary", invocations=1000, errors=0)
+    world.traffic("primary", invocations=19000, errors=0)
+    first_tokens(world, "primary", spread(100, 300))
+    first_tokens(world, "canary", spread(600, 900))
+    refused = cli("promote", "prod")
+    assert refused.exit_code == 4, refused.output
+    assert "promotion refused: canary time to first token p95" in refused.stderr
+
+
+def test_status_shows_first_token_percentiles_per_variant(evidence, cli):
+    values = [float(i) for i in range(1, 201)]
+    first_tokens(evidence, "primary", values)
+    shown = cli("status", "prod")
+    assert shown.exit_code == 0, shown.output
+    primary_row = next(line for line in shown.output.splitlines() if line.strip().startswith("primary"))
+    assert "100 ms / 190 ms (200 streams)" in primary_row
+    canary_row = next(line for line in shown.output.splitlines() if line.strip().startswith("canary"))
+    assert "- / - (0 streams)" in canary_row
