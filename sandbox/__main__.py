@@ -9,6 +9,9 @@ traffic  records invocations (and 5XX errors) per variant in the sandbox's Cloud
 deploy   the sandbox's `make deploy`: `make synth`, then the endpoint moves onto the new templates'
          models and endpoint config, keeping weights and instance counts. `python -m ops deploy`
          runs it instead of `make deploy` while the sandbox's variables are exported.
+model    puts one variant's model server in a mode: `model canary slow --prefill-seconds 0.4` makes
+         every first token 0.4 s later (a slow release for the canary guard), `model canary normal`
+         ends it.
 """
 
 from __future__ import annotations
@@ -145,11 +148,30 @@ def deploy(state: State, templates: Path, synth: bool, released: str) -> int:
     return 0
 
 
+MODEL_MODES = ("normal", "slow", "error500")
+
+
+def set_model_mode(state: State, variant: str, mode: str, prefill_seconds: float) -> int:
+    url = state.model_urls.get(variant)
+    if url is None:
+        print(f"error: no model server for variant {variant!r}; the sandbox has {sorted(state.model_urls)}", file=sys.stderr)
+        return 2
+    answer = httpx.post(f"{url}/_standin/mode", json={"mode": mode, "prefill_seconds": prefill_seconds}, timeout=10)
+    answer.raise_for_status()
+    detail = f" (+{prefill_seconds:g} s before each first token)" if mode == "slow" else ""
+    print(f"sandbox: {variant}'s model server is now {mode}{detail}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m sandbox", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    for name in ("start", "stop", "serve", "traffic", "deploy"):
+    for name in ("start", "stop", "serve", "traffic", "deploy", "model"):
         command = commands.add_parser(name)
+        if name == "model":
+            command.add_argument("variant")
+            command.add_argument("mode", choices=MODEL_MODES)
+            command.add_argument("--prefill-seconds", type=float, default=0.4, help="mode slow: added to each first token")
         command.add_argument("env", nargs="?", default="prod")
         command.add_argument("--state-dir", type=Path, default=STATE_DIR)
         if name in ("start", "serve", "deploy"):
@@ -175,6 +197,8 @@ def main(argv: list[str]) -> int:
         return 2
     if args.command == "deploy":
         return deploy(state, args.templates, args.synth, args.released)
+    if args.command == "model":
+        return set_model_mode(state, args.variant, args.mode, args.prefill_seconds)
     while True:
         served = record_traffic(state, args.per_minute, args.canary_5xx_percent)
         print(f"sandbox traffic, last minute: {served}", flush=True)

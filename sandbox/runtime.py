@@ -2,7 +2,7 @@
 
 moto answers InvokeEndpoint only with queued canned bodies and has no InvokeEndpointWithResponseStream,
 so the sandbox serves both itself: it picks a variant the way SageMaker does (TargetVariant, else by
-the live weights read from the moto server), forwards the body to the model server's `/invocations`,
+the live weights read from the moto server), forwards the body to that variant's model server's `/invocations`,
 and relays a streamed answer as `PayloadPart` events in AWS's event-stream framing
 (`application/vnd.amazon.eventstream`), which botocore decodes as it would AWS's. Every invocation
 is counted in CloudWatch (`AWS/SageMaker` Invocations and Invocation5XXErrors per variant), so the
@@ -68,8 +68,10 @@ def record_invocations(cloudwatch: Any, endpoint: str, variant: str, invocations
 class RuntimeFront:
     """Owns the HTTP server; `sagemaker` and `cloudwatch` are boto3 clients on the moto server."""
 
-    def __init__(self, model_url: str, sagemaker: Any, cloudwatch: Any, deploy: Callable[[Path], str]) -> None:
-        self.model_url = model_url
+    def __init__(
+        self, model_urls: dict[str, str], sagemaker: Any, cloudwatch: Any, deploy: Callable[[Path], str]
+    ) -> None:
+        self.model_urls = model_urls  # variant -> its model server
         self.deploy = deploy  # POST /_sandbox/deploy {"templates": DIR}: the sandbox's `make deploy`
         self.sagemaker = sagemaker
         self.cloudwatch = cloudwatch
@@ -97,6 +99,11 @@ class RuntimeFront:
             return requested
         live = {name: weight for name, weight in variants.items() if weight > 0}
         return random.choices(list(live), weights=list(live.values()))[0]
+
+    def model_url(self, variant: str) -> str:
+        """The variant's model server; a variant the config did not have at start (a sandbox deploy that
+        added one) is served by the first."""
+        return self.model_urls.get(variant) or next(iter(self.model_urls.values()))
 
     def count(self, endpoint: str, variant: str, failed: bool) -> None:
         record_invocations(self.cloudwatch, endpoint, variant, 1, int(failed))
@@ -134,7 +141,7 @@ class RuntimeFront:
                     self.stream(endpoint, variant, body, headers)
 
             def invoke(self, endpoint: str, variant: str, body: bytes, headers: dict[str, str]) -> None:
-                answer = front.http.post(f"{front.model_url}/invocations", content=body, headers=headers)
+                answer = front.http.post(f"{front.model_url(variant)}/invocations", content=body, headers=headers)
                 front.count(endpoint, variant, answer.status_code >= 500)
                 if answer.status_code != 200:  # SageMaker relays a container error as ModelError (424)
                     self.error(424, "ModelError", f"Received client error ({answer.status_code}) from primary "
@@ -149,7 +156,7 @@ class RuntimeFront:
 
             def stream(self, endpoint: str, variant: str, body: bytes, headers: dict[str, str]) -> None:
                 with front.http.stream(
-                    "POST", f"{front.model_url}/invocations", content=body, headers=headers
+                    "POST", f"{front.model_url(variant)}/invocations", content=body, headers=headers
                 ) as answer:
                     front.count(endpoint, variant, answer.status_code >= 500)
                     if answer.status_code != 200:

@@ -1,5 +1,7 @@
-"""The sandbox's long-running process: a moto server seeded like a deployed environment, the project's
-stand-in model server, and the runtime API in front of it. Started and stopped by `python -m sandbox`.
+"""The sandbox's long-running process: a moto server seeded like a deployed environment, one model
+server per variant (the serving image's supervisor and middleware in front of the project's vLLM
+stand-in), an EMF agent per model server that turns its metric lines into CloudWatch metrics, and the
+runtime API in front of them. Started and stopped by `python -m sandbox`.
 
 moto runs in this process (ThreadedMotoServer), so its backends are this process's: that is how the
 moto quirks the CLI cannot go around (sandbox/moto_fixes.py: ml.g5.* refused, weights reset by an
@@ -16,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,7 @@ class State:
     moto_url: str
     runtime_url: str
     endpoint: str
+    model_urls: dict[str, str] = field(default_factory=dict)  # variant -> its model server
 
     def exports(self) -> dict[str, str]:
         return {
@@ -82,12 +85,15 @@ def answers(url: str) -> bool:
         return False
 
 
-def start_model_server(adapters: list[str], model: str, workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """The serving image's own code, as the container tests run it: the supervisor and our middleware,
-    with the vLLM stand-in behind a fake `vllm`. So the runtime front talks to what an instance runs
-    (for example, an adapter named only in the body is served because our middleware routes it; the
-    stand-in alone, like vLLM's /invocations, would answer with the base model). `model` is the
-    config's model name; the container serves the base model as `base` whatever it is."""
+def start_model_server(
+    adapters: list[str], model: str, workdir: Path, endpoint: str, variant: str
+) -> tuple[subprocess.Popen[bytes], str, Path]:
+    """One variant's instance: the serving image's own code, as the container tests run it, the
+    supervisor and our middleware with the vLLM stand-in behind a fake `vllm`. So the runtime front
+    talks to what an instance runs (for example, an adapter named only in the body is served because
+    our middleware routes it; the stand-in alone, like vLLM's /invocations, would answer with the base
+    model), and its EMF lines carry the variant's dimensions. `model` is the config's model name; the
+    container serves the base model as `base` whatever it is. Returns the process, its URL, its log."""
     sys.path.insert(0, str(STANDIN.parent))
     from serving_harness import model_tree, serving_env, start_supervisor
 
@@ -97,15 +103,14 @@ def start_model_server(adapters: list[str], model: str, workdir: Path) -> tuple[
         workdir,
         port,
         SERVING_LORA_ADAPTERS=",".join(adapters),
-        SERVING_ENDPOINT_NAME="sandbox",
+        SERVING_ENDPOINT_NAME=endpoint,
+        SERVING_VARIANT_NAME=variant,
         SERVING_MODEL_VERSION=f"sandbox-{model}",
         STANDIN_TOKEN_INTERVAL="0.002",
     )
     (workdir / "state").mkdir(parents=True, exist_ok=True)
     supervisor = start_supervisor(workdir, env)
-    url = f"http://127.0.0.1:{port}"
-    wait_until(lambda: answers(f"{url}/ping"), "the serving container (supervisor, middleware, stand-in)")
-    return supervisor.popen, url
+    return supervisor.popen, f"http://127.0.0.1:{port}", supervisor.log_path
 
 
 def resolvers(templates: Path, env_name: str, account: str, region: str, deployment: int) -> Any:
@@ -159,6 +164,7 @@ def serve(env_name: str, templates: Path, state_path: Path) -> None:
     from moto.server import ThreadedMotoServer
 
     from sandbox import moto_fixes
+    from sandbox.emf_agent import EmfAgent
     from sandbox.runtime import RuntimeFront
     from sandbox.seed import seed_serving_stack
 
@@ -174,28 +180,43 @@ def serve(env_name: str, templates: Path, state_path: Path) -> None:
 
     seed_serving_stack(client, resolvers(templates, env_name, account, region, 1), env_name)
 
-    workdir = state_path.parent / f"{env_name}-model"
-    model_server, model_url = start_model_server(list(cfg.engine.adapters), cfg.engine.model, workdir)
+    servers = {
+        v.name: start_model_server(
+            list(cfg.engine.adapters), cfg.engine.model, state_path.parent / f"{env_name}-{v.name}", cfg.endpoint_name, v.name
+        )
+        for v in cfg.variants
+    }
+    model_urls = {name: url for name, (_, url, _) in servers.items()}
+    for name, url in model_urls.items():
+        wait_until(lambda url=url: answers(f"{url}/ping"), f"the {name} model server (supervisor, middleware, stand-in)")
+    agents = [EmfAgent(log, client("cloudwatch")) for _, _, log in servers.values()]
+    for agent in agents:
+        agent.start()
     deployments = [1]
 
     def deploy(new_templates: Path) -> str:
         deployments.append(len(deployments) + 1)
         return redeploy(client, new_templates, state, deployments[-1])
 
-    front = RuntimeFront(model_url, client("sagemaker"), client("cloudwatch"), deploy)
+    front = RuntimeFront(model_urls, client("sagemaker"), client("cloudwatch"), deploy)
     front.start()
 
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    state = State(os.getpid(), env_name, region, account, moto_url, front.url, cfg.endpoint_name)
+    state = State(os.getpid(), env_name, region, account, moto_url, front.url, cfg.endpoint_name, model_urls)
     state.save(state_path)
+    processes = [process for process, _, _ in servers.values()]
     try:
-        while not stop.is_set() and model_server.poll() is None:
+        while not stop.is_set() and all(process.poll() is None for process in processes):
             stop.wait(0.5)
     finally:
-        model_server.terminate()
-        model_server.wait(timeout=30)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(timeout=30)
+        for agent in agents:
+            agent.stop()
         front.stop()
         moto.stop()
         state_path.unlink(missing_ok=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.client
 import json
 import signal
+import threading
 import time
 
 import httpx
@@ -30,7 +31,7 @@ from container.serving.metrics import (
     VLLM_PREFIX_HITS,
     VLLM_PREFIX_QUERIES,
     VLLM_RUNNING,
-    VLLM_TTFT,
+    VLLM_QUEUE_TIME,
     VLLM_WAITING,
 )
 from container.serving.prometheus import Exposition
@@ -216,7 +217,7 @@ def test_real_metrics_become_emf_documents_that_pass_the_schema(serving):
         VLLM_PREEMPTIONS,
     ):
         assert exposition.total(name) is not None, name
-    assert exposition.total(VLLM_PREFIX_QUERIES) > 0 and exposition.buckets(VLLM_TTFT)
+    assert exposition.total(VLLM_PREFIX_QUERIES) > 0 and exposition.buckets(VLLM_QUEUE_TIME)
 
     def documents() -> list[dict]:
         return [line for line in serving.process.json_lines() if "_aws" in line]
@@ -230,7 +231,48 @@ def test_real_metrics_become_emf_documents_that_pass_the_schema(serving):
     assert all(emf_problems(document) == [] for document in all_documents)
     variant = [d for d in all_documents if c.METRIC_QUEUE_DEPTH in d]
     assert variant and all(d[c.DIM_ENDPOINT] == "mangaassist-llm-test" for d in variant)
-    assert any(c.METRIC_TTFT_P50 in d and c.METRIC_PREFIX_CACHE_HIT_RATE in d for d in variant)
+    assert any(c.METRIC_ENGINE_QUEUE_TIME_P95 in d and c.METRIC_PREFIX_CACHE_HIT_RATE in d for d in variant)
+
+
+def first_content_stream(serving: Serving, results: list, index: int) -> None:
+    """The client's own times: sent, first event carrying answer text, last line."""
+    body = chat(max_tokens=24, stream=True)
+    with httpx.Client(timeout=REQUEST_TIMEOUT_SECONDS) as client:
+        sent = time.perf_counter()
+        first = None
+        with client.stream("POST", f"{serving.client.base_url}/invocations", json=body) as response:
+            for line in response.iter_lines():
+                if first is None and line.startswith("data: {") and '"content":"' in line:
+                    first = time.perf_counter()
+        results[index] = (sent, first, time.perf_counter())
+
+
+def latency_values(serving: Serving, metric: str) -> list[float]:
+    documents = [line for line in serving.process.json_lines() if "_aws" in line and metric in line]
+    return [value for document in documents for value in document[metric]]
+
+
+def test_real_streams_give_one_latency_value_each_matching_what_the_clients_measured(serving):
+    time.sleep(1.5)  # earlier tests' requests are flushed (the middleware writes once a second)
+    before = len(latency_values(serving, c.METRIC_TIME_TO_FIRST_TOKEN))
+    count = 6
+    results: list = [None] * count
+    threads = [threading.Thread(target=first_content_stream, args=(serving, results, i)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(REQUEST_TIMEOUT_SECONDS)
+    wait_until(lambda: len(latency_values(serving, c.METRIC_TIME_TO_FIRST_TOKEN)) >= before + count, "TTFT values")
+    time.sleep(1.5)
+    served = sorted(latency_values(serving, c.METRIC_TIME_TO_FIRST_TOKEN)[before:])
+    measured = sorted((first - sent) * 1000 for sent, first, _ in results)
+    assert len(served) == count, (served, measured)
+    print(f"\nTTFT served {[round(v) for v in served]} ms, measured by the clients {[round(v) for v in measured]} ms")
+    # The container sees each request after its client sent it and writes its first byte before the
+    # client reads the first answer text: each value sits under the client's, by less than the hop.
+    for value, client_value in zip(served, measured, strict=True):
+        assert value <= client_value + 1 and client_value - value <= max(100, 0.2 * client_value), (served, measured)
+    assert len(latency_values(serving, c.METRIC_TIME_PER_OUTPUT_TOKEN)) >= count
 
 
 def test_sigterm_with_streams_in_flight_lets_every_stream_finish_then_exits_0(serving):
