@@ -9,6 +9,7 @@ from config import load_config
 from config.container_env import container_environment
 from container.serving import contract
 from container.serving.engine_command import engine_command
+from container.serving.latency import LatencyValues
 from container.serving.metrics import Snapshot, interval_documents
 from container.serving.settings import Settings
 
@@ -19,8 +20,8 @@ vllm:kv_cache_usage_perc{engine="0",model_name="base"} 0.25
 vllm:prefix_cache_queries_total{engine="0",model_name="base"} @queries@
 vllm:prefix_cache_hits_total{engine="0",model_name="base"} @hits@
 vllm:num_preemptions_total{engine="0",model_name="base"} 2.0
-vllm:time_to_first_token_seconds_bucket{engine="0",le="0.1",model_name="base"} @fast@
-vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf",model_name="base"} @all@
+vllm:request_queue_time_seconds_bucket{engine="0",le="0.3",model_name="base"} @fast@
+vllm:request_queue_time_seconds_bucket{engine="0",le="+Inf",model_name="base"} @all@
 """
 
 
@@ -60,7 +61,12 @@ def emitted_documents() -> list[dict]:
             text = text.replace(f"@{name}@", str(value))
         return Snapshot.from_scrapes(text, {"oom_errors": ooms, "adapter_requests": {"jp_style_v1": requests}})
 
-    return interval_documents(settings, snap(100, 50, 5, 10, 0, 1), snap(200, 120, 15, 30, 1, 4), 1_700_000_000_000)
+    documents = interval_documents(settings, snap(100, 50, 5, 10, 0, 1), snap(200, 120, 15, 30, 1, 4), 1_700_000_000_000)
+    # The middleware's per-request latency documents, with the settings' own dimensions.
+    latency = LatencyValues()
+    latency.add(ttft_ms=120.0, tpot_ms=20.0, e2e_ms=3000.0)
+    dimensions = {contract.DIM_ENDPOINT: settings.endpoint_name, contract.DIM_VARIANT: settings.variant_name}
+    return documents + latency.documents(dimensions, 1_700_000_000_000, {})
 
 
 def test_the_emitter_writes_every_contract_metric_with_the_contract_dimensions() -> None:
@@ -70,7 +76,8 @@ def test_the_emitter_writes_every_contract_metric_with_the_contract_dimensions()
         assert directive["Namespace"] == contract.METRIC_NAMESPACE
         for metric in directive["Metrics"]:
             emitted[metric["Name"]] = directive["Dimensions"][0]
-    assert set(emitted) == set(contract.VARIANT_METRICS) | set(contract.ADAPTER_METRICS)
+    assert set(emitted) == set(contract.VARIANT_METRICS) | set(contract.ADAPTER_METRICS) | set(contract.LATENCY_METRICS)
+    assert emitted[contract.METRIC_TIME_TO_FIRST_TOKEN] == list(contract.VARIANT_DIMENSIONS)
     assert emitted[contract.METRIC_QUEUE_DEPTH] == list(contract.VARIANT_DIMENSIONS)
     assert emitted[contract.METRIC_ADAPTER_REQUESTS] == list(contract.ADAPTER_DIMENSIONS)
 
@@ -80,8 +87,10 @@ def test_alarms_and_scaling_read_only_metrics_the_emitter_writes(prod) -> None:
     read = {}
     for alarm in prod.serving.find_resources("AWS::CloudWatch::Alarm").values():
         props = alarm["Properties"]
-        if props.get("Namespace") == contract.METRIC_NAMESPACE:
-            read[props["MetricName"]] = sorted(d["Name"] for d in props["Dimensions"])
+        stats = [props] + [m["MetricStat"]["Metric"] for m in props.get("Metrics", []) if "MetricStat" in m]
+        for metric in stats:
+            if metric.get("Namespace") == contract.METRIC_NAMESPACE:
+                read[metric["MetricName"]] = sorted(d["Name"] for d in metric["Dimensions"])
     assert read, "no alarm reads the serving image's metrics"
-    assert set(read) <= emitted
+    assert set(read) <= emitted and contract.METRIC_TIME_TO_FIRST_TOKEN in read
     assert all(dimensions == sorted(contract.VARIANT_DIMENSIONS) for dimensions in read.values())
