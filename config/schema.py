@@ -258,11 +258,31 @@ class VariantScaling(Strict):
     schedules: list[ScheduledWindow] = Field(default_factory=list)
 
 
+class CapacityMeasurement(Strict):
+    """Where a `planning.capacity` figure comes from: written by `ops capacity --write-config`."""
+
+    where: str = Field(min_length=1, max_length=200)  # "staging/canary" or "url http://..."
+    measured_at: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}T")  # ISO 8601, UTC
+    image_tag: str | None = None  # the image the variant ran; None for a URL target
+    slo_ttft_p95_ms: float = Field(gt=0)
+    report: str | None = None  # the capacity.json it came from
+
+
 class InstanceCapacity(Strict):
     """What one instance serves while the latency SLO holds (seeds: ml.g5.xlarge with AWQ Llama-3-8B)."""
 
     requests_per_minute: float = Field(gt=0)
     concurrent_sequences: int = Field(ge=1)  # running sequences at that rate
+    measured: CapacityMeasurement | None = None  # None: an assumption (the seeds' figure)
+
+    def provenance(self) -> str:
+        """What the figure stands on, in one line for plans, reviews and status."""
+        rate = f"{self.requests_per_minute:,.0f}/min"
+        if self.measured is None:
+            return f"assumed: {rate}, the seeds' figure, never measured (`ops capacity`)"
+        m = self.measured
+        image = f", image {m.image_tag}" if m.image_tag else ""
+        return f"measured: {rate} on {m.where} {m.measured_at[:10]}{image} (TTFT p95 <= {m.slo_ttft_p95_ms:g} ms)"
 
 
 SEED_CAPACITY = {"ml.g5.xlarge": InstanceCapacity(requests_per_minute=1200, concurrent_sequences=88)}

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
+from capacity.cli import capacity_command
 from config import EnvironmentConfig
 from ops.aws import AwsClients, open_session
 from ops.bedrock_import import ImportJob, submit_import, validate_artifact, wait_for_import
@@ -470,3 +471,7 @@ def bedrock_import(
     imported = wait_for_import(clients.bedrock, job_arn, console, rt.timing)
     console.ok("import job completed; the imported model's ARN:")
     console.line(imported)
+
+
+# `ops capacity` lives in its own package (capacity/); the ops CLI only names it.
+app.command(name="capacity")(capacity_command)

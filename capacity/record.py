@@ -1,0 +1,43 @@
+"""`--write-config`: the measurement goes into the environment's YAML under
+`planning.capacity.<instance type>`, with where, when and with which image it was measured, as a YAML
+round-trip that keeps every comment and the layout (ruamel.yaml, as `ops promote` edits configs)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
+
+
+def record_measurement(config_file: Path, instance_type: str, record: dict[str, Any], report_path: Path) -> str:
+    """Writes the figure; returns the line it wrote. The record must hold an answer."""
+    answer = record["requests_per_minute_per_instance"]
+    if answer is None:
+        raise ValueError("no rate held the objective: nothing to record")
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    document = yaml.load(config_file.read_text())
+    planning = document.setdefault("planning", CommentedMap())
+    capacity = planning.setdefault("capacity", CommentedMap())
+    target = record["target"]
+    where = f"url {target['url']}" if target.get("kind") == "url" else f"{target['environment']}/{target['variant']}"
+    measured = CommentedMap(
+        where=where,
+        measured_at=record["measured_at"],
+        image_tag=target.get("image_tag"),
+        slo_ttft_p95_ms=record["slo"]["ttft_p95_ms"],
+        report=str(report_path),
+    )
+    concurrency = record.get("concurrent_requests_per_instance_at_slo") or 1
+    capacity[instance_type] = CommentedMap(
+        requests_per_minute=round(answer, 1),
+        concurrent_sequences=max(1, math.ceil(concurrency)),
+        measured=measured,
+    )
+    with config_file.open("w") as out:
+        yaml.dump(document, out)
+    return f"planning.capacity.{instance_type}: {answer:,.0f}/min measured on {where} {record['measured_at']}"

@@ -1,0 +1,153 @@
+"""Where `ops capacity` sends its requests, and how one streamed request is timed.
+
+Both targets stream: `UrlTarget` posts to a serving container's `/invocations` (what SageMaker calls);
+`VariantTarget` calls InvokeEndpointWithResponseStream with TargetVariant (botocore's sagemaker-runtime
+model: the `PayloadPart` events carry the container's chunks). The first token is the first SSE `data:`
+event (vLLM sends its first event with the first generated token); output tokens come from the
+`usage` of the last event (vLLM's --enable-force-include-usage); an `{"error": ...}` event, a
+non-200 answer or a stream error is an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+REQUEST_TIMEOUT_SECONDS = 70.0  # SageMaker's 60 s invocation timeout, and some
+
+
+@dataclass
+class RequestRecord:
+    """One request's times (time.perf_counter) and outcome."""
+
+    scheduled: float
+    sent: float = 0.0
+    first: float | None = None
+    done: float | None = None
+    status: int | None = None
+    error: str | None = None
+    output_tokens: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.status == 200 and self.first is not None and self.done is not None
+
+
+def read_last_event(record: RequestRecord, tail: bytes) -> None:
+    """Usage and errors from the stream's last events (everything before `data: [DONE]`)."""
+    events = [e.strip() for e in tail.split(b"\n\n") if e.strip().startswith(b"data: {")]
+    if not events:
+        return
+    last = events[-1][len(b"data: ") :]
+    if last.startswith(b'{"error"'):
+        record.error = "error event in the stream"
+        return
+    try:
+        usage = json.loads(last).get("usage") or {}
+    except ValueError:
+        return
+    if isinstance(usage.get("completion_tokens"), int):
+        record.output_tokens = usage["completion_tokens"]
+
+
+@dataclass
+class UrlTarget:
+    url: str
+    instances: int = 1
+    client: httpx.AsyncClient | None = field(default=None, repr=False)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "url", "url": self.url}
+
+    async def open(self) -> None:
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=256)
+        self.client = httpx.AsyncClient(timeout=REQUEST_TIMEOUT_SECONDS, limits=limits)
+
+    async def close(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
+
+    async def request(self, body: bytes, record: RequestRecord, stop: threading.Event) -> None:
+        assert self.client is not None
+        record.sent = time.perf_counter()
+        try:
+            headers = {"content-type": "application/json"}
+            async with self.client.stream("POST", f"{self.url}/invocations", content=body, headers=headers) as answer:
+                record.status = answer.status_code
+                if answer.status_code != 200:
+                    await answer.aread()
+                    record.error = f"HTTP {answer.status_code}"
+                    return
+                tail = b""
+                async for chunk in answer.aiter_bytes():
+                    if record.first is None and b"data: " in chunk:
+                        record.first = time.perf_counter()
+                    tail = (tail + chunk)[-8192:]
+                read_last_event(record, tail)
+        except httpx.HTTPError as error:
+            record.error = f"{type(error).__name__}"
+        finally:
+            record.done = time.perf_counter()
+
+
+@dataclass
+class VariantTarget:
+    """One production variant through the SageMaker runtime; boto3 calls run in threads."""
+
+    runtime: Any  # a sagemaker-runtime client
+    endpoint: str
+    variant: str
+    instances: int
+    details: dict[str, Any]
+    executor: ThreadPoolExecutor | None = field(default=None, repr=False)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "sagemaker", "endpoint": self.endpoint, "variant": self.variant, **self.details}
+
+    async def open(self) -> None:
+        self.executor = ThreadPoolExecutor(max_workers=256, thread_name_prefix="capacity")
+
+    async def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=False, cancel_futures=True)
+
+    async def request(self, body: bytes, record: RequestRecord, stop: threading.Event) -> None:
+        await asyncio.get_running_loop().run_in_executor(self.executor, self._invoke, body, record, stop)
+
+    def _invoke(self, body: bytes, record: RequestRecord, stop: threading.Event) -> None:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        record.sent = time.perf_counter()
+        try:
+            answer = self.runtime.invoke_endpoint_with_response_stream(
+                EndpointName=self.endpoint, Body=body, ContentType="application/json", TargetVariant=self.variant
+            )
+            record.status = answer["ResponseMetadata"]["HTTPStatusCode"]
+            stream, tail = answer["Body"], b""
+            for event in stream:
+                if stop.is_set():
+                    stream.close()
+                    record.error = "stopped"
+                    return
+                part = event.get("PayloadPart")
+                if part is None:
+                    record.error = next(iter(event), "unknown event")
+                    continue
+                if record.first is None and b"data: " in part["Bytes"]:
+                    record.first = time.perf_counter()
+                tail = (tail + part["Bytes"])[-8192:]
+            read_last_event(record, tail)
+        except ClientError as error:
+            record.status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            record.error = error.response.get("Error", {}).get("Code", "ClientError")
+        except BotoCoreError as error:
+            record.error = type(error).__name__
+        finally:
+            record.done = time.perf_counter()
