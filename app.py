@@ -15,6 +15,7 @@ from pathlib import Path
 import aws_cdk as cdk
 
 from config import ConfigError, known_environments, load_config
+from config.capacity_checks import measured_capacity_warnings
 from stacks.environment import add_compliance_checks, build_environment
 
 # What a synth writes into the cloud assembly directory; removed when the synth is refused.
@@ -49,6 +50,9 @@ def synthesise(app: cdk.App, env_name: str) -> int:
             errors.append(str(error))
     if errors:
         return refuse(app, "Refusing to synthesise: " + "\n".join(errors))
+    for cfg in configs:  # a measured capacity that may no longer fit: said, never refused
+        for warning in measured_capacity_warnings(cfg):
+            print(f"warning: {warning}", file=sys.stderr)
     for cfg in configs:
         build_environment(app, cfg, guarded=not variants_changed)
     add_compliance_checks(app)

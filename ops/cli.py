@@ -126,7 +126,7 @@ def status(ctx: typer.Context, env: EnvArg, region: RegionOpt = None) -> None:
     """Endpoint status, the endpoint config in service, each variant's image, instance type, instance
     counts and weights, autoscaling targets with their scheduled actions (in local time), alarms in ALARM."""
     environment = runtime(ctx).open(env, region)
-    show_status(environment.clients, environment.cfg.endpoint_name, env, Console(runtime(ctx).zone))
+    show_status(environment.clients, environment.cfg, Console(runtime(ctx).zone))
 
 
 def check_interval(hold: float, check_every: float | None) -> float:

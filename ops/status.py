@@ -7,6 +7,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from config import EnvironmentConfig
 from ops.alarms import firing_alarms
 from ops.aws import AwsClients
 from ops.endpoint import read_endpoint
@@ -19,8 +20,8 @@ LATENCY_WINDOW_SECONDS = 300  # time to first token over the last five minutes, 
 AT_TIME = re.compile(r"^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$")
 
 
-def show_status(clients: AwsClients, endpoint_name: str, env_name: str, console: Console) -> None:
-    live = read_endpoint(clients.sagemaker, endpoint_name, env_name)
+def show_status(clients: AwsClients, cfg: EnvironmentConfig, console: Console) -> None:
+    live = read_endpoint(clients.sagemaker, cfg.endpoint_name, cfg.name)
     console.line(f"Endpoint {live.name} ({clients.region}): {live.status}")
     console.line(f"  endpoint config in service: {live.config_name}")
     if live.pending_config_name:
@@ -59,6 +60,10 @@ def show_status(clients: AwsClients, endpoint_name: str, env_name: str, console:
             console.line(f"  {variant.name}: not registered")
         else:
             _show_scaling(scaling, console)
+
+    console.heading("Capacity the plan and the canary guard stand on (planning.capacity)")
+    for instance_type, capacity in sorted(cfg.planning.capacity.items()):
+        console.line(f"  {instance_type}: {capacity.provenance()}")
 
     console.heading("Alarms in ALARM")
     alarms = firing_alarms(clients.cloudwatch, live.name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from config.capacity_checks import measured_capacity_warnings
 from config.schema import Catalog, EnvironmentConfig
 from container.serving import contract
 from planner.autoscaling import (
@@ -57,7 +58,7 @@ def build_plan(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile
         peak_windows=[(p.name, p.start_minute, p.end_minute) for p in traffic.peaks],
         time_zones=list(traffic.zones),
         budget=cfg.planning.budget,
-        warnings=config_warnings(cfg) + ceiling_warnings(cfg, configured, demand),
+        warnings=config_warnings(cfg) + measured_capacity_warnings(cfg) + ceiling_warnings(cfg, configured, demand),
     )
     prices = {v.name: catalog.instance_types[v.instance_type].on_demand_usd_per_hour for v in cfg.variants}
     in_peaks = plan.peak_mask(len(demand))
@@ -158,7 +159,8 @@ def assumptions(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfil
         "traffic": f"{traffic.name}; peak windows {_peak_kinds(traffic)} (from the traffic, not the config)",
     }
     lines |= {
-        f"capacity per {name}": f"{c.requests_per_minute:,.0f} requests/min at the SLO, {c.concurrent_sequences} sequences"
+        f"capacity per {name}": f"{c.requests_per_minute:,.0f} requests/min at the SLO, {c.concurrent_sequences} "
+        f"sequences; {c.provenance()}"
         for name, c in sorted(planning.capacity.items())
     }
     total_weight = sum(v.initial_weight for v in cfg.variants)

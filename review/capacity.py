@@ -33,8 +33,15 @@ def compare_plans(env: str, base_file: Path, head_file: Path) -> PlanComparison:
     if base_file.read_bytes() == head_file.read_bytes():
         return PlanComparison(False, f"config/environments/{env}.yaml unchanged: same plan")
     try:
-        base, head = (build_plan(load_config_file(f, env), load_catalog(), _week()) for f in (base_file, head_file))
+        base_cfg, head_cfg = (load_config_file(f, env) for f in (base_file, head_file))
+        base, head = (build_plan(cfg, load_catalog(), _week()) for cfg in (base_cfg, head_cfg))
         comparison = render_comparison(base, head)
+        stands_on = "\n".join(
+            f"- capacity per {name} ({side}): {capacity.provenance()}"
+            for side, cfg in (("base", base_cfg), ("head", head_cfg))
+            for name, capacity in sorted(cfg.planning.capacity.items())
+        )
+        comparison += f"\n\nThe plans stand on:\n{stands_on}\n"
     except ConfigError as error:
         return PlanComparison(True, f"not compared: {error}")
     except (PlanError, ValueError) as error:
