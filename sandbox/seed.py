@@ -182,7 +182,10 @@ def create_models_and_config(sagemaker: Any, resolve: Resolver) -> str:
             pick(v, ("VariantName", "ModelName", "InitialInstanceCount", "InstanceType", "InitialVariantWeight"))
             for v in props["ProductionVariants"]
         ]
-        sagemaker.create_endpoint_config(EndpointConfigName=props["EndpointConfigName"], ProductionVariants=variants)
+        capture = {"DataCaptureConfig": props["DataCaptureConfig"]} if props.get("DataCaptureConfig") else {}
+        sagemaker.create_endpoint_config(
+            EndpointConfigName=props["EndpointConfigName"], ProductionVariants=variants, **capture
+        )
         names.append(props["EndpointConfigName"])
     (name,) = names
     return name
@@ -206,6 +209,10 @@ def seed_serving_stack(clients: Callable[[str], Any], resolve: Resolver, env_nam
     """Create models, endpoint config, endpoint, alarms, scaling and the stack; return its outputs."""
     sagemaker = clients("sagemaker")
     push_model_images(clients("ecr"), resolve)
+    s3 = clients("s3")  # the data-capture bucket `ops capacity --workload capture` reads
+    for logical, _ in resolve.resources("AWS::S3::Bucket"):
+        location = {} if resolve.region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": resolve.region}}
+        s3.create_bucket(Bucket=resolve.physical[logical], **location)
     create_models_and_config(sagemaker, resolve)
     for _, props in resolve.resources("AWS::SageMaker::Endpoint"):
         sagemaker.create_endpoint(EndpointName=props["EndpointName"], EndpointConfigName=props["EndpointConfigName"])

@@ -1,0 +1,112 @@
+"""`ops capacity` as an operator meets it: refusals before any AWS call, Ctrl-C/SIGTERM that stops at
+once and still writes what was measured, and the measurement recorded in the config."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import start_engine
+from typer.testing import CliRunner
+
+from capacity.record import record_measurement
+from config import load_config_file
+from config.capacity_checks import measured_capacity_warnings
+from ops.cli import app
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def no_aws(monkeypatch):
+    """Any AWS call would fail with a connection error, not with the refusal under test."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "x")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "x")
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["prod", "--variant", "canary"], "prod is production: the sweep drives canary past its objective on purpose"),
+        (["--url", "http://127.0.0.1:9"], "--url needs --slo-ttft-ms"),
+        (["staging"], "give --variant NAME"),
+        ([], "give ENV --variant NAME (a deployed variant) or --url URL"),
+        (["--url", "http://x", "--slo-ttft-ms", "500", "--write-config"], "--write-config records a deployed variant"),
+        (["--url", "http://x", "--slo-ttft-ms", "500", "--workload", "capture"], "--workload capture reads a deployed"),
+    ],
+)
+def test_refused_before_any_aws_call_with_exit_2(no_aws, args, says):
+    result = CliRunner().invoke(app, ["capacity", *args])
+    assert result.exit_code == 2, result.output
+    assert says in result.output
+
+
+def test_sigterm_stops_at_once_and_writes_what_was_measured(tmp_path, fixed_workload):
+    url, engine = start_engine(tmp_path / "engine", slots=64, token_interval=0.01)
+    out = tmp_path / "out"
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "ops", "capacity", "--url", url, "--slo-ttft-ms", "500", "--step-seconds", "2",
+             "--start-rpm", "600", "--max-rpm", "600000", "--workload", str(fixed_workload), "--out", str(out)],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        lines = []
+        while not any(line.startswith("step 2:") for line in lines):  # step 1 measured, step 2 under way
+            lines.append(process.stdout.readline())
+            assert process.poll() is None, "".join(lines)
+        time.sleep(0.5)
+        signalled = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(timeout=30)
+        stopped_after = time.monotonic() - signalled
+    finally:
+        engine.stop()
+    assert code == 130, "".join(lines) + process.stdout.read()
+    print(f"\nstopped {stopped_after:.2f} s after SIGTERM")
+    record = json.loads((out / "capacity.json").read_text())
+    assert record["stopped"] == "interrupted" and record["steps"][0]["held"] is True
+    assert record["steps"][-1]["verdict"] == "interrupted"
+    assert record["requests_per_minute_per_instance"] == 600
+
+
+RECORD = {
+    "requests_per_minute_per_instance": 910.0,
+    "concurrent_requests_per_instance_at_slo": 41.3,
+    "measured_at": "2026-11-25T03:00:00+00:00",
+    "slo": {"ttft_p95_ms": 500.0, "max_error_percent": 1.0},
+    "target": {"kind": "sagemaker", "environment": "staging", "variant": "canary", "image_tag": "v0.2.0"},
+}
+
+
+def test_write_config_records_the_measurement_keeping_comments(tmp_path):
+    config_file = tmp_path / "prod.yaml"
+    shutil.copy(REPO / "config" / "environments" / "prod.yaml", config_file)
+    before = config_file.read_text()
+    line = record_measurement(config_file, "ml.g5.xlarge", RECORD, Path("capacity-out/x/capacity.json"))
+    assert "910/min measured on staging/canary" in line
+    after = config_file.read_text()
+    comments = [text for text in before.splitlines() if text.strip().startswith("#")]
+    assert all(comment in after for comment in comments)
+    cfg = load_config_file(config_file, "prod")
+    capacity = cfg.planning.capacity["ml.g5.xlarge"]
+    assert capacity.requests_per_minute == 910 and capacity.concurrent_sequences == 42
+    assert capacity.provenance() == (
+        "measured: 910/min on staging/canary 2026-11-25, image v0.2.0 (TTFT p95 <= 500 ms)"
+    )
+    # prod's target tracking (840/min) is above 85 % of 910, and prod deploys other images: both said.
+    warnings = measured_capacity_warnings(cfg)
+    assert any("target_value 840 is above 85% of the measured 910 requests/min" in w for w in warnings), warnings
+    assert any("was measured with image v0.2.0" in w and "re-measure" in w for w in warnings), warnings
+
+
+def test_an_unmeasured_capacity_says_it_is_assumed():
+    cfg = load_config_file(REPO / "config" / "environments" / "prod.yaml", "prod")
+    assert cfg.planning.capacity["ml.g5.xlarge"].provenance().startswith("assumed: 1,200/min, the seeds' figure")
+    assert measured_capacity_warnings(cfg) == []

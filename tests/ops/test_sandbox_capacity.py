@@ -1,0 +1,62 @@
+"""`ops capacity` on the SageMaker path, end to end in the sandbox: InvokeEndpointWithResponseStream with
+TargetVariant through the runtime front to the canary's model server, per-instance figures from
+DescribeEndpoint, invocations counted per variant, and `--workload capture` reading capture files in
+SageMaker's format from the sandbox's S3."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import boto3
+
+from capacity.capture import capture_record
+from tests.ops.test_sandbox_day_two import running_sandbox  # noqa: F401 (a fixture)
+
+ENDPOINT = "mangaassist-llm-prod"
+QUICK = ("--step-seconds", "3", "--start-rpm", "40", "--max-rpm", "60", "--max-minutes", "1", "--slo-ttft-ms", "3000")
+
+
+def invocations(cloudwatch, variant: str) -> float:
+    result = cloudwatch.get_metric_statistics(
+        Namespace="AWS/SageMaker", MetricName="Invocations",
+        Dimensions=[{"Name": "EndpointName", "Value": ENDPOINT}, {"Name": "VariantName", "Value": variant}],
+        StartTime=time.time() - 600, EndTime=time.time() + 60, Period=60, Statistics=["Sum"],
+    )  # fmt: skip
+    return sum(point["Sum"] for point in result["Datapoints"])
+
+
+def test_capacity_of_the_canary_through_the_sagemaker_runtime(running_sandbox, cli, tmp_path):  # noqa: F811
+    exports, _, _ = running_sandbox
+    session = boto3.Session(region_name=exports["AWS_REGION"])
+    cloudwatch, sagemaker, s3 = session.client("cloudwatch"), session.client("sagemaker"), session.client("s3")
+
+    refused = cli("capacity", "prod", "--variant", "canary", *QUICK)
+    assert refused.exit_code == 2 and "--allow-production" in refused.stderr
+
+    out = tmp_path / "default"
+    run = cli("capacity", "prod", "--variant", "canary", "--allow-production", "--out", str(out), *QUICK)
+    assert run.exit_code == 0, run.output + run.stderr
+    record = json.loads((out / "capacity.json").read_text())
+    assert record["target"]["endpoint"] == ENDPOINT and record["target"]["variant"] == "canary"
+    assert record["target"]["image_tag"] == "v0.2.0" and record["instances"] == 1
+    assert record["requests_per_minute_per_instance"] == 60 and record["stopped"] == "max rate held"
+    sent = sum(step["requests"] for step in record["steps"])
+    assert invocations(cloudwatch, "canary") == sent and invocations(cloudwatch, "primary") == 0
+
+    # Captured traffic: files in SageMaker's layout under the endpoint config's capture destination.
+    described = sagemaker.describe_endpoint(EndpointName=ENDPOINT)
+    config = sagemaker.describe_endpoint_config(EndpointConfigName=described["EndpointConfigName"])
+    destination = config["DataCaptureConfig"]["DestinationS3Uri"]
+    bucket, prefix = destination[len("s3://") :].rstrip("/").split("/", 1)
+    body = {"model": "jp_style_v1", "messages": [{"role": "user", "content": "Recommend a manga."}], "max_tokens": 8}
+    s3.put_object(
+        Bucket=bucket, Key=f"{prefix}/{ENDPOINT}/canary/2026/11/25/03/00-00-000-test.jsonl",
+        Body="\n".join(capture_record(body, "BASE64") for _ in range(5)).encode(),
+    )  # fmt: skip
+    out = tmp_path / "capture"
+    replay = cli("capacity", "prod", "--variant", "canary", "--allow-production", "--workload", "capture",
+                 "--out", str(out), *QUICK)  # fmt: skip
+    assert replay.exit_code == 0, replay.output + replay.stderr
+    replayed = json.loads((out / "capacity.json").read_text())
+    assert replayed["workload"]["source"].startswith(f"capture s3://{bucket}/{prefix}/{ENDPOINT}/canary/ (5 requests")
