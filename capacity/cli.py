@@ -49,6 +49,10 @@ def capacity_command(
         float | None,
         typer.Option(min=1, help="Highest rate per instance ever offered. Default: 3 × planning.capacity (or 3,600).", show_default=False),
     ] = None,
+    max_send_lag_ms: Annotated[
+        float,
+        typer.Option(min=1, help="Refuse a step whose own send lag p99 exceeds this: it measured the client."),
+    ] = 50.0,
     workload: Annotated[
         str, typer.Option(help="'default' (capacity/workload.yaml), 'capture' (the variant's data capture) or a file.")
     ] = "default",
@@ -110,6 +114,7 @@ def capacity_command(
         max_minutes=max_minutes,
         start_rpm=start_rpm or (planned * 0.1 if planned else 60.0),
         max_rpm=max_rpm or (planned * 3 if planned else 3600.0),
+        max_send_lag_ms=max_send_lag_ms,
     )
     if settings.start_rpm > settings.max_rpm:
         raise fail(f"--start-rpm {settings.start_rpm:g} is above --max-rpm {settings.max_rpm:g}", 2)

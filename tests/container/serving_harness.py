@@ -195,17 +195,24 @@ class PingRecorder(threading.Thread):
         self.url = f"http://127.0.0.1:{port}/ping"
         self.seen: list[tuple[int | None, dict | None]] = []
         self.running = True
+        self.paused = False  # set while a test times streams: 100 polls a second disturb the real engine's
 
     def run(self) -> None:
-        while self.running:
-            try:
-                response = httpx.get(self.url, timeout=2.0)
-                observation = (response.status_code, response.json())
-            except httpx.TransportError:
-                observation = (None, None)
-            if not self.seen or self.seen[-1] != observation:
-                self.seen.append(observation)
-            time.sleep(0.01)
+        # One client for every poll: a new one per poll loads an SSL context each time, and 100 of those a
+        # second starve the test's other threads of the GIL (their streams then seem to arrive all at once).
+        with httpx.Client(timeout=2.0) as client:
+            while self.running:
+                if self.paused:
+                    time.sleep(0.01)
+                    continue
+                try:
+                    response = client.get(self.url)
+                    observation = (response.status_code, response.json())
+                except httpx.TransportError:
+                    observation = (None, None)
+                if not self.seen or self.seen[-1] != observation:
+                    self.seen.append(observation)
+                time.sleep(0.01)
 
     def statuses(self) -> list[int | None]:
         return [status for status, _ in self.seen]

@@ -4,7 +4,6 @@ arrays with variant dimensions only, and matching what the clients themselves me
 import statistics
 import threading
 import time
-from pathlib import Path
 
 import httpx
 import pytest
