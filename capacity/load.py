@@ -121,10 +121,13 @@ async def run_step(
     rng: random.Random,
     progress: Callable[[str], None],
     progress_seconds: float = 10.0,
+    max_requests: int | None = None,
+    deadline: float | None = None,
 ) -> tuple[StepResult, list[RequestRecord]]:
-    """Offers `offered_rpm` per instance for `seconds`, waits for the answers, summarises."""
+    """Offers `offered_rpm` per instance for `seconds`, waits for the answers, summarises. Sends at
+    most `max_requests`, and stops waiting for answers at `deadline` (time.perf_counter())."""
     rate = offered_rpm * target.instances / 60
-    offsets = poisson_arrivals(rate, seconds, rng)
+    offsets = poisson_arrivals(rate, seconds, rng)[:max_requests]
     payloads = [json.dumps(next(bodies)).encode() for _ in offsets]  # encoded before the clock starts
     records: list[RequestRecord] = []
     tasks: list[asyncio.Task[None]] = []
@@ -150,8 +153,10 @@ async def run_step(
             record = RequestRecord(scheduled=start + offset)
             records.append(record)
             tasks.append(asyncio.create_task(target.request(payload, record, stop)))
-        pending, deadline = set(tasks), time.perf_counter() + REQUEST_TIMEOUT_SECONDS
-        while pending and not stop.is_set() and time.perf_counter() < deadline:
+        wait_until = time.perf_counter() + REQUEST_TIMEOUT_SECONDS
+        wait_until = min(wait_until, deadline) if deadline is not None else wait_until
+        pending = set(tasks)
+        while pending and not stop.is_set() and time.perf_counter() < wait_until:
             _, pending = await asyncio.wait(pending, timeout=STOP_POLL_SECONDS)
         for task in pending:
             task.cancel()

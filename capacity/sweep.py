@@ -62,7 +62,8 @@ async def sweep(
 ) -> SweepOutcome:
     outcome = SweepOutcome()
     rng = random.Random(seed)
-    deadline = time.monotonic() + settings.max_minutes * 60
+    deadline = time.perf_counter() + settings.max_minutes * 60
+    requests_left = settings.request_ceiling(target.instances)
     good: float | None = None
     bad: float | None = None
     rate = settings.start_rpm
@@ -70,11 +71,14 @@ async def sweep(
         if stop.is_set():
             outcome.stopped = "interrupted"
             break
-        if time.monotonic() + settings.step_seconds > deadline:
+        if time.perf_counter() + settings.step_seconds > deadline or requests_left <= 0:
             outcome.stopped = f"time budget (--max-minutes {settings.max_minutes:g}) spent before the search finished"
             break
         say(f"step {len(outcome.steps) + 1}: offering {rate:,.0f} requests/min per instance for {settings.step_seconds:g} s")
-        step, _ = await run_step(target, bodies, rate, settings.step_seconds, stop, rng, say)
+        step, _ = await run_step(
+            target, bodies, rate, settings.step_seconds, stop, rng, say, max_requests=requests_left, deadline=deadline
+        )
+        requests_left -= step.requests
         judge(step, settings.slo_ttft_ms)
         if stop.is_set():
             step.held, step.verdict = False, "interrupted"

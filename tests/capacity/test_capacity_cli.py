@@ -110,3 +110,26 @@ def test_an_unmeasured_capacity_says_it_is_assumed():
     cfg = load_config_file(REPO / "config" / "environments" / "prod.yaml", "prod")
     assert cfg.planning.capacity["ml.g5.xlarge"].provenance().startswith("assumed: 1,200/min, the seeds' figure")
     assert measured_capacity_warnings(cfg) == []
+
+
+def test_the_run_stops_by_itself_within_its_time_budget(tmp_path, fixed_workload):
+    url, engine = start_engine(tmp_path / "engine", slots=64, token_interval=0.005)
+    out = tmp_path / "out"
+    started = time.monotonic()
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "ops", "capacity", "--url", url, "--slo-ttft-ms", "500", "--step-seconds", "2",
+             "--start-rpm", "300", "--max-rpm", "100000", "--max-minutes", "0.1", "--workload", str(fixed_workload),
+             "--out", str(out)],
+            cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    finally:
+        engine.stop()
+    elapsed = time.monotonic() - started
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert "at most 10,000 requests in all" in run.stdout  # 100,000/min for 0.1 min, said up front
+    record = json.loads((out / "capacity.json").read_text())
+    assert record["stopped"].startswith("time budget") and not record["complete"]
+    assert 2 <= len(record["steps"]) <= 3  # 2 s steps (and their answers) in a 6 s budget
+    assert "lower bound" in run.stderr
+    print(f"\nstopped after {elapsed:.1f} s (budget 6 s, plus start-up)")
