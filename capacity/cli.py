@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -107,13 +109,13 @@ def capacity_command(
         run = _prepare(cfg, variant, url, workload, region)
     except WorkloadError as error:
         raise fail(str(error), 2) from None
-    target, bodies, workload_facts, instance_type, planned = run
+    target, bodies = run.target, run.bodies
     settings = SweepSettings(
         slo_ttft_ms=slo_ttft_ms,
         step_seconds=step_seconds,
         max_minutes=max_minutes,
-        start_rpm=start_rpm or (planned * 0.1 if planned else 60.0),
-        max_rpm=max_rpm or (planned * 3 if planned else 3600.0),
+        start_rpm=start_rpm or (run.planned_rpm * 0.1 if run.planned_rpm else 60.0),
+        max_rpm=max_rpm or (run.planned_rpm * 3 if run.planned_rpm else 3600.0),
         max_send_lag_ms=max_send_lag_ms,
     )
     if settings.start_rpm > settings.max_rpm:
@@ -131,7 +133,7 @@ def capacity_command(
         target=target.describe(),
         instances=target.instances,
         slo_ttft_ms=slo_ttft_ms,
-        workload=workload_facts,
+        workload=run.workload,
         measured_at=measured_at,
         settings={"step_seconds": step_seconds, "max_minutes": max_minutes, "start_rpm": settings.start_rpm,
                   "max_rpm": settings.max_rpm, "max_send_lag_ms": settings.max_send_lag_ms},
@@ -150,17 +152,26 @@ def capacity_command(
     )
     if not outcome.complete:
         raise fail(f"the sweep did not finish ({outcome.stopped}): {answer:,.0f}/min is a lower bound", EXIT_NO_ANSWER)
-    if write_config and cfg is not None and instance_type is not None:
+    if write_config and cfg is not None and run.instance_type is not None:
         from ops.environment import environment_file
 
-        typer.echo(record_measurement(environment_file(cfg.name), instance_type, record, out / "capacity.json"))
+        typer.echo(record_measurement(environment_file(cfg.name), run.instance_type, record, out / "capacity.json"))
 
 
-def _prepare(cfg: Any, variant: str | None, url: str | None, workload: str, region: str | None) -> tuple:
-    """(target, bodies, workload facts, instance type, planned capacity per instance) — AWS calls here."""
+@dataclass(frozen=True)
+class PreparedRun:
+    target: Any  # UrlTarget or VariantTarget
+    bodies: Iterator[dict[str, Any]]
+    workload: dict[str, Any]  # what the report says of the workload
+    instance_type: str | None = None  # of the variant measured
+    planned_rpm: float | None = None  # its planning.capacity today
+
+
+def _prepare(cfg: Any, variant: str | None, url: str | None, workload: str, region: str | None) -> PreparedRun:
+    """The target and the workload; for a variant, the AWS calls (account, endpoint, capture) happen here."""
     if cfg is None:
         chosen = Workload.load(DEFAULT_WORKLOAD if workload == "default" else Path(workload))
-        return UrlTarget(url.rstrip("/")), chosen.bodies(), chosen.describe(), None, None
+        return PreparedRun(UrlTarget(url.rstrip("/")), chosen.bodies(), chosen.describe())
     from ops.endpoint import read_endpoint
     from ops.environment import open_environment
     from ops.errors import EXPLAINED, explain
@@ -194,8 +205,13 @@ def _prepare(cfg: Any, variant: str | None, url: str | None, workload: str, regi
         "instance_type": measured.instance_type,
         "engine": cfg.engine.model_dump(mode="json"),
     }
-    target = VariantTarget(runtime, cfg.endpoint_name, variant, instances, details)
-    return target, chosen.bodies(), chosen.describe(), measured.instance_type, planned.requests_per_minute if planned else None
+    return PreparedRun(
+        VariantTarget(runtime, cfg.endpoint_name, variant, instances, details),
+        chosen.bodies(),
+        chosen.describe(),
+        measured.instance_type,
+        planned.requests_per_minute if planned else None,
+    )
 
 
 def _runtime_client(clients: Any) -> Any:

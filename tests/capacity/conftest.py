@@ -1,35 +1,11 @@
-"""The capacity tool against real processes: the serving layer's middleware in front of the vLLM
-stand-in (tests/container), whose capacity is known by construction."""
+"""Fixtures of the capacity tool's tests (helpers in capacity_harness.py)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-CONTAINER_TESTS = Path(__file__).resolve().parents[1] / "container"
-sys.path.insert(0, str(CONTAINER_TESTS))
-
-from serving_harness import free_port, serving_env, start_standin, wait_for_listening  # noqa: E402
-
-from container.serving.state import ServingState, StateRecord, write_state  # noqa: E402
-
-FIXED_WORKLOAD = """\
-adapters: {manga_domain_v3: 1, general_support_v2: 1, jp_style_v1: 1}
-system_prompt_tokens: 40
-user_turn_tokens: {min: 10, max: 20}
-answer_tokens: {median: 25, sigma: 0, min: 25, max: 25}
-"""
-
-
-def start_engine(workdir: Path, slots: int, token_interval: float):
-    port = free_port()
-    env = serving_env(workdir, port, STANDIN_TOKEN_INTERVAL=str(token_interval), STANDIN_STARTUP_DELAY="0")
-    process = start_standin(workdir, env, port, middleware=True, extra=("--max-num-seqs", str(slots)))
-    wait_for_listening(port, process)
-    write_state(env["SERVING_STATE_FILE"], StateRecord(ServingState.READY, "set by the test"))
-    return f"http://127.0.0.1:{port}", process
+from capacity_harness import FIXED_WORKLOAD
 
 
 @pytest.fixture(scope="module")

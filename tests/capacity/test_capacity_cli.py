@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import start_engine
+from capacity_harness import start_engine
 from typer.testing import CliRunner
 
 from capacity.record import record_measurement

@@ -15,7 +15,7 @@ import time
 
 import httpx
 import pytest
-from conftest import start_engine
+from capacity_harness import start_engine
 
 from capacity.load import percentile
 
