@@ -7,6 +7,7 @@ from functools import cache
 from pathlib import Path
 
 from config.loader import ConfigError, load_catalog, load_config_file
+from config.schema import EnvironmentConfig
 from planner.build import PlanError, build_plan
 from planner.compare import render_comparison
 from planner.reference_week import reference_week
@@ -31,21 +32,29 @@ def compare_plans(env: str, base_file: Path, head_file: Path) -> PlanComparison:
     if not base_file.exists():
         return PlanComparison(True, "new environment: no base plan to compare with (`make plan ENV=…`)")
     if base_file.read_bytes() == head_file.read_bytes():
-        return PlanComparison(False, f"config/environments/{env}.yaml unchanged: same plan")
+        try:
+            stands_on = _stands_on((("", load_config_file(head_file, env)),))
+        except ConfigError as error:
+            stands_on = f"(config not read: {error})"
+        return PlanComparison(False, f"config/environments/{env}.yaml unchanged: same plan; it stands on {stands_on}")
     try:
         base_cfg, head_cfg = (load_config_file(f, env) for f in (base_file, head_file))
         base, head = (build_plan(cfg, load_catalog(), _week()) for cfg in (base_cfg, head_cfg))
         comparison = render_comparison(base, head)
-        stands_on = "\n".join(
-            f"- capacity per {name} ({side}): {capacity.provenance()}"
-            for side, cfg in (("base", base_cfg), ("head", head_cfg))
-            for name, capacity in sorted(cfg.planning.capacity.items())
-        )
-        comparison += f"\n\nThe plans stand on:\n{stands_on}\n"
+        comparison += f"\n\nThe plans stand on: {_stands_on((('base', base_cfg), ('head', head_cfg)))}\n"
     except ConfigError as error:
         return PlanComparison(True, f"not compared: {error}")
     except (PlanError, ValueError) as error:
         return PlanComparison(True, f"not compared: {env}: {error}")
     return PlanComparison(
         True, "\n".join("#" + line if line.startswith("#") else line for line in comparison.splitlines())
+    )
+
+
+def _stands_on(sides: tuple[tuple[str, EnvironmentConfig], ...]) -> str:
+    """What capacity each side's plan assumes, and whether it was measured (`ops capacity`)."""
+    return "; ".join(
+        f"{name}{f' ({side})' if side else ''}: {capacity.provenance()}"
+        for side, cfg in sides
+        for name, capacity in sorted(cfg.planning.capacity.items())
     )
