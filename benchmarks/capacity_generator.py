@@ -36,7 +36,9 @@ async def measure(url: str, rate: float, tokens: int, seconds: float) -> None:
     target = UrlTarget(url)
     await target.open()
     try:
-        step, records = await run_step(target, bodies(tokens), rate, seconds, threading.Event(), random.Random(1), print)
+        step, records = await run_step(
+            target, bodies(tokens), rate, seconds, threading.Event(), random.Random(1), print
+        )
     finally:
         await target.close()
     print(
@@ -55,7 +57,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir:
         port = free_port()
-        env = serving_env(Path(workdir), port, STANDIN_TOKEN_INTERVAL=str(args.token_interval), STANDIN_STARTUP_DELAY="0")
+        env = serving_env(
+            Path(workdir), port, STANDIN_TOKEN_INTERVAL=str(args.token_interval), STANDIN_STARTUP_DELAY="0"
+        )
         engine = start_standin(Path(workdir), env, port, middleware=True, extra=("--max-num-seqs", "512"))
         try:
             wait_for_listening(port, engine)

@@ -65,7 +65,9 @@ def captured_workload(s3: Any, destination_uri: str, endpoint: str, variant: str
             f"no replayable request in s3://{bucket}/{prefix} ({len(keys)} capture files, {skipped} records "
             "without a chat or completion body): is data capture enabled and has the variant served traffic?"
         )
-    return CapturedWorkload(f"capture s3://{bucket}/{prefix} ({len(bodies)} requests, {skipped} skipped)", tuple(bodies))
+    return CapturedWorkload(
+        f"capture s3://{bucket}/{prefix} ({len(bodies)} requests, {skipped} skipped)", tuple(bodies)
+    )
 
 
 def capture_record(body: dict[str, Any], encoding: str = "JSON") -> str:

@@ -39,17 +39,27 @@ def capacity_command(
     url: Annotated[str | None, typer.Option(help="A serving container to drive directly (its /invocations).")] = None,
     slo_ttft_ms: Annotated[
         float | None,
-        typer.Option(min=1, help="TTFT p95 objective in ms. Default: the environment's alarms.ttft_p95_ms.", show_default=False),
+        typer.Option(
+            min=1, help="TTFT p95 objective in ms. Default: the environment's alarms.ttft_p95_ms.", show_default=False
+        ),
     ] = None,
     step_seconds: Annotated[float, typer.Option(min=1, help="How long each offered rate runs.")] = MIN_STEP_SECONDS,
     max_minutes: Annotated[float, typer.Option(min=0.1, help="The whole run stops by itself after this long.")] = 30,
     start_rpm: Annotated[
         float | None,
-        typer.Option(min=1, help="First offered rate per instance. Default: 10 % of planning.capacity (or 60).", show_default=False),
+        typer.Option(
+            min=1,
+            help="First offered rate per instance. Default: 10 % of planning.capacity (or 60).",
+            show_default=False,
+        ),
     ] = None,
     max_rpm: Annotated[
         float | None,
-        typer.Option(min=1, help="Highest rate per instance ever offered. Default: 3 × planning.capacity (or 3,600).", show_default=False),
+        typer.Option(
+            min=1,
+            help="Highest rate per instance ever offered. Default: 3 × planning.capacity (or 3,600).",
+            show_default=False,
+        ),
     ] = None,
     max_send_lag_ms: Annotated[
         float,
@@ -58,9 +68,12 @@ def capacity_command(
     workload: Annotated[
         str, typer.Option(help="'default' (capacity/workload.yaml), 'capture' (the variant's data capture) or a file.")
     ] = "default",
-    out: Annotated[Path | None, typer.Option(help="Report directory. Default: capacity-out/<target>-<UTC time>/.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Report directory. Default: capacity-out/<target>-<UTC time>/.")
+    ] = None,
     write_config: Annotated[
-        bool, typer.Option("--write-config", help="Record the answer in config/environments/ENV.yaml (planning.capacity).")
+        bool,
+        typer.Option("--write-config", help="Record the answer in config/environments/ENV.yaml (planning.capacity)."),
     ] = False,
     allow_production: Annotated[
         bool, typer.Option("--allow-production", help="Measure a production variant: its users will wait (see help).")
@@ -92,7 +105,9 @@ def capacity_command(
             2,
         )
     if step_seconds < MIN_STEP_SECONDS:
-        typer.echo(f"note: steps of {step_seconds:g} s hold few requests at low rates; the report gives each step's count")
+        typer.echo(
+            f"note: steps of {step_seconds:g} s hold few requests at low rates; the report gives each step's count"
+        )
     cfg = None
     if env is not None:
         from ops.environment import load_environment_config
@@ -180,7 +195,9 @@ def _prepare(cfg: Any, variant: str | None, url: str | None, workload: str, regi
         clients = open_environment(cfg.name, region, {}, (variant,)).clients  # checks the account too
         live = read_endpoint(clients.sagemaker, cfg.endpoint_name, cfg.name)
         if live.status != "InService":
-            raise fail(f"{cfg.endpoint_name} is {live.status}, not InService: measure it once the update is over", EXIT_REFUSED)
+            raise fail(
+                f"{cfg.endpoint_name} is {live.status}, not InService: measure it once the update is over", EXIT_REFUSED
+            )
         measured = live.variant(variant)
         instances = measured.current_instance_count or 0
         if instances < 1:

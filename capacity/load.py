@@ -71,7 +71,9 @@ class StepResult:
         return rounded
 
 
-def summarise(records: list[RequestRecord], offered_rpm: float, instances: int, start: float, seconds: float) -> StepResult:
+def summarise(
+    records: list[RequestRecord], offered_rpm: float, instances: int, start: float, seconds: float
+) -> StepResult:
     ok = [r for r in records if r.ok]
     ms = 1000.0
     ttft = [(r.first - r.scheduled) * ms for r in ok]

@@ -53,7 +53,9 @@ def markdown(record: dict[str, Any]) -> str:
         f"# Capacity: {where}",
         "",
         f"**{answer:,.0f} requests/min per instance** within TTFT p95 <= {record['slo']['ttft_p95_ms']:g} ms and "
-        f"<= 1 % errors" if answer is not None else "**No rate held the objective.**",
+        f"<= 1 % errors"
+        if answer is not None
+        else "**No rate held the objective.**",
         "",
         f"- measured {record['measured_at']} on {record['instances']} instance(s); image "
         f"{target.get('image_tag', 'not known (URL target)')}",

@@ -74,7 +74,9 @@ async def sweep(
         if time.perf_counter() + settings.step_seconds > deadline or requests_left <= 0:
             outcome.stopped = f"time budget (--max-minutes {settings.max_minutes:g}) spent before the search finished"
             break
-        say(f"step {len(outcome.steps) + 1}: offering {rate:,.0f} requests/min per instance for {settings.step_seconds:g} s")
+        say(
+            f"step {len(outcome.steps) + 1}: offering {rate:,.0f} requests/min per instance for {settings.step_seconds:g} s"
+        )
         step, _ = await run_step(
             target, bodies, rate, settings.step_seconds, stop, rng, say, max_requests=requests_left, deadline=deadline
         )

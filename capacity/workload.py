@@ -16,7 +16,77 @@ from ruamel.yaml import YAML
 DEFAULT_WORKLOAD = Path(__file__).with_name("workload.yaml")
 # Common one-token English words (each a single Llama-3 token with its leading space), so a text of N
 # words is about N tokens for the real tokenizer, as the guards' estimate also assumes.
-WORDS = ["manga", "anime", "story", "hero", "volume", "series", "read", "like", "new", "best", "great", "world", "time", "way", "day", "man", "life", "first", "good", "long", "little", "right", "old", "big", "high", "small", "large", "next", "early", "young", "important", "few", "public", "bad", "same", "able", "shop", "book", "price", "order", "ship", "store", "list", "genre", "art", "style", "fan", "page", "chapter", "end", "start", "action", "comedy", "drama", "school", "magic", "sport", "love", "friend", "team", "city", "night", "light", "dark", "fire", "water", "game", "power", "dream"]
+WORDS = [
+    "manga",
+    "anime",
+    "story",
+    "hero",
+    "volume",
+    "series",
+    "read",
+    "like",
+    "new",
+    "best",
+    "great",
+    "world",
+    "time",
+    "way",
+    "day",
+    "man",
+    "life",
+    "first",
+    "good",
+    "long",
+    "little",
+    "right",
+    "old",
+    "big",
+    "high",
+    "small",
+    "large",
+    "next",
+    "early",
+    "young",
+    "important",
+    "few",
+    "public",
+    "bad",
+    "same",
+    "able",
+    "shop",
+    "book",
+    "price",
+    "order",
+    "ship",
+    "store",
+    "list",
+    "genre",
+    "art",
+    "style",
+    "fan",
+    "page",
+    "chapter",
+    "end",
+    "start",
+    "action",
+    "comedy",
+    "drama",
+    "school",
+    "magic",
+    "sport",
+    "love",
+    "friend",
+    "team",
+    "city",
+    "night",
+    "light",
+    "dark",
+    "fire",
+    "water",
+    "game",
+    "power",
+    "dream",
+]
 
 
 class WorkloadError(ValueError):
@@ -48,7 +118,9 @@ class Workload:
                 answer_range=(int(answer["min"]), int(answer["max"])),
             )
         except (OSError, KeyError, TypeError, ValueError, AttributeError) as error:
-            raise WorkloadError(f"{path}: not a workload file ({type(error).__name__}: {error}); see {DEFAULT_WORKLOAD}") from None
+            raise WorkloadError(
+                f"{path}: not a workload file ({type(error).__name__}: {error}); see {DEFAULT_WORKLOAD}"
+            ) from None
         problems = []
         if not workload.adapters or min(workload.adapters.values()) < 0 or sum(workload.adapters.values()) <= 0:
             problems.append("adapters: give at least one adapter with a positive weight")
@@ -84,7 +156,11 @@ class Workload:
             "adapters": self.adapters,
             "system_prompt_tokens": self.system_prompt_tokens,
             "user_turn_tokens": list(self.user_turn_tokens),
-            "answer_tokens": {"median": self.answer_median, "sigma": self.answer_sigma, "range": list(self.answer_range)},
+            "answer_tokens": {
+                "median": self.answer_median,
+                "sigma": self.answer_sigma,
+                "range": list(self.answer_range),
+            },
         }
 
 

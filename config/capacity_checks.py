@@ -31,7 +31,9 @@ def measured_capacity_warnings(cfg: EnvironmentConfig) -> list[str]:
         measured = capacity.measured
         if measured is None or measured.image_tag is None:
             continue
-        deployed = sorted({v.image_tag for v in cfg.variants if v.instance_type == instance_type} - {measured.image_tag})
+        deployed = sorted(
+            {v.image_tag for v in cfg.variants if v.instance_type == instance_type} - {measured.image_tag}
+        )
         if deployed:
             warnings.append(
                 f"{cfg.name}: planning.capacity.{instance_type} was measured with image {measured.image_tag} "

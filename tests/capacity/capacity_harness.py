@@ -28,4 +28,3 @@ def start_engine(workdir: Path, slots: int, token_interval: float):
     wait_for_listening(port, process)
     write_state(env["SERVING_STATE_FILE"], StateRecord(ServingState.READY, "set by the test"))
     return f"http://127.0.0.1:{port}", process
-

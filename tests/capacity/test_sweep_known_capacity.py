@@ -82,7 +82,9 @@ def test_the_answer_is_near_the_queue_s_rate_at_the_objective_and_below_the_ceil
     assert run.returncode == 0, run.stdout + run.stderr
     record = json.loads((out / "capacity.json").read_text())
     answer = record["requests_per_minute_per_instance"]
-    print(f"\nhold {hold * 1000:.0f} ms, ceiling {ceiling_rpm:.0f}/min, queue model {expected_rpm:.0f}/min, answer {answer:.0f}/min")
+    print(
+        f"\nhold {hold * 1000:.0f} ms, ceiling {ceiling_rpm:.0f}/min, queue model {expected_rpm:.0f}/min, answer {answer:.0f}/min"
+    )
     assert 0.65 * expected_rpm <= answer <= 1.3 * expected_rpm, (answer, expected_rpm, run.stdout)
     assert answer < 0.9 * ceiling_rpm
     assert any(not step["held"] for step in record["steps"]) and record["complete"]

@@ -66,7 +66,11 @@ def test_captured_workload_reads_the_variants_capture_files_from_s3():
     s3.create_bucket(Bucket="capture-bucket")
     prefix = "capture/mangaassist-llm-staging/canary/2026/11/25/03"
     lines = [capture_record({**CHAT, "max_tokens": n}, "BASE64" if n % 2 else "JSON") for n in (10, 11, 12)]
-    lines.append(json.dumps({"captureData": {"endpointInput": {"data": base64.b64encode(b"[1]").decode(), "encoding": "BASE64"}}}))
+    lines.append(
+        json.dumps(
+            {"captureData": {"endpointInput": {"data": base64.b64encode(b"[1]").decode(), "encoding": "BASE64"}}}
+        )
+    )
     s3.put_object(Bucket="capture-bucket", Key=f"{prefix}/12-00-000-aaaa.jsonl", Body="\n".join(lines).encode())
     s3.put_object(Bucket="capture-bucket", Key="capture/mangaassist-llm-staging/primary/2026/11/25/03/x.jsonl",
                   Body=capture_record({**CHAT, "max_tokens": 99}).encode())  # fmt: skip
