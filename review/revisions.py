@@ -45,8 +45,6 @@ def tool_env() -> dict[str, str]:
     return {
         **os.environ,
         "AWS_EC2_METADATA_DISABLED": "true",
-        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
-        "JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
     }
 

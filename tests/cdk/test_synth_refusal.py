@@ -97,7 +97,7 @@ def test_the_cdk_cli_exits_non_zero_with_no_template_and_no_traceback(tmp_path: 
     result = subprocess.run(
         [str(ROOT / "node_modules" / ".bin" / "cdk"), "synth", "--ci", "--no-notices", "--no-version-reporting",
          "--quiet", "-c", "env=all", "-o", str(out)],
-        cwd=app_dir, env={**os.environ, "JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION": "1"},
+        cwd=app_dir,
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
 

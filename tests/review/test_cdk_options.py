@@ -3,7 +3,6 @@ and the review diffs with the same metadata flags as `make synth`."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -26,8 +25,7 @@ def test_make_diff_passes_only_options_cdk_diff_knows() -> None:
     recipe = re.search(r"^diff: deps\n\t(.*)$", MAKEFILE, re.MULTILINE).group(1)
     options = [word.split("=")[0] for word in recipe.split() if word.startswith("-")]
     options += makefile_flags() + ["--template", "--exclusively", "--fail-on", "--app", "--no-color"]
-    env = {**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
-    help_text = subprocess.run([str(CDK), "diff", "--help"], capture_output=True, text=True, env=env, check=True).stdout
+    help_text = subprocess.run([str(CDK), "diff", "--help"], capture_output=True, text=True, check=True).stdout
     known = set(re.findall(r"^\s+(--[a-z-]+)", help_text, re.MULTILINE)) | {"-c", "-o"}
     unknown = [o for o in options if o not in known and o.replace("--no-", "--", 1) not in known]
     assert unknown == []

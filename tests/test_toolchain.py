@@ -1,0 +1,46 @@
+"""Node.js comes with the pinned toolchain: the machine's node, npm and npx are never used."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+VENV_BIN = Path(sys.executable).parent
+
+
+def broken_node(tmp_path: Path) -> Path:
+    """A directory whose node, npm and npx fail loudly, first on PATH."""
+    shims = tmp_path / "broken"
+    shims.mkdir()
+    for name in ("node", "npm", "npx"):
+        (shims / name).write_text("#!/bin/sh\necho 'the machine node was used' >&2\nexit 97\n")
+        (shims / name).chmod(0o755)
+    return shims
+
+
+def test_the_virtualenv_has_node_24_npm_and_npx():
+    version = subprocess.run([str(VENV_BIN / "node"), "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.startswith("v24.")
+    for tool in ("npm", "npx"):
+        assert (VENV_BIN / tool).exists()
+
+
+def test_jsii_starts_on_the_pinned_node_when_the_machines_is_broken(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("JSII_NODE",)}
+    env["PATH"] = f"{broken_node(tmp_path)}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    code = "import config, aws_cdk; print(aws_cdk.region_info.RegionInfo.get('ap-northeast-1').name)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ap-northeast-1"
+    assert "the machine node was used" not in done.stderr
+    assert "end-of-life" not in done.stderr.lower()  # no jsii banner: Node 24 is supported
+
+
+def test_the_makefile_runs_npm_and_the_cdk_on_the_pinned_node():
+    makefile = (REPO / "Makefile").read_text()
+    assert "export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)" in makefile
+    assert "$(VENV)/bin/npm ci" in makefile
+    assert "JSII_SILENCE" not in makefile
