@@ -149,6 +149,10 @@ class Container(Strict):
     # container keeps some of it to stop the engine (limits shared with the container).
     drain_seconds: int = Field(gt=contract.ENGINE_STOP_GRACE_SECONDS, lt=contract.SAGEMAKER_SIGKILL_SECONDS)
     metrics_interval_seconds: int = Field(ge=1, le=60)
+    # No token progress on unfinished requests for this long = a hung engine: /ping 503, the container
+    # exits (container/serving/progress.py). Below SageMaker's 60 s invocation timeout, so it is
+    # declared while clients still wait; at least 5 s, far above one prefill or decode step.
+    engine_stall_seconds: int = Field(default=30, ge=5, lt=INVOCATION_TIMEOUT_MS // 1000)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_retention_days: Literal[7, 14, 30, 60, 90, 180, 365, 731] = 90
 

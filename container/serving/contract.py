@@ -34,7 +34,8 @@ ENV_ENDPOINT_NAME = "SERVING_ENDPOINT_NAME"
 ENV_VARIANT_NAME = "SERVING_VARIANT_NAME"
 ENV_MODEL_VERSION = "SERVING_MODEL_VERSION"  # the image tag, logged with every request
 ENV_LOG_LEVEL = "SERVING_LOG_LEVEL"
-# Optional (default 30): requests unfinished and no token produced for this long means a hung engine.
+# Requests unfinished and no token produced for this long means a hung engine (config
+# container.engine_stall_seconds; the image's default of 30 applies only where it is not set).
 ENV_ENGINE_STALL_SECONDS = "SERVING_ENGINE_STALL_SECONDS"
 
 # --- Limits both sides enforce (the CDK config at synth, the container at start) -----------------

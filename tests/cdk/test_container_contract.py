@@ -94,3 +94,21 @@ def test_alarms_and_scaling_read_only_metrics_the_emitter_writes(prod) -> None:
     assert read, "no alarm reads the serving image's metrics"
     assert set(read) <= emitted and contract.METRIC_TIME_TO_FIRST_TOKEN in read
     assert all(dimensions == sorted(contract.VARIANT_DIMENSIONS) for dimensions in read.values())
+
+
+@pytest.mark.parametrize("env_name", ["dev", "staging", "prod"])
+def test_the_engine_stall_time_reaches_the_container_from_config(env_name: str) -> None:
+    cfg = load_config(env_name)
+    settings = Settings.from_env(container_environment(cfg, cfg.variants[0]))
+    assert settings.engine_stall_seconds == cfg.container.engine_stall_seconds == 30
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (60, "container.engine_stall_seconds: Input should be less than 60, got 60"),
+        (4, "container.engine_stall_seconds: Input should be greater than or equal to 5, got 4"),
+    ],
+)
+def test_an_engine_stall_time_past_the_invocation_timeout_is_refused(problems, value: int, message: str) -> None:
+    assert problems(lambda raw: raw["container"].update(engine_stall_seconds=value)) == [message]
