@@ -74,7 +74,7 @@ review: deps
 deploy: deps
 	$(PY) -m config.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
 	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) --all -o cdk.out/$(ENV) --require-approval broadening
-	$(PY) -m config.deployed record $(ENV)
+	$(PY) -m config.record_deployed $(ENV)
 
 # GNU make exits 2 whatever code a recipe fails with ("The exit status of make is always one of three
 # values": GNU make manual, "How to Run make"); its "Error N" line shows the CLI's code. bin/ops runs

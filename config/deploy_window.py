@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from config.checks import steps_to_full_traffic
+from config.loader import ENVIRONMENTS_DIR, ConfigError, known_environments, load_config_file
 from config.schedules import Cron, time_zone
 from config.schema import EnvironmentConfig
 
@@ -134,8 +135,6 @@ def _minutes(duration: timedelta) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from config.loader import ENVIRONMENTS_DIR, ConfigError, known_environments, load_config_file
-
     parser = argparse.ArgumentParser(
         prog="python -m config.deploy_window", description="Refuse a deploy that would overlap a peak window."
     )

@@ -1,6 +1,6 @@
 """What was last deployed per environment: each variant's instance type and whether it was scaled.
 
-`make deploy` records it after a successful deploy (`python -m config.deployed record ENV`) and it is
+`make deploy` records it after a successful deploy (`python -m config.record_deployed ENV`) and it is
 committed with the config. Synth compares against it (config/deployed_checks.py) to refuse, before
 CloudFormation tries, the updates SageMaker rejects: a changed set of variant names under the
 blue/green guardrails, and a changed instance type or a removal of a variant registered with
@@ -14,7 +14,6 @@ Format (config/deployed/<env>.json):
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,24 +75,3 @@ def parse_deployed(text: str, source: str) -> dict[str, DeployedVariant]:
             )
         record[name] = DeployedVariant(entry["instance_type"], entry["scaled"])
     return record
-
-
-def record(env_name: str) -> None:
-    from config.loader import ENVIRONMENTS_DIR, load_config_file  # late: the loader imports this module
-
-    # Not compared with the old record: the deploy that just succeeded may be the change it refuses
-    # without `SCALING_RELEASED` / `VARIANTS_CHANGED`.
-    cfg = load_config_file(ENVIRONMENTS_DIR / f"{env_name}.yaml", env_name)
-    state = {
-        "variants": {
-            v.name: {"instance_type": v.instance_type, "scaled": v.name in cfg.autoscaling} for v in cfg.variants
-        }
-    }
-    deployed_path(env_name).write_text(json.dumps(state, indent=2) + "\n")
-    print(f"recorded deployed variants of {env_name} in {deployed_path(env_name).relative_to(Path.cwd())}")
-
-
-if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] != "record":
-        sys.exit("usage: python -m config.deployed record ENV")
-    record(sys.argv[2])

@@ -163,11 +163,11 @@ def test_a_record_in_the_old_format_is_refused_at_synth_naming_the_file_and_vari
 
 
 def test_record_writes_which_variants_were_scaled(tmp_path, monkeypatch) -> None:
-    from config import deployed
+    from config import deployed, record_deployed
 
     monkeypatch.setattr(deployed, "DEPLOYED_DIR", tmp_path)
     monkeypatch.chdir(tmp_path)
-    deployed.record("prod")
+    record_deployed.record("prod")
     assert json.loads((tmp_path / "prod.json").read_text()) == {
         "variants": {
             "primary": {"instance_type": "ml.g5.xlarge", "scaled": True},

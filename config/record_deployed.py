@@ -1,0 +1,33 @@
+"""`python -m config.record_deployed ENV`: after a successful `make deploy`, write what was deployed
+(config/deployed/<env>.json, read by config/deployed.py). Apart from deployed.py so that loading,
+checking and the record each live in one place and import one way: this module -> loader -> checks
+-> deployed."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from config import deployed
+from config.loader import ENVIRONMENTS_DIR, load_config_file
+
+
+def record(env_name: str) -> None:
+    # Not compared with the old record: the deploy that just succeeded may be the change it refuses
+    # without `SCALING_RELEASED` / `VARIANTS_CHANGED`.
+    cfg = load_config_file(ENVIRONMENTS_DIR / f"{env_name}.yaml", env_name)
+    state = {
+        "variants": {
+            v.name: {"instance_type": v.instance_type, "scaled": v.name in cfg.autoscaling} for v in cfg.variants
+        }
+    }
+    path = deployed.deployed_path(env_name)
+    path.write_text(json.dumps(state, indent=2) + "\n")
+    print(f"recorded deployed variants of {env_name} in {path.relative_to(Path.cwd())}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m config.record_deployed ENV")
+    record(sys.argv[1])

@@ -1,0 +1,33 @@
+"""The config package imports one way: loading -> checks -> the deployed record, no module importing
+back up the chain (issue 20: the circle checks -> deployed -> loader -> checks is gone)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+CONFIG = Path(__file__).resolve().parents[2] / "config"
+
+
+def imports_of(module: Path) -> set[str]:
+    """Every config module a module imports, at the top or inside a function."""
+    found = set()
+    for node in ast.walk(ast.parse(module.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("config"):
+            names = [node.module] + [f"config.{a.name}" for a in node.names if node.module == "config"]
+            found.update(name.removeprefix("config.") for name in names if name != "config")
+    return found
+
+
+def test_no_config_module_imports_itself_back():
+    graph = {path.stem: imports_of(path) & {p.stem for p in CONFIG.glob("*.py")} for path in CONFIG.glob("*.py")}
+    graph.pop("__init__", None)
+
+    def reaches(start: str, target: str, seen: set[str]) -> bool:
+        for child in graph.get(start, ()):
+            if child == target or (child not in seen and reaches(child, target, seen | {child})):
+                return True
+        return False
+
+    circles = sorted(name for name in graph if reaches(name, name, {name}))
+    assert circles == []
