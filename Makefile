@@ -22,11 +22,12 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export JSII_NODE := $(CURDIR)/$(VENV)/bin/node
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help deps synth cfn-lint diff deploy test lint ops sandbox sandbox-stop plan plan-diff plan-docs bench clean review test-engine
+.PHONY: help deps synth cfn-lint diff deploy test test-slow lint ops sandbox sandbox-stop plan plan-diff plan-docs bench clean review test-engine
 
 help:
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
-	@echo "make test             run every test"
+	@echo "make test             every test but the long end-to-end runs (~2 min)"
+	@echo "make test-slow        the long end-to-end runs (sandbox, capacity sweep, real reviews)"
 	@echo "make test-engine      the serving layer against the real vLLM engine (CPU build, tiny model)"
 	@echo "make lint             ruff, hadolint, shellcheck"
 	@echo "make diff ENV=prod    cdk diff against the deployed stacks (needs AWS credentials)"
@@ -115,8 +116,14 @@ BENCH_ARGS ?= --body realistic --setups ab
 bench: deps
 	$(PY) benchmarks/serving_overhead.py --rounds 9 --requests-per-client 4 $(BENCH_ARGS)
 
+# Every test but the long end-to-end runs, on two workers (a file stays on one: its fixtures run once).
 test: deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile -m "not slow"
+
+# The long end-to-end runs (sandbox day two, latency guard and capacity on the SageMaker path, the
+# known-capacity sweep, real reviews); CI runs them after `make test`. One at a time: they time things.
+test-slow: deps
+	$(PY) -m pytest -q -m slow
 
 # The serving layer against the real vLLM engine: vLLM's CPU build in its own pinned virtualenv
 # (requirements-engine.txt, installed as a full lock without dependency resolution; see its header),

@@ -19,6 +19,8 @@ from capacity_harness import start_engine
 
 from capacity.load import percentile
 
+pytestmark = pytest.mark.slow  # a long end-to-end run: `make test-slow` (CI runs it)
+
 SLOTS, TOKENS, TOKEN_INTERVAL, SLO_MS = 4, 25, 0.01, 150.0
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
 
@@ -73,10 +75,12 @@ def test_the_answer_is_near_the_queue_s_rate_at_the_objective_and_below_the_ceil
     ceiling_rpm = SLOTS / hold * 60
     expected_rpm = rate_at_objective(SLOTS, hold, first, SLO_MS / 1000) * 60
     out = tmp_path / "out"
+    # This judges the answer against the queue model; the generator's own lag has its benchmark
+    # (benchmarks/capacity_generator.py), and a shared CI machine can stall it for a moment.
     run = subprocess.run(
         [sys.executable, "-m", "ops", "capacity", "--url", engine, "--slo-ttft-ms", str(SLO_MS),
          "--step-seconds", "6", "--start-rpm", str(round(expected_rpm * 0.4)), "--max-rpm", str(round(ceiling_rpm * 1.5)),
-         "--workload", str(fixed_workload), "--out", str(out), "--max-minutes", "4"],
+         "--workload", str(fixed_workload), "--out", str(out), "--max-minutes", "4", "--max-send-lag-ms", "200"],
         cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr

@@ -9,9 +9,12 @@ import json
 import time
 
 import boto3
+import pytest
 
 from capacity.capture import capture_record
 from tests.ops.test_sandbox_day_two import running_sandbox  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.slow  # a long end-to-end run: `make test-slow` (CI runs it)
 
 ENDPOINT = "mangaassist-llm-prod"
 QUICK = ("--step-seconds", "3", "--start-rpm", "40", "--max-rpm", "60", "--max-minutes", "1", "--slo-ttft-ms", "3000")

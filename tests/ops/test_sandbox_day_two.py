@@ -26,6 +26,8 @@ from sandbox.runtime import record_invocations
 from stacks.environment import build_environment
 from tests.ops.conftest import edit_environment
 
+pytestmark = pytest.mark.slow  # a long end-to-end run: `make test-slow` (CI runs it)
+
 REPO = Path(__file__).resolve().parents[2]
 CDK_CONTEXT = json.loads((REPO / "cdk.json").read_text())["context"]
 

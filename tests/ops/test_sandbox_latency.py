@@ -13,9 +13,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import boto3
+import pytest
 
 from container.serving import contract
 from tests.ops.test_sandbox_day_two import REPO, running_sandbox  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.slow  # a long end-to-end run: `make test-slow` (CI runs it)
 
 ENDPOINT = "mangaassist-llm-prod"
 STREAMS = 30

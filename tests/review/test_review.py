@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a long end-to-end run: `make test-slow` (CI runs it)
+
 ROOT = Path(__file__).resolve().parents[2]
 LEFT_OUT = ("tests/", "docs/", "benchmarks/")  # not needed to synthesise or review
 
