@@ -21,10 +21,11 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
+from config.capacity_checks import check_target_within_capacity
 from config.deployed import Deployed
 from config.deployed_checks import check_deployed
 from config.platform_checks import check_blue_green_steps, check_inference_amis, check_instance_quotas
-from config.problems import Problem, quote
+from config.problems import Problem, did_you_mean, quote
 from config.scaling_checks import check_autoscaling
 from config.schema import MUTABLE_TAGS, Catalog, Engine, EnvironmentConfig, InstanceType, Variant
 from config.sections import INVALID, InvalidInput, is_none, skip_invalid
@@ -62,6 +63,7 @@ def check_environment(
         (("deployment",), lambda: _check_prod_bake(cfg, env_name)),
         (("autoscaling", "variants"), lambda: check_autoscaling(cfg)),
         (("autoscaling", "variants"), lambda: check_deployed(cfg, deployed)),
+        (("autoscaling", "variants", "planning"), lambda: check_target_within_capacity(cfg)),
         (("variants",), lambda: check_inference_amis(cfg, catalog)),
         (("deployment", "variants", "autoscaling"), lambda: check_blue_green_steps(cfg)),
         (("variants", "autoscaling", "endpoint_instance_quotas"), lambda: check_instance_quotas(cfg, catalog)),
@@ -70,9 +72,13 @@ def check_environment(
     for needs, check in checks:
         if all(sections[name] is not INVALID for name in needs):
             try:
-                problems += check()
+                found = check()
             except InvalidInput:
                 continue
+            # One mistake, one message: a field an earlier check refused (an unknown instance type, say)
+            # is not reported again by a later rule that compares it with something else.
+            reported = {path for path, _ in problems}
+            problems += [problem for problem in found if problem[0] not in reported]
     return problems
 
 
@@ -178,7 +184,8 @@ def _instance(v: Variant, catalog: Catalog) -> InstanceType:
 def _check_instance_type(v: Variant, path: str, catalog: Catalog) -> list[Problem]:
     if v.instance_type not in catalog.instance_types:
         known = ", ".join(sorted(catalog.instance_types))
-        return [(f"{path}.instance_type", f"unknown instance type {quote(v.instance_type)}; known: {known}")]
+        hint = did_you_mean(v.instance_type, catalog.instance_types)
+        return [(f"{path}.instance_type", f"unknown instance type {quote(v.instance_type)}{hint}; known: {known}")]
     return []
 
 
@@ -266,7 +273,8 @@ def _check_adapters(engine: Engine) -> list[Problem]:
 def _check_model(engine: Engine, catalog: Catalog) -> list[Problem]:
     model = catalog.models.get(engine.model)
     if model is None:
-        return [("engine.model", f"unknown model {quote(engine.model)}; known: {', '.join(sorted(catalog.models))}")]
+        hint = did_you_mean(engine.model, catalog.models)
+        return [("engine.model", f"unknown model {quote(engine.model)}{hint}; known: {', '.join(sorted(catalog.models))}")]
     if engine.max_model_len > model.max_position_embeddings:
         return [
             (

@@ -18,12 +18,14 @@ from config.schema import EnvironmentConfig
 VARIANTS_PROCEDURE = (
     "blue/green updates must keep the deployed variant names (SageMaker deployment guardrails); "
     "change the set of variants in a deploy of its own: `make deploy ENV={env} VARIANTS_CHANGED=1` "
-    "(README 'Adding, removing or renaming a variant')"
+    "(docs/deploying.md 'Adding, removing or renaming a variant')"
 )
 SCALING_PROCEDURE = (
     "CloudFormation cannot apply this while the variant is registered with Application Auto Scaling; "
-    "follow README 'Changing a scaled variant' (`python -m ops deploy {env}`: deregister, update, re-register)"
+    "follow docs/deploying.md 'Changing a scaled variant' (`bin/ops deploy {env}`: deregister, update, re-register)"
 )
+# Which record a refusal compared against: a sandbox `ops deploy` changes the config but never the record.
+RECORD = "config/deployed/{env}.json, written by the last real `make deploy`; sandbox deploys never change it"
 
 
 def check_deployed(cfg: EnvironmentConfig, deployed: Deployed | None) -> list[Problem]:
@@ -38,7 +40,7 @@ def check_variant_names(cfg: EnvironmentConfig, deployed: Deployed) -> list[Prob
     names = [v.name for v in cfg.variants]
     added = [name for name in names if name not in deployed.variants]
     removed = [name for name in deployed.variants if name not in names]
-    source = f"config/deployed/{cfg.name}.json"
+    source = RECORD.format(env=cfg.name)
     why = VARIANTS_PROCEDURE.format(env=cfg.name)
     if len(added) == 1 and len(removed) == 1:
         return [(variant_path(cfg.variants, added[0]), f"renames deployed variant '{removed[0]}' to '{added[0]}' ({source}); {why}")]
@@ -67,7 +69,7 @@ def check_scaled_variants(cfg: EnvironmentConfig, deployed: Deployed) -> list[Pr
                 (
                     "variants",
                     f"removes variant '{name}', deployed on {was.instance_type} with autoscaling "
-                    f"(config/deployed/{cfg.name}.json){unlisted}; {why}",
+                    f"({RECORD.format(env=cfg.name)}){unlisted}; {why}",
                 )
             )
         elif current[name].instance_type != was.instance_type:
@@ -75,7 +77,7 @@ def check_scaled_variants(cfg: EnvironmentConfig, deployed: Deployed) -> list[Pr
                 (
                     variant_path(cfg.variants, name, "instance_type"),
                     f"changes scaled variant '{name}' from {was.instance_type} to {current[name].instance_type}"
-                    f"{unlisted}; {why}",
+                    f" ({RECORD.format(env=cfg.name)}){unlisted}; {why}",
                 )
             )
     return problems

@@ -16,7 +16,16 @@ from ruamel.yaml.reader import ReaderError
 
 from config.checks import check_environment
 from config.deployed import Deployed, DeployedRecordError, load_deployed
-from config.problems import MAX_MESSAGE_CHARS, MAX_PROBLEMS_SHOWN, MAX_QUOTED_CHARS, Problem, field_path, quote, shorten
+from config.problems import (
+    MAX_MESSAGE_CHARS,
+    MAX_PROBLEMS_SHOWN,
+    MAX_QUOTED_CHARS,
+    Problem,
+    did_you_mean,
+    field_path,
+    quote,
+    shorten,
+)
 from config.schema import Catalog, EnvironmentConfig
 from config.sections import INVALID, field_type, validate_partial
 
@@ -61,7 +70,8 @@ def load_config(
     deploy goes without the blue/green guardrails, so the set of variant names may change."""
     known = known_environments()
     if env_name not in known:
-        raise ConfigError("env", [("env", f"unknown environment '{env_name}'; known: {', '.join(known)}")])
+        hint = did_you_mean(env_name, known)
+        raise ConfigError("env", [("env", f"unknown environment '{env_name}'{hint}; known: {', '.join(known)}")])
     try:
         deployed = Deployed(load_deployed(env_name), frozenset(scaling_released), variants_changed)
     except DeployedRecordError as error:
@@ -89,7 +99,9 @@ def _validate_sections(raw: dict) -> tuple[dict[str, Any], list[Problem]]:
     """
     fields = EnvironmentConfig.model_fields
     problems: list[Problem] = [
-        (field_path(key), f"unknown setting; known: {', '.join(fields)}") for key in raw if key not in fields
+        (field_path(key), f"unknown setting{did_you_mean(key, fields)}; known: {', '.join(fields)}")
+        for key in raw
+        if key not in fields
     ]
     sections: dict[str, Any] = {}
     for name, field in fields.items():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from config.problems import Problem, variant_path
+from config.problems import Problem, did_you_mean, quote, variant_path
 from config.schema import Catalog, EnvironmentConfig, Variant
 from config.sections import is_none
 
@@ -35,7 +35,8 @@ def check_inference_amis(cfg: EnvironmentConfig, catalog: Catalog) -> list[Probl
         path = variant_path(cfg.variants, v.name, "inference_ami_version")
         ami = catalog.inference_amis.get(v.inference_ami_version)
         if ami is None:
-            problems.append((path, f"unknown AMI '{v.inference_ami_version}'; known: {known}"))
+            hint = did_you_mean(v.inference_ami_version, catalog.inference_amis)
+            problems.append((path, f"unknown AMI {quote(v.inference_ami_version)}{hint}; known: {known}"))
             continue
         if ami.cuda < image.cuda:
             problems.append(

@@ -9,6 +9,8 @@ alias) cannot make a message long; `ConfigError` bounds whatever slips through.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import Any
 
 Problem = tuple[str, str]  # (field path, message naming the bad value and what is allowed)
@@ -58,3 +60,13 @@ def variant_path(variants: list, name: str, *rest: str | int) -> str:
     if index is None:
         return field_path("variants", *rest)
     return field_path("variants", index, *rest)
+
+
+def did_you_mean(value: Any, choices: Iterable[str]) -> str:
+    """' (did you mean 'ml.g5.xlarge'?)' for a close known name, else '': a typo names its fix."""
+    if not isinstance(value, str):
+        return ""
+    close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.85)
+    if not close:  # letter case is the commonest slip and scores low on the ratio ("asia/tokyo")
+        close = [choice for choice in choices if choice.lower() == value.lower()][:1]
+    return f" (did you mean {quote(close[0])}?)" if close else ""

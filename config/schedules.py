@@ -35,7 +35,7 @@ from zoneinfo import ZoneInfo
 
 from croniter import CroniterBadDateError, CroniterError, croniter
 
-from config.problems import quote
+from config.problems import did_you_mean, quote
 
 CRON = re.compile(r"^cron\((.*)\)$")
 # One comma-separated item: '*', a value or a range, with an optional step.
@@ -86,7 +86,8 @@ def time_zone(name: str) -> ZoneInfo:
         )
     if "/" not in name:
         raise CronError(f"{quote(name)} is not an IANA time zone name (e.g. Asia/Tokyo, America/New_York)")
-    raise CronError(f"unknown IANA time zone {quote(name)} (not a canonical zone in tzdata {TZDATA_VERSION})")
+    hint = did_you_mean(name, zones)
+    raise CronError(f"unknown IANA time zone {quote(name)}{hint} (not a canonical zone in tzdata {TZDATA_VERSION})")
 
 
 @cache

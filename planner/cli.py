@@ -1,7 +1,7 @@
 """`python -m planner COMMAND …`: simulate an environment's scaling config against a week of traffic.
 
-Exit codes: 0 ok; 2 unknown environment, invalid config or traffic file, or a setting the planner
-cannot model (the message names the field).
+Exit codes: 0 ok; 1 `plan`'s verdict is "not met" (files still written: CI can gate on it); 2 unknown
+environment, invalid config or traffic file, or a setting the planner cannot model (the message names the field).
 """
 
 from __future__ import annotations
@@ -21,13 +21,14 @@ from planner.reference_week import reference_week
 from planner.results import Plan
 from planner.summary import render_summary
 from planner.traffic import TrafficError, TrafficProfile, write_csv
+from planner.verdict import judge
 
 DOCS_DIR = Path("docs/plan")
 
 app = typer.Typer(
     help="Simulate an environment's scaling config against a week of traffic: cost and shortfall.\n\n"
-    "Exit codes: 0 ok; 2 unknown environment, invalid config or traffic file, or a setting the planner "
-    "cannot model (the message names the field).",
+    "Exit codes: 0 ok; 1 plan's verdict is not met (files still written); 2 unknown environment, invalid config "
+    "or traffic file, or a setting the planner cannot model (the message names the field).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -45,7 +46,9 @@ Traffic = Annotated[
 
 @app.command()
 def plan(env: Env, traffic: Traffic = None, out: Annotated[Path | None, typer.Option(help="directory")] = None) -> None:
-    """Simulate ENV's scaling and write summary.md and plot.png (default directory: plan-out/ENV)."""
+    """Simulate ENV's scaling and write summary.md and plot.png (default directory: plan-out/ENV).
+
+    Exits 1 when the verdict is "not met", after writing both files."""
     cfg = _config(ENVIRONMENTS_DIR / f"{env}.yaml", env)
     result = _plan(cfg, _traffic(traffic, cfg))
     out = out or Path("plan-out") / env
@@ -55,6 +58,11 @@ def plan(env: Env, traffic: Traffic = None, out: Annotated[Path | None, typer.Op
     _draw_plot(result, out / "plot.png")
     typer.echo(summary)
     typer.echo(f"wrote {out / 'summary.md'} and {out / 'plot.png'}")
+    failed = [check for check in judge(result).checks if not check.passed]
+    if failed:
+        reasons = "; ".join(check.against_limit() for check in failed)
+        typer.echo(f"verdict: not met ({env}, planning.budget): {reasons}", err=True)
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -42,7 +42,25 @@ def _table(base: Totals, head: Totals) -> list[str]:
     return lines
 
 
-def _verdict(base: Totals, head: Totals) -> str:
+def _verdict(base: Plan, head: Plan) -> str:
+    """Cost and shortfall change, then what in head breaks its budget, each with base → head against the limit."""
+    return f"**Verdict:** {_cost_and_shortfall(totals_of(configured_of(base)), totals_of(configured_of(head)))}{_breaks(base, head)}."
+
+
+def _breaks(base: Plan, head: Plan) -> str:
+    base_checks = {check.name: check for check in judge(base).checks}
+    failed = [check for check in judge(head).checks if not check.passed]
+    if not failed:
+        return ""
+    reasons = []
+    for check in failed:
+        before = base_checks.get(check.name)
+        change = f"{before.figure} → {check.figure}" if before and before.figure != check.figure else check.figure
+        reasons.append(f"{CHECK_NAMES[check.name]} {change} against {check.limit}")
+    return "; head breaks its budget: " + "; ".join(reasons)
+
+
+def _cost_and_shortfall(base: Totals, head: Totals) -> str:
     cost_delta = head.monthly_cost_usd - base.monthly_cost_usd
     if cost_delta > 0:
         cost = f"head costs {format_usd(cost_delta)}/month more"
@@ -58,7 +76,7 @@ def _verdict(base: Totals, head: Totals) -> str:
         shortfall = f"adds {format_count(shortfall_delta)} shortfall minutes"
     else:
         shortfall = f"leaves shortfall unchanged at {format_count(head.shortfall_minutes)} minutes"
-    return f"**Verdict:** {cost} and {shortfall}."
+    return f"{cost} and {shortfall}"
 
 
 def _budget(base: Plan, head: Plan) -> str:
@@ -103,5 +121,5 @@ def render_comparison(base: Plan, head: Plan) -> str:
         lines += [
             f"- Removed in head: {n} (was {format_usd(base_variants[n].monthly_cost_usd)}/month)" for n in removed
         ]
-    lines += ["", _budget(base, head), "", _verdict(base_total, head_total)]
+    lines += ["", _budget(base, head), "", _verdict(base, head)]
     return "\n".join(lines) + "\n"

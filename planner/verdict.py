@@ -38,6 +38,12 @@ class Check:
     name: str  # a key of CHECK_NAMES
     passed: bool
     text: str  # the verdict line, without the leading "- "
+    figure: str = ""  # the judged figure, short: "6,005 (0.18 % in the worst 24 h)"
+    limit: str = ""  # what it is judged against: "0.1 %"
+
+    def against_limit(self) -> str:
+        """'rejected requests 6,005 (0.18 % in the worst 24 h) against 0.1 %': why a check failed, in one phrase."""
+        return f"{CHECK_NAMES[self.name]} {self.figure} against {self.limit}"
 
 
 @dataclass(frozen=True)
@@ -101,7 +107,7 @@ def _rejected(plan: Plan, configured: Scenario) -> Check:
     budget = plan.budget.rejected_percent
     total = configured.total.rejected_requests
     if total <= 0:
-        return Check("rejected", True, f"Rejected requests: none (budget {budget:g} %): met.")
+        return Check("rejected", True, f"Rejected requests: none (budget {budget:g} %): met.", "none", f"{budget:g} %")
     variants = list(configured.variants.values())
     demand = [sum(v.demand[m] for v in variants) for m in range(configured.minutes)]
     rejected = [sum(v.rejected[m] for v in variants) for m in range(configured.minutes)]
@@ -120,7 +126,7 @@ def _rejected(plan: Plan, configured: Scenario) -> Check:
             f"; worst minute {format_time(configured.time_at(minute))}"
             f" with {format_requests(count)} rejected ({', '.join(names)})"
         )
-    return Check("rejected", passed, text + ".")
+    return Check("rejected", passed, text + ".", f"{format_requests(total)} ({format_percent(share)} % {where})", f"{budget:g} %")
 
 
 def _shortfall(plan: Plan, configured: Scenario) -> list[Check]:
@@ -132,6 +138,8 @@ def _shortfall(plan: Plan, configured: Scenario) -> list[Check]:
         peaks_ok,
         f"Shortfall in peak windows: {format_count(in_peaks)} minutes against a budget of"
         f" {format_count(budget.shortfall_minutes_in_peaks)}: {_met(peaks_ok)}.",
+        f"{format_count(in_peaks)} minutes",
+        format_count(budget.shortfall_minutes_in_peaks),
     )
     allowed = shortfall_allowance(budget.shortfall_minutes_per_week, configured.minutes)
     all_ok = total.shortfall_minutes <= allowed
@@ -146,6 +154,8 @@ def _shortfall(plan: Plan, configured: Scenario) -> list[Check]:
         "shortfall",
         all_ok,
         f"Shortfall in all: {format_count(total.shortfall_minutes)} minutes against {against}: {_met(all_ok)}.",
+        f"{format_count(total.shortfall_minutes)} minutes",
+        against.removeprefix("a budget of "),
     )
     return [peaks, overall]
 
@@ -154,7 +164,9 @@ def _cost(plan: Plan, configured: Scenario, oracle: Scenario | None) -> Check:
     goal = format_ratio(plan.budget.cost_vs_oracle)
     ratio = cost_ratio(configured.total, oracle.total if oracle else None)
     if ratio is None:
-        return Check("cost", False, f"Cost vs oracle: not computed (no oracle cost in the plan); goal {goal}: not met.")
+        return Check(
+            "cost", False, f"Cost vs oracle: not computed (no oracle cost in the plan); goal {goal}: not met.", "unknown", goal
+        )
     text = f"Cost vs oracle: {format_ratio(ratio)} against the {goal} goal"
     printed = round(ratio, 2)  # judged as printed, so "1.25x against the 1.25x goal" never reads "not met"
     if printed < 1:
@@ -162,6 +174,8 @@ def _cost(plan: Plan, configured: Scenario, oracle: Scenario | None) -> Check:
             "cost",
             False,
             f"{text}: not met: below the oracle's lower bound (1.00x), which only a fleet short of capacity reaches.",
+            f"{format_ratio(ratio)} the oracle",
+            "the oracle's 1.00x lower bound",
         )
     passed = printed <= plan.budget.cost_vs_oracle
-    return Check("cost", passed, f"{text}: {_met(passed)}.")
+    return Check("cost", passed, f"{text}: {_met(passed)}.", f"{format_ratio(ratio)} the oracle", f"the {goal} goal")

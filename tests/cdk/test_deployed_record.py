@@ -18,13 +18,14 @@ PROD_YAML = YAML(typ="safe", pure=True).load((ENVIRONMENTS_DIR / "prod.yaml").re
 BOTH_SCALED = {"primary": DeployedVariant("ml.g5.xlarge", True), "canary": DeployedVariant("ml.g5.xlarge", True)}
 PROCEDURE = (
     "blue/green updates must keep the deployed variant names (SageMaker deployment guardrails); change the set of "
-    "variants in a deploy of its own: `make deploy ENV=prod VARIANTS_CHANGED=1` (README 'Adding, removing or "
-    "renaming a variant')"
+    "variants in a deploy of its own: `make deploy ENV=prod VARIANTS_CHANGED=1` (docs/deploying.md 'Adding, "
+    "removing or renaming a variant')"
 )
 SCALING = (
-    "CloudFormation cannot apply this while the variant is registered with Application Auto Scaling; follow README "
-    "'Changing a scaled variant' (`python -m ops deploy prod`: deregister, update, re-register)"
+    "CloudFormation cannot apply this while the variant is registered with Application Auto Scaling; follow "
+    "docs/deploying.md 'Changing a scaled variant' (`bin/ops deploy prod`: deregister, update, re-register)"
 )
+RECORD = "config/deployed/prod.json, written by the last real `make deploy`; sandbox deploys never change it"
 
 
 @pytest.fixture
@@ -74,7 +75,7 @@ def test_adding_a_variant_is_refused_naming_it(refused) -> None:
     assert refused(lambda raw: add_variant(raw, "shadow"), Deployed(BOTH_SCALED)) == [
         (
             "variants[2]",
-            f"adds variant 'shadow' to the deployed primary, canary (config/deployed/prod.json); {PROCEDURE}",
+            f"adds variant 'shadow' to the deployed primary, canary ({RECORD}); {PROCEDURE}",
         )
     ]
 
@@ -83,7 +84,7 @@ def test_renaming_a_variant_is_refused_naming_both_names(refused) -> None:
     found = refused(rename_canary, Deployed(BOTH_SCALED))
     assert found[0] == (
         "variants[1]",
-        f"renames deployed variant 'canary' to 'canary-b' (config/deployed/prod.json); {PROCEDURE}",
+        f"renames deployed variant 'canary' to 'canary-b' ({RECORD}); {PROCEDURE}",
     )
     assert found[1][1].startswith("removes variant 'canary', deployed on ml.g5.xlarge with autoscaling")
 
@@ -93,7 +94,7 @@ def test_removing_an_unscaled_variant_is_refused_for_its_name(refused) -> None:
     assert refused(remove_canary, Deployed(unscaled_canary)) == [
         (
             "variants",
-            f"removes deployed variant 'canary' (deployed: primary, canary, config/deployed/prod.json); {PROCEDURE}",
+            f"removes deployed variant 'canary' (deployed: primary, canary, {RECORD}); {PROCEDURE}",
         )
     ]
 
@@ -102,7 +103,7 @@ def test_variants_changed_lifts_the_name_rule_but_not_the_scaling_rule(refused) 
     assert refused(rename_canary, Deployed(BOTH_SCALED, variants_changed=True)) == [
         (
             "variants",
-            "removes variant 'canary', deployed on ml.g5.xlarge with autoscaling (config/deployed/prod.json) "
+            f"removes variant 'canary', deployed on ml.g5.xlarge with autoscaling ({RECORD}) "
             f"(removing its autoscaling entry does not deregister it); {SCALING}",
         )
     ]
@@ -117,7 +118,7 @@ def test_changing_a_scaled_variants_type_is_refused(refused) -> None:
     assert refused(retype, Deployed(BOTH_SCALED)) == [
         (
             "variants[0].instance_type",
-            f"changes scaled variant 'primary' from ml.g5.xlarge to ml.g6.xlarge; {SCALING}",
+            f"changes scaled variant 'primary' from ml.g5.xlarge to ml.g6.xlarge ({RECORD}); {SCALING}",
         )
     ]
     assert refused(retype, Deployed({})) == []  # first deploy: nothing registered yet
@@ -133,7 +134,7 @@ def test_deleting_the_autoscaling_entry_in_the_same_edit_does_not_bypass_the_rul
     assert refused(retype_and_unscale, Deployed(BOTH_SCALED)) == [
         (
             "variants[0].instance_type",
-            "changes scaled variant 'primary' from ml.g5.xlarge to ml.g6.xlarge "
+            f"changes scaled variant 'primary' from ml.g5.xlarge to ml.g6.xlarge ({RECORD}) "
             f"(removing its autoscaling entry does not deregister it); {SCALING}",
         )
     ]

@@ -143,6 +143,6 @@ def test_renaming_a_deployed_variant_is_refused_by_the_app(tmp_path: Path) -> No
 
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert (
-        "variants[1]: renames deployed variant 'canary' to 'canary-b' (config/deployed/prod.json)"
-        in result.stderr
+        "variants[1]: renames deployed variant 'canary' to 'canary-b' (config/deployed/prod.json, written by the last "
+        "real `make deploy`; sandbox deploys never change it)" in result.stderr
     )

@@ -95,3 +95,35 @@ def test_exported_reference_week_replays_to_the_same_plan(tmp_path: Path) -> Non
     assert result.stdout.startswith("## Capacity plan: prod (week.csv)")
     configured = next(line for line in result.stdout.splitlines() if line.startswith("| Configured"))
     assert configured in (ROOT / "docs/plan/summary.md").read_text()
+
+
+def test_plan_not_met_exits_1_after_writing_its_files(tmp_path: Path) -> None:
+    """CI gates on `make plan`: twice the reference week overwhelms prod's ceiling; the verdict says why."""
+    week = tmp_path / "week.csv"
+    assert planner("export-traffic", str(week)).returncode == 0
+    rows = week.read_text().splitlines()
+    doubled = [rows[0]] + [f"{ts},{float(n) * 2:g}" for ts, n in (row.split(",") for row in rows[1:])]
+    week.write_text("\n".join(doubled) + "\n")
+
+    result = planner("plan", "prod", "--traffic", str(week), "--out", str(tmp_path))
+    assert result.returncode == 1, result.stderr
+    assert "### Verdict: not met" in (tmp_path / "summary.md").read_text()
+    assert (tmp_path / "plot.png").is_file()
+    assert "verdict: not met (prod, planning.budget): rejected requests " in result.stderr
+    assert "in the worst 24 h) against 0.1 %" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_diff_verdict_names_what_breaks_the_budget(tmp_path: Path) -> None:
+    """A target of 2,000 per instance never scales out in time: the verdict gives rejected base → head vs the limit."""
+
+    def high_target(raw: dict) -> None:
+        raw["autoscaling"]["primary"]["target_tracking"]["target_value"] = 1150
+
+    head = prod_with(tmp_path, high_target)
+    result = planner("diff", "prod", "--base", str(ENVIRONMENTS_DIR / "prod.yaml"), "--head", str(head))
+    assert result.returncode == 0, result.stderr
+    verdict = next(line for line in result.stdout.splitlines() if line.startswith("**Verdict:**"))
+    assert "; head breaks its budget: " in verdict
+    assert "rejected requests 2,710 (0.083 % in the worst 24 h) → " in verdict
+    assert " against 0.1 %" in verdict

@@ -358,15 +358,27 @@ def test_comparison_change_from_zero_has_no_percentage():
 
 
 def test_comparison_verdict_is_computed_from_the_totals():
-    base = make_plan(configured_cost=1000.0)
-    more = render_comparison(base, head_plan(monthly_cost_usd=1100.0, shortfall_minutes=2))
-    assert lines_of(more)[-1] == "**Verdict:** head costs $100/month more and removes 6 shortfall minutes."
+    base = clean_plan(configured_cost=1000.0)
+    more = render_comparison(base, clean_plan(configured_cost=1100.0))
+    assert lines_of(more)[-1] == "**Verdict:** head costs $100/month more and leaves shortfall unchanged at 0 minutes."
 
+    base = make_plan(configured_cost=1000.0)
     less = render_comparison(base, head_plan(monthly_cost_usd=900.0, shortfall_minutes=11))
-    assert lines_of(less)[-1] == "**Verdict:** head costs $100/month less and adds 3 shortfall minutes."
+    assert lines_of(less)[-1].startswith("**Verdict:** head costs $100/month less and adds 3 shortfall minutes; ")
 
     same = render_comparison(base, make_plan(configured_cost=1000.0))
-    assert lines_of(same)[-1] == "**Verdict:** head costs the same and leaves shortfall unchanged at 8 minutes."
+    assert lines_of(same)[-1].startswith("**Verdict:** head costs the same and leaves shortfall unchanged at 8 minutes; ")
+
+
+def test_comparison_verdict_names_what_breaks_the_budget_against_its_limit():
+    base = make_plan(configured_cost=1000.0)
+    head = head_plan(monthly_cost_usd=1100.0, shortfall_minutes=2)
+    verdict = lines_of(render_comparison(base, head))[-1]
+    assert verdict == (
+        "**Verdict:** head costs $100/month more and removes 6 shortfall minutes; head breaks its budget: "
+        "shortfall in peak windows 5 minutes against 0; "
+        "shortfall in all 8 minutes → 2 minutes against 0 for the 3 h run (30 a week, pro rata)."
+    )
 
 
 def test_comparison_says_whether_each_config_meets_its_budget():

@@ -1,0 +1,124 @@
+"""Errors that lead somewhere: one mistake gives one message, and a typo names its fix."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from config import ConfigError, load_config, load_config_file
+from config.deployed import Deployed, DeployedVariant
+from config.loader import ENVIRONMENTS_DIR
+
+PROD_YAML = YAML(typ="safe", pure=True).load((ENVIRONMENTS_DIR / "prod.yaml").read_text())
+BOTH_SCALED = {"primary": DeployedVariant("ml.g5.xlarge", True), "canary": DeployedVariant("ml.g5.xlarge", True)}
+
+
+def problems_against_deployed(tmp_path: Path, mutate) -> list[str]:
+    raw = copy.deepcopy(PROD_YAML)
+    mutate(raw)
+    path = tmp_path / "prod.yaml"
+    with path.open("w") as handle:
+        YAML().dump(raw, handle)
+    try:
+        load_config_file(path, "prod", Deployed(BOTH_SCALED))
+    except ConfigError as error:
+        return [f"{field}: {message}" for field, message in error.problems]
+    return []
+
+
+def test_a_mistyped_instance_type_is_one_message_with_its_fix(tmp_path: Path) -> None:
+    """Not also "changes scaled variant 'primary' from ml.g5.xlarge to ml.g5.xlarg" from the deployed record."""
+
+    def typo(raw: dict) -> None:
+        raw["variants"][0]["instance_type"] = "ml.g5.xlarg"
+
+    found = problems_against_deployed(tmp_path, typo)
+    assert len(found) == 1, found
+    assert found[0].startswith(
+        "variants[0].instance_type: unknown instance type 'ml.g5.xlarg' (did you mean 'ml.g5.xlarge'?); known: "
+    )
+
+
+def test_a_real_instance_type_change_is_still_refused_against_the_record(tmp_path: Path) -> None:
+    def retype(raw: dict) -> None:
+        raw["variants"][0]["instance_type"] = "ml.g6.xlarge"
+        raw["endpoint_instance_quotas"] = {"ml.g5.xlarge": 64, "ml.g6.xlarge": 64}
+        raw["planning"]["capacity"] = {"ml.g6.xlarge": {"requests_per_minute": 1200, "concurrent_sequences": 88}}
+
+    found = problems_against_deployed(tmp_path, retype)
+    assert [line.split(":")[0] for line in found] == ["variants[0].instance_type"], found
+    assert "changes scaled variant 'primary' from ml.g5.xlarge to ml.g6.xlarge (config/deployed/prod.json" in found[0]
+    assert "sandbox deploys never change it" in found[0]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (
+            lambda raw: raw["autoscaling"]["primary"]["schedules"][0].update(timezone="America/NewYork"),
+            "unknown IANA time zone 'America/NewYork' (did you mean 'America/New_York'?)",
+        ),
+        (
+            lambda raw: raw["autoscaling"]["primary"]["schedules"][0].update(timezone="asia/tokyo"),
+            "unknown IANA time zone 'asia/tokyo' (did you mean 'Asia/Tokyo'?)",
+        ),
+        (
+            lambda raw: raw.update(routng_strategy="RANDOM"),
+            "routng_strategy: unknown setting (did you mean 'routing_strategy'?)",
+        ),
+        (
+            lambda raw: raw["engine"].update(model="llama-3-8b-instruct-awk"),
+            "(did you mean 'llama-3-8b-instruct-awq'?)",
+        ),
+    ],
+)
+def test_unknown_names_get_a_suggestion(problems, mutate, expected: str) -> None:
+    found = problems(mutate)
+    assert len(found) == 1, found
+    assert expected in found[0]
+
+
+def test_no_suggestion_when_nothing_is_close(problems) -> None:
+    found = problems(lambda raw: raw["variants"][1].update(instance_type="ml.trn1.32xlarge"))
+    assert len(found) == 1 and "did you mean" not in found[0], found
+
+
+def test_unknown_environment_suggests_the_close_one() -> None:
+    with pytest.raises(ConfigError) as error:
+        load_config("prd")
+    assert "unknown environment 'prd' (did you mean 'prod'?); known: dev, prod, staging" in str(error.value)
+
+
+@pytest.mark.parametrize("target", [1200, 2000])
+def test_a_target_at_or_above_what_an_instance_serves_is_refused(problems, target: int) -> None:
+    found = problems(lambda raw: raw["autoscaling"]["primary"]["target_tracking"].update(target_value=target))
+    assert found == [
+        f"autoscaling.primary.target_tracking.target_value: {target:,} is at or above the 1,200 requests/min one "
+        "ml.g5.xlarge serves within the latency objective (planning.capacity.ml.g5.xlarge.requests_per_minute; "
+        "assumed: 1,200/min, the seeds' figure, never measured (`ops capacity`)): target tracking would scale out "
+        "only after users queue; allowed: below 1,200 (70 % of it, 840, leaves room for the minutes a scale-out "
+        "takes)"
+    ]
+
+
+def test_the_high_resolution_target_is_held_to_concurrent_sequences(problems) -> None:
+    def concurrency(raw: dict) -> None:
+        raw["autoscaling"]["canary"]["target_tracking"] = {
+            "metric": "SageMakerVariantConcurrentRequestsPerModelHighResolution",
+            "target_value": 90,
+        }
+
+    found = problems(concurrency)
+    assert len(found) == 1, found
+    assert found[0].startswith(
+        "autoscaling.canary.target_tracking.target_value: 90 is at or above the 88 concurrent requests one ml.g5.xlarge"
+    )
+    assert (
+        problems(
+            lambda raw: concurrency(raw) or raw["autoscaling"]["canary"]["target_tracking"].update(target_value=62)
+        )
+        == []
+    )
