@@ -22,7 +22,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export JSII_NODE := $(CURDIR)/$(VENV)/bin/node
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help deps synth cfn-lint diff deploy test test-slow lint ops sandbox sandbox-stop plan plan-diff plan-docs bench clean review test-engine
+.PHONY: help deps synth cfn-lint diff deploy test test-slow lint ops sandbox sandbox-reset sandbox-stop plan plan-diff plan-docs bench clean review test-engine
 
 help:
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
@@ -34,7 +34,8 @@ help:
 	@echo "make review BASE=main [ENV=prod]  offline review of this change vs BASE: review-out/review.md"
 	@echo "make deploy ENV=prod  cdk deploy one environment (needs AWS credentials)"
 	@echo "make ops ARGS='status prod'  the operations CLI (python -m ops --help)"
-	@echo "make sandbox          a local moto 'prod' to try the ops CLI on; make sandbox-stop stops it"
+	@echo "make sandbox          a local moto 'prod' to try the ops CLI on (reused while it runs)"
+	@echo "make sandbox-reset    the sandbox started clean; make sandbox-stop stops it"
 	@echo "make plan ENV=prod    simulate the scaling config on a week of traffic: plan-out/prod/"
 	@echo "make plan-diff ENV=prod BASE=main   cost and shortfall of this config vs BASE's"
 	@echo "make bench            serving-layer benchmark against the stand-in engine (~10 min)"
@@ -87,9 +88,14 @@ ops: deps
 # template of SANDBOX_ENV (prod unless ENV=… is given), a stand-in model server and the runtime API.
 # Prints the variables to export: eval "$$(make -s sandbox)".
 SANDBOX_ENV := $(if $(filter command line,$(origin ENV)),$(ENV),prod)
+# A running sandbox is reused with its state (it says so); FRESH=1 or `make sandbox-reset` starts clean.
 sandbox: deps
 	@test -f cdk.out/all/MangaAssist-$(SANDBOX_ENV)-Serving.template.json || $(MAKE) --no-print-directory synth >&2
-	@$(PY) -m sandbox start $(SANDBOX_ENV)
+	@$(PY) -m sandbox start $(SANDBOX_ENV) $(if $(FRESH),--fresh)
+
+sandbox-reset: deps
+	@test -f cdk.out/all/MangaAssist-$(SANDBOX_ENV)-Serving.template.json || $(MAKE) --no-print-directory synth >&2
+	@$(PY) -m sandbox start $(SANDBOX_ENV) --fresh
 
 sandbox-stop: deps
 	@$(PY) -m sandbox stop $(SANDBOX_ENV)

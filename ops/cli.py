@@ -1,4 +1,4 @@
-"""`python -m ops COMMAND …`: parse options, open the environment, call one module, set the exit code.
+"""`bin/ops COMMAND …`: parse options, open the environment, call one module, set the exit code.
 
 Tests hand a `Runtime` in as click's context object (fast polls, a fake deployer, stubbed clients).
 """
@@ -95,7 +95,7 @@ def reports_errors(command: Callable[..., None]) -> Callable[..., None]:
             typer.echo(f"error: {problem}", err=True)
             raise typer.Exit(problem.exit_code) from None
         except KeyboardInterrupt:
-            typer.echo("error: interrupted; nothing more was changed (see `python -m ops status ENV`)", err=True)
+            typer.echo("error: interrupted; nothing more was changed (see `bin/ops status ENV`)", err=True)
             raise typer.Exit(ExitCode.INTERRUPTED) from None
 
     return run
@@ -257,7 +257,7 @@ def rollback_command(
 ) -> None:
     """All traffic to the primary at once (canary weight 0), confirmed by describing the endpoint until
     the weights are in effect. A bad *primary* image is rolled back through the deploy path instead:
-    revert the config commit and run `python -m ops deploy ENV` (see docs/operations.md)."""
+    revert the config commit and run `bin/ops deploy ENV` (see docs/operations.md)."""
     rt = runtime(ctx)
     environment = rt.open(env, region, (canary, primary))
     rollback(
@@ -274,7 +274,7 @@ def promote(
     ctx: typer.Context,
     env: EnvArg,
     deploy_now: Annotated[
-        bool, typer.Option("--deploy/--no-deploy", help="Also deploy the promoted config (`python -m ops deploy ENV`).")
+        bool, typer.Option("--deploy/--no-deploy", help="Also deploy the promoted config (`bin/ops deploy ENV`).")
     ] = False,
     max_5xx_margin: MarginOpt = 1.0,
     error_window: WindowOpt = 300,
@@ -321,8 +321,8 @@ def promote(
         deploy(environment.clients, load_environment_config(env), rt.deployer, console, rt.timing, rt.state_dir)
         return
     console.line(
-        f"next: commit config/environments/{env}.yaml, then `python -m ops deploy {env}` "
-        f"(it moves autoscaling aside if the instance type changes), then `python -m ops verify {env}`"
+        f"next: commit config/environments/{env}.yaml, then `bin/ops deploy {env}` "
+        f"(it moves autoscaling aside if the instance type changes), then `bin/ops verify {env}`"
     )
 
 

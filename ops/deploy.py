@@ -67,7 +67,7 @@ def deploy(
     live = read_endpoint(clients.sagemaker, cfg.endpoint_name, cfg.name)
     if live.status != "InService":
         raise OpsError(
-            f"endpoint {live.name} is {live.status}: wait for the running update to finish (`python -m ops status {cfg.name}`)",
+            f"endpoint {live.name} is {live.status}: wait for the running update to finish (`bin/ops status {cfg.name}`)",
             ExitCode.REFUSED,
         )
     releases = variants_needing_release(live, cfg)
@@ -75,7 +75,7 @@ def deploy(
     if not snapshot.variants:
         console.line(f"Deploying {cfg.name}: no variant registered with autoscaling changes type or goes away")
         _deploy_and_wait(clients, cfg, deployer, console, timing, released=[])
-        console.ok(f"deployed; next: `python -m ops verify {cfg.name}`")
+        console.ok(f"deployed; next: `bin/ops verify {cfg.name}`")
         return
 
     saved_at = state_dir / f"scaling-{live.name}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
@@ -102,7 +102,7 @@ def deploy(
     if failure is not None:
         restored = ", ".join(s.variant for s in snapshot.variants)
         raise OpsError(f"{failure}; scaling of {restored} was restored as it was", failure.exit_code)
-    console.ok(f"deployed; next: `python -m ops verify {cfg.name}`")  # only once the scaling is back
+    console.ok(f"deployed; next: `bin/ops verify {cfg.name}`")  # only once the scaling is back
 
 
 def _deploy_and_wait(

@@ -15,7 +15,7 @@ def check_peak_windows(cfg: EnvironmentConfig, now: datetime, during_peak: bool,
     verdict = check(cfg, now)
     if verdict.clash is None:
         return
-    message = refusal(cfg, verdict, f"python -m ops deploy {cfg.name} --during-peak")
+    message = refusal(cfg, verdict, f"bin/ops deploy {cfg.name} --during-peak")
     if not during_peak:
         raise OpsError(message, ExitCode.REFUSED)
     console.warn(f"--during-peak: {message.splitlines()[0].replace('refusing to deploy', 'deploying')}")

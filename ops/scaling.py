@@ -155,7 +155,7 @@ def restore_scaling(autoscaling: Any, snapshot: ScalingSnapshot, console: Consol
         where = f"; the snapshot is in {saved_at}" if saved_at else ""
         raise OpsError(
             f"scaling NOT fully restored on {snapshot.endpoint}: {'; '.join(failures)}{where} - "
-            f"retry with `python -m ops restore-scaling ENV {saved_at or 'SNAPSHOT'}` now",
+            f"retry with `bin/ops restore-scaling ENV {saved_at or 'SNAPSHOT'}` now",
             ExitCode.SCALING_NOT_RESTORED,
         )
 

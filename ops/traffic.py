@@ -137,7 +137,7 @@ def shift(
     start = live.share(target.canary)
     if live.status != "InService":
         raise OpsError(
-            f"endpoint {target.endpoint} is {live.status}: wait until it is InService (`python -m ops status {target.env_name}`)",
+            f"endpoint {target.endpoint} is {live.status}: wait until it is InService (`bin/ops status {target.env_name}`)",
             ExitCode.REFUSED,
         )
     if start == plan.weight:
@@ -334,6 +334,6 @@ def _return_to(sagemaker: Any, target: Target, weight: float, console: Console, 
     except (ClientError, BotoCoreError) as error:
         failure = explain(error)
         return (
-            f"rolling back to {percent(weight)} ALSO failed ({failure}): run `python -m ops rollback {target.env_name}`"
+            f"rolling back to {percent(weight)} ALSO failed ({failure}): run `bin/ops rollback {target.env_name}`"
         )
     return f"canary weight rolled back to {percent(weight)}"

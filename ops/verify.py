@@ -92,7 +92,7 @@ def verify(env: Environment, check_weights: bool) -> list[Check]:
                 Check(
                     held,
                     f"{name} has {percent(live.share(name))} of traffic, config {percent(expected)}"
-                    + ("" if held else f" (after a ramp: `python -m ops shift {env.name} --to-config`)"),
+                    + ("" if held else f" (after a ramp: `bin/ops shift {env.name} --to-config`)"),
                 )
             )
     alarms = firing_alarms(clients.cloudwatch, live.name, outputs.rollback_alarm_names)

@@ -3,7 +3,7 @@
 - an endpoint config that is replaced is rolled out blue/green: a green fleet at the live instance
   counts starts beside the blue one (twice the instances, within the account's quota) and autoscaling
   is blocked until the update ends (DESIGN 3.2);
-- a scaled variant whose instance type changes needs `python -m ops deploy` (SageMaker refuses the
+- a scaled variant whose instance type changes needs `bin/ops deploy` (SageMaker refuses the
   update while the variant is registered with Application Auto Scaling);
 - a variant added or removed cannot go through the blue/green guardrails (same variant names);
 - a rollback alarm removed or loosened weakens the automatic rollback;
@@ -67,7 +67,7 @@ def _variant_changes(env: str, base: Template, head: Template) -> list[str]:
     ]
     found += [
         f"variant '{name}' removed: needs `make deploy ENV={env} VARIANTS_CHANGED=1` (no blue/green guardrails)"
-        + (f", through `python -m ops deploy {env}` since it is scaled" if name in scaled else "")
+        + (f", through `bin/ops deploy {env}` since it is scaled" if name in scaled else "")
         for name in before
         if name not in after
     ]
@@ -75,7 +75,7 @@ def _variant_changes(env: str, base: Template, head: Template) -> list[str]:
         if before[name] != after[name] and name in scaled:
             found.append(
                 f"scaled variant '{name}' instance type {before[name]} → {after[name]}: needs "
-                f"`python -m ops deploy {env}` (SageMaker refuses the update while it is registered with autoscaling)"
+                f"`bin/ops deploy {env}` (SageMaker refuses the update while it is registered with autoscaling)"
             )
     return sorted(found)
 

@@ -2,12 +2,14 @@
 
 start    a moto server seeded from the synthesised serving template (`make synth` writes it), a
          stand-in model server and the runtime API in front of it, in the background; prints the
-         variables to export (eval-able: `eval "$(python -m sandbox start)"`).
+         variables to export (eval-able: `eval "$(make -s sandbox)"`). A sandbox already running is
+         reused, state and all, and says so on stderr; `--fresh` (`make sandbox FRESH=1`,
+         `make sandbox-reset`) stops it first and starts from the templates again.
 stop     stops it.
 traffic  records invocations (and 5XX errors) per variant in the sandbox's CloudWatch, as a live
          endpoint's traffic would: the canary guard needs evidence before it lets a step through.
 deploy   the sandbox's `make deploy`: `make synth`, then the endpoint moves onto the new templates'
-         models and endpoint config, keeping weights and instance counts. `python -m ops deploy`
+         models and endpoint config, keeping weights and instance counts. `bin/ops deploy`
          runs it instead of `make deploy` while the sandbox's variables are exported.
 model    puts one variant's model server in a mode: `model canary slow --prefill-seconds 0.4` makes
          every first token 0.4 s later (a slow release for the canary guard), `model canary normal`
@@ -33,7 +35,7 @@ from sandbox.server import PATIENCE_SECONDS, REPO, State, serve
 
 STATE_DIR = REPO / ".sandbox"
 TEMPLATES = REPO / "cdk.out" / "all"
-# Exported with the sandbox's variables: tells `python -m ops deploy` to deploy into the sandbox.
+# Exported with the sandbox's variables: tells `bin/ops deploy` to deploy into the sandbox.
 SANDBOX_VARIABLE = "MANGAASSIST_SANDBOX"
 
 
@@ -59,16 +61,51 @@ def print_exports(state: State) -> None:
         print(f"export {name}={value}")
     print(f"export {SANDBOX_VARIABLE}={state.env}")
     print("unset AWS_PROFILE AWS_DEFAULT_PROFILE AWS_SESSION_TOKEN")
-    print(f"# then: python -m ops status {state.env}    stop it: make sandbox-stop")
+    print(f"# then: bin/ops status {state.env}    start clean: make sandbox-reset    stop it: make sandbox-stop")
 
 
-def start(env_name: str, templates: Path, state_dir: Path) -> int:
+def live_variants(state: State) -> str:
+    """'primary ml.g6.xlarge weight 95, canary ml.g5.xlarge weight 5 (endpoint config X)': what a reuse keeps."""
+    exports = state.exports()
+    sagemaker = boto3.Session(
+        region_name=state.region,
+        aws_access_key_id=exports["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=exports["AWS_SECRET_ACCESS_KEY"],
+    ).client("sagemaker", endpoint_url=state.moto_url)
+    endpoint = sagemaker.describe_endpoint(EndpointName=state.endpoint)
+    config = sagemaker.describe_endpoint_config(EndpointConfigName=endpoint["EndpointConfigName"])
+    types = {v["VariantName"]: v["InstanceType"] for v in config["ProductionVariants"]}
+    variants = ", ".join(
+        f"{v['VariantName']} {types.get(v['VariantName'], '?')} weight {float(v.get('CurrentWeight') or 0):g}"
+        for v in endpoint["ProductionVariants"]
+    )
+    return f"{variants} (endpoint config {endpoint['EndpointConfigName']})"
+
+
+def reuse_notice(state: State) -> str:
+    """Said on stderr (stdout is eval'd) whenever `start` hands out a sandbox that was already running."""
+    since = f" since {state.started_at.replace('T', ' ').replace('+00:00', ' UTC')}" if state.started_at else ""
+    try:
+        live = f"; it now runs {live_variants(state)}"
+    except Exception as error:  # noqa: BLE001 - a notice: never let it stop the exports
+        live = f"; its endpoint could not be described ({type(error).__name__})"
+    return (
+        f"sandbox: reusing the sandbox for {state.env} running{since} (pid {state.pid}): its state is kept, every "
+        f"sandbox deploy, weight and alarm change made since{live}. To start clean from the templates: "
+        f"make sandbox-reset (or make sandbox FRESH=1)"
+    )
+
+
+def start(env_name: str, templates: Path, state_dir: Path, fresh: bool = False) -> int:
     template = templates / f"{naming.serving_stack_name(env_name)}.template.json"
     if not template.exists():
         print(f"error: {template} is missing: run `make synth` first", file=sys.stderr)
         return 2
     path = state_file(env_name, state_dir)
+    if fresh and running(path):
+        stop(env_name, state_dir, quiet=True)
     if state := running(path):
+        print(reuse_notice(state), file=sys.stderr)
         print_exports(state)
         return 0
     state_dir.mkdir(parents=True, exist_ok=True)
@@ -102,17 +139,18 @@ def start(env_name: str, templates: Path, state_dir: Path) -> int:
     return 0
 
 
-def stop(env_name: str, state_dir: Path) -> int:
+def stop(env_name: str, state_dir: Path, quiet: bool = False) -> int:
     path = state_file(env_name, state_dir)
     state = running(path)
     if state is None:
-        print(f"no sandbox for {env_name} is running")
+        print(f"no sandbox for {env_name} is running", file=sys.stderr if quiet else sys.stdout)
         return 0
     os.kill(state.pid, signal.SIGTERM)
     deadline = time.monotonic() + PATIENCE_SECONDS
     while path.exists() and time.monotonic() < deadline:
         time.sleep(0.2)
-    print(f"stopped the sandbox for {env_name} (pid {state.pid})")
+    # stderr when start --fresh stops it: start's stdout is eval'd
+    print(f"stopped the sandbox for {env_name} (pid {state.pid})", file=sys.stderr if quiet else sys.stdout)
     return 0
 
 
@@ -176,6 +214,8 @@ def main(argv: list[str]) -> int:
         command.add_argument("--state-dir", type=Path, default=STATE_DIR)
         if name in ("start", "serve", "deploy"):
             command.add_argument("--templates", type=Path, default=TEMPLATES)
+        if name == "start":
+            command.add_argument("--fresh", action="store_true", help="stop a running sandbox first: start clean")
         if name == "deploy":
             command.add_argument("--no-synth", dest="synth", action="store_false", help="use the templates as they are")
             command.add_argument("--released", default="", help="variants whose scaling ops deploy moved aside")
@@ -185,7 +225,7 @@ def main(argv: list[str]) -> int:
             command.add_argument("--follow", action="store_true", help="again every minute until interrupted")
     args = parser.parse_args(argv)
     if args.command == "start":
-        return start(args.env, args.templates, args.state_dir)
+        return start(args.env, args.templates, args.state_dir, args.fresh)
     if args.command == "stop":
         return stop(args.env, args.state_dir)
     if args.command == "serve":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -19,6 +20,7 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,7 @@ class State:
     runtime_url: str
     endpoint: str
     model_urls: dict[str, str] = field(default_factory=dict)  # variant -> its model server
+    started_at: str = ""  # UTC, ISO 8601: a reused sandbox says how old its state is
 
     def exports(self) -> dict[str, str]:
         return {
@@ -98,6 +101,7 @@ def start_model_server(
     from serving_harness import model_tree, serving_env, start_supervisor
 
     port = free_port()
+    shutil.rmtree(workdir / "model", ignore_errors=True)  # left by an earlier sandbox: a restart starts clean
     model_tree(workdir / "model", tuple(adapters))
     env = serving_env(
         workdir,
@@ -204,7 +208,8 @@ def serve(env_name: str, templates: Path, state_path: Path) -> None:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    state = State(os.getpid(), env_name, region, account, moto_url, front.url, cfg.endpoint_name, model_urls)
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    state = State(os.getpid(), env_name, region, account, moto_url, front.url, cfg.endpoint_name, model_urls, started_at)
     state.save(state_path)
     processes = [process for process, _, _ in servers.values()]
     try:

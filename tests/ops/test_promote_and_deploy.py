@@ -83,7 +83,7 @@ def test_promote_writes_the_canary_image_into_the_primary_keeping_comments_and_l
     assert "# Production:" in after
     assert "primary.image_tag: v0.1.0 → v0.2.0" in result.output
     assert "+    image_tag: v0.2.0" in result.output  # the diff is shown
-    assert "next: commit config/environments/prod.yaml, then `python -m ops deploy prod`" in result.output
+    assert "next: commit config/environments/prod.yaml, then `bin/ops deploy prod`" in result.output
 
 
 def test_nothing_to_promote_when_primary_already_runs_the_canary_image(prod, cli):
@@ -139,7 +139,7 @@ def test_promote_and_deploy_without_instance_type_change_leaves_scaling_alone(ca
     assert deployer.calls == ["prod"]
     assert deployer.scaling_seen == scaling  # registered throughout
     assert "no variant registered with autoscaling changes type or goes away" in result.output
-    assert "deployed; next: `python -m ops verify prod`" in result.output
+    assert "deployed; next: `bin/ops verify prod`" in result.output
 
 
 @pytest.fixture
@@ -219,7 +219,7 @@ def test_scaling_that_cannot_be_restored_is_loud_and_the_snapshot_restores_it_la
     assert result.exit_code == 9
     assert "scaling NOT fully restored on mangaassist-llm-prod: primary target (access denied" in result.stderr
     snapshot = result.stderr.split("the snapshot is in ")[1].split(" - ")[0]
-    assert "`python -m ops restore-scaling ENV " in result.stderr
+    assert "`bin/ops restore-scaling ENV " in result.stderr
 
     autoscaling.meta.events.unregister("before-call.application-autoscaling.RegisterScalableTarget", refuse)
     restored = cli("restore-scaling", "prod", snapshot)
@@ -271,7 +271,7 @@ def test_next_verify_is_printed_only_after_the_scaling_is_restored(primary_chang
     assert result.exit_code == 0, result.output
     lines = [line.strip() for line in result.output.splitlines()]
     restored = next(i for i, line in enumerate(lines) if line.startswith("✓ restored scaling of primary"))
-    assert lines[-1] == "✓ deployed; next: `python -m ops verify prod`"
+    assert lines[-1] == "✓ deployed; next: `bin/ops verify prod`"
     assert restored < len(lines) - 1
 
 
@@ -286,7 +286,7 @@ def test_a_deploy_overlapping_a_peak_window_is_refused_before_scaling_is_touched
     assert "Traceback" not in result.stderr
     assert "error: refusing to deploy prod at Mon 2026-11-23 15:50 JST (06:50 UTC)" in result.stderr
     assert "next safe window opens Mon 2026-11-23 21:00 JST (12:00 UTC)" in result.stderr
-    assert "python -m ops deploy prod --during-peak" in result.stderr
+    assert "bin/ops deploy prod --during-peak" in result.stderr
     assert world.scaling() == before  # the default deployer fails the test if called
 
 

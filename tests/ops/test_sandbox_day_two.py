@@ -140,7 +140,7 @@ def test_the_documented_day_two_flow_runs_against_the_sandbox(running_sandbox, c
     after = cli("verify", "prod")
     assert after.exit_code == 3
     assert "primary image" in after.output and ":v0.2.0, config tag v0.2.0" in after.output
-    assert "✗ canary has 100% of traffic, config 5% (after a ramp: `python -m ops shift prod --to-config`)" in (
+    assert "✗ canary has 100% of traffic, config 5% (after a ramp: `bin/ops shift prod --to-config`)" in (
         after.output
     )
 
@@ -149,3 +149,23 @@ def test_the_documented_day_two_flow_runs_against_the_sandbox(running_sandbox, c
     final = cli("verify", "prod")
     assert final.exit_code == 0, final.output
     assert weights() == {"primary": 95.0, "canary": 5.0}
+
+    # A second start hands out the same sandbox, and says what it keeps: the promoted endpoint config.
+    reused = sandbox("start", "prod", "--templates", str(tmp_path / "cdk.out"), state_dir=state_dir)
+    assert reused.returncode == 0, reused.stderr
+    assert reused.stderr.startswith("sandbox: reusing the sandbox for prod running since ")
+    live_config = sagemaker.describe_endpoint(EndpointName="mangaassist-llm-prod")["EndpointConfigName"]
+    assert f"primary ml.g5.xlarge weight 95, canary ml.g5.xlarge weight 5 (endpoint config {live_config})" in (
+        reused.stderr
+    )
+    assert "make sandbox-reset (or make sandbox FRESH=1)" in reused.stderr
+    assert f"export AWS_ENDPOINT_URL={exports['AWS_ENDPOINT_URL']}" in reused.stdout
+
+    fresh = sandbox("start", "prod", "--fresh", "--templates", str(tmp_path / "cdk.out"), state_dir=state_dir)
+    assert fresh.returncode == 0, fresh.stderr
+    assert "reusing" not in fresh.stderr and "stopped the sandbox for prod" in fresh.stderr
+    assert all(line.startswith(("#", "export ", "unset ")) for line in fresh.stdout.splitlines()), fresh.stdout
+    fresh_exports = dict(
+        line.removeprefix("export ").split("=", 1) for line in fresh.stdout.splitlines() if line.startswith("export ")
+    )
+    assert fresh_exports["AWS_ENDPOINT_URL"] != exports["AWS_ENDPOINT_URL"]

@@ -37,7 +37,7 @@ def test_a_scaled_variants_new_instance_type_needs_ops_deploy(prod) -> None:
     head = copy.deepcopy(prod)
     resources(head, "AWS::SageMaker::EndpointConfig")[0]["ProductionVariants"][0]["InstanceType"] = "ml.g6.xlarge"
     assert consequences(prod, head) == [
-        "scaled variant 'primary' instance type ml.g5.xlarge → ml.g6.xlarge: needs `python -m ops deploy prod` "
+        "scaled variant 'primary' instance type ml.g5.xlarge → ml.g6.xlarge: needs `bin/ops deploy prod` "
         "(SageMaker refuses the update while it is registered with autoscaling)"
     ]
 
@@ -48,7 +48,7 @@ def test_a_variant_added_and_one_removed(prod) -> None:
     variants[1]["VariantName"] = "shadow"
     assert consequences(prod, head) == [
         "variant 'canary' removed: needs `make deploy ENV=prod VARIANTS_CHANGED=1` (no blue/green guardrails), "
-        "through `python -m ops deploy prod` since it is scaled",
+        "through `bin/ops deploy prod` since it is scaled",
         "variant 'shadow' added: needs `make deploy ENV=prod VARIANTS_CHANGED=1` (no blue/green guardrails)",
     ]
 
