@@ -22,7 +22,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export JSII_NODE := $(CURDIR)/$(VENV)/bin/node
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help deps synth cfn-lint diff deploy test test-slow lint ops sandbox sandbox-reset sandbox-stop plan plan-diff plan-docs bench clean review test-engine
+.PHONY: help deps synth cfn-lint diff deploy deploy-image bootstrap test test-slow lint ops sandbox sandbox-reset sandbox-stop plan plan-diff plan-docs bench clean review test-engine
 
 help:
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
@@ -33,6 +33,8 @@ help:
 	@echo "make diff ENV=prod    cdk diff against the deployed stacks (needs AWS credentials)"
 	@echo "make review BASE=main [ENV=prod]  offline review of this change vs BASE: review-out/review.md"
 	@echo "make deploy ENV=prod  cdk deploy one environment (needs AWS credentials)"
+	@echo "make bootstrap ENV=staging   cdk bootstrap the account and region ENV deploys to (once)"
+	@echo "make deploy-image ENV=prod   the image stack alone (repository and build)"
 	@echo "make ops ARGS='status prod'  the operations CLI (python -m ops --help)"
 	@echo "make sandbox          a local moto 'prod' to try the ops CLI on (reused while it runs)"
 	@echo "make sandbox-reset    the sandbox started clean; make sandbox-stop stops it"
@@ -78,6 +80,15 @@ deploy: deps
 	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) --all -o cdk.out/$(ENV) --require-approval broadening
 	$(PY) -m config.record_deployed $(ENV)
 
+# Once per account and region: CDK's bootstrap stack (asset bucket, deploy roles) where ENV deploys.
+bootstrap: deps
+	$(CDK) bootstrap $(CDK_FLAGS) -c env=$(ENV) -o cdk.out/$(ENV)
+
+# The image stack alone (repository and build): a new account's prod needs a build to tag before its
+# first full deploy (docs/deploying.md, "Building an image").
+deploy-image: deps
+	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) -o cdk.out/$(ENV) --require-approval broadening MangaAssist-$(ENV)-Image
+
 # GNU make exits 2 whatever code a recipe fails with ("The exit status of make is always one of three
 # values": GNU make manual, "How to Run make"); its "Error N" line shows the CLI's code. bin/ops runs
 # the same CLI and returns that code itself.
@@ -111,7 +122,7 @@ plan-diff: deps
 		|| { echo "error: no config/environments/$(ENV).yaml at $(BASE)" >&2; exit 2; }
 	$(PY) -m planner diff $(ENV) --base plan-out/$(ENV)-base.yaml $(TRAFFIC_FLAG) --out plan-out/$(ENV)-diff.md
 
-# The prod plan the README shows (tests/planner/test_prod_plan.py fails when it is stale).
+# The prod plan docs/scaling-and-planning.md shows (tests/planner/test_prod_plan.py fails when it is stale).
 plan-docs: deps
 	$(PY) -m planner docs
 

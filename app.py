@@ -40,7 +40,7 @@ def synthesise(app: cdk.App, env_name: str) -> int:
     # Set by `python -m ops deploy` (via `make deploy SCALING_RELEASED=…`) after it deregistered scaling.
     released = [name for name in str(app.node.try_get_context("scaling_released") or "").split(",") if name]
     # `make deploy VARIANTS_CHANGED=1`: one update without the blue/green guardrails, which need the
-    # deployed variant names; the set of variants may then change (README).
+    # deployed variant names; the set of variants may then change (docs/deploying.md).
     variants_changed = bool(app.node.try_get_context("variants_changed"))
     configs, errors = [], []
     for name in env_names:

@@ -86,7 +86,8 @@ def time_zone(name: str) -> ZoneInfo:
         )
     if "/" not in name:
         raise CronError(f"{quote(name)} is not an IANA time zone name (e.g. Asia/Tokyo, America/New_York)")
-    hint = did_you_mean(name, zones)
+    inside = sorted(zone for zone in zones if zone.startswith(f"{name}/"))
+    hint = f" (a group of zones, not a zone: {', '.join(inside[:3])}, ...)" if inside else did_you_mean(name, zones)
     raise CronError(f"unknown IANA time zone {quote(name)}{hint} (not a canonical zone in tzdata {TZDATA_VERSION})")
 
 

@@ -183,7 +183,7 @@ class ImageBuild(Strict):
 
 class Alarms(Strict):
     # Seeds' SLOs: error rate < 0.1 % (24 h); time to first token p95 < 500 ms. No ModelLatency
-    # threshold: what it measures for streamed responses is not documented (README "Rollback alarms").
+    # threshold: what it measures for streamed responses is not documented (docs/alarms.md "Rollback alarms").
     error_rate_5xx_percent: float = Field(gt=0, le=100)
     evaluation_minutes: int = Field(default=5, ge=1, le=60)
     error_rate_4xx_percent: float = Field(default=5, gt=0, le=100)
@@ -344,7 +344,7 @@ class EnvironmentConfig(Strict):
     autoscaling: dict[str, VariantScaling]  # keyed by variant name
     planning: Planning = Planning()
     # ProductionVariant.RoutingConfig.RoutingStrategy for every variant. Long streamed answers make
-    # RANDOM routing uneven; README "Routing" says when prefix-aware routing would pay.
+    # RANDOM routing uneven; docs/configuration.md "Routing" says when prefix-aware routing would pay.
     routing_strategy: Literal["LEAST_OUTSTANDING_REQUESTS", "RANDOM"] = "LEAST_OUTSTANDING_REQUESTS"
     # This account's SageMaker quota "<instance type> for endpoint usage" (Service Quotas), per
     # instance type: blue/green provisions a second full fleet, so it must cover twice the largest.

@@ -78,7 +78,7 @@ class ServingAlarms(Construct):
                 notify=False,
             ),
             # Time to first token as clients feel it, p95 over every request of the variant in each
-            # minute (README "Rollback alarms"), not SageMaker's ModelLatency: what that measures for
+            # minute (docs/alarms.md "Rollback alarms"), not SageMaker's ModelLatency: what that measures for
             # InvokeEndpointWithResponseStream is not documented. A minute with too few requests for
             # a p95 to mean anything counts as 0; a minute without requests as missing (not breaching).
             self._alarm(

@@ -29,6 +29,7 @@ from ops.guard_options import MarginOpt, TtftMsOpt, TtftPercentOpt, WindowOpt, g
 from ops.output import Console, one_line, seconds
 from ops.peak_window import check_peak_windows
 from ops.promotion import plan_promotion, write_promotion
+from ops.release_tag import release_tag_command
 from ops.scaling import ScalingSnapshot, restore_scaling
 from ops.smoke import DEFAULT_PROMPT, SmokeRequest, smoke_adapter
 from ops.status import show_status
@@ -475,3 +476,4 @@ def bedrock_import(
 
 # `ops capacity` lives in its own package (capacity/); the ops CLI only names it.
 app.command(name="capacity")(capacity_command)
+app.command(name="release-tag")(reports_errors(release_tag_command))

@@ -15,8 +15,8 @@ from config.loader import ENVIRONMENTS_DIR, ConfigError, known_environments, loa
 from config.schema import EnvironmentConfig
 from planner.build import PlanError, build_plan
 from planner.compare import render_comparison
+from planner.doc_block import PLAN_DOC, with_summary
 from planner.environment_traffic import recorded, traffic_for
-from planner.readme import with_summary
 from planner.reference_week import reference_week
 from planner.results import Plan
 from planner.summary import render_summary
@@ -86,8 +86,8 @@ def diff(
 
 
 @app.command()
-def docs(readme: Annotated[Path, typer.Option(dir_okay=False)] = Path("README.md")) -> None:
-    """Refresh docs/plan/ (summary.md, plot.png) and the README's copy of the prod plan."""
+def docs(document: Annotated[Path, typer.Option("--doc", dir_okay=False)] = PLAN_DOC) -> None:
+    """Refresh docs/plan/ (summary.md, plot.png) and the copy of the prod plan in docs/scaling-and-planning.md."""
     cfg = _config(ENVIRONMENTS_DIR / "prod.yaml", "prod")
     result = _plan(cfg, _traffic(None, cfg))
     summary = render_summary(result)
@@ -95,10 +95,10 @@ def docs(readme: Annotated[Path, typer.Option(dir_okay=False)] = Path("README.md
     (DOCS_DIR / "summary.md").write_text(summary)
     _draw_plot(result, DOCS_DIR / "plot.png")
     try:
-        readme.write_text(with_summary(readme.read_text(), summary))
+        document.write_text(with_summary(document.read_text(), summary))
     except (OSError, ValueError) as error:
-        _fail(f"{readme}: {error}")
-    typer.echo(f"wrote {DOCS_DIR / 'summary.md'}, {DOCS_DIR / 'plot.png'} and the plan in {readme}")
+        _fail(f"{document}: {error}")
+    typer.echo(f"wrote {DOCS_DIR / 'summary.md'}, {DOCS_DIR / 'plot.png'} and the plan in {document}")
 
 
 @app.command("export-traffic")

@@ -144,7 +144,7 @@ def pick(source: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
 
 
 def put_image(ecr: Any, repository: str, tag: str) -> None:
-    """An image `repository:tag` in ECR (an empty manifest: nothing pulls it here), the repository
+    """An image `repository:tag` in ECR (a manifest of nothing: nothing pulls it here), the repository
     created on first use; a tag already there is kept."""
     if repository not in {r["repositoryName"] for r in ecr.describe_repositories()["repositories"]}:
         ecr.create_repository(repositoryName=repository)
@@ -156,7 +156,15 @@ def put_image(ecr: Any, repository: str, tag: str) -> None:
             "size": 1,
             "digest": "sha256:" + hashlib.sha256(tag.encode()).hexdigest(),
         },
-        "layers": [],
+        # One layer of its own: moto derives the image digest from the layer digests alone, so images
+        # without layers would all share one digest (ECR hashes the manifest).
+        "layers": [
+            {
+                "mediaType": "application/vnd.docker.image.rootfs.diff.tar.gzip",
+                "size": 1,
+                "digest": "sha256:" + hashlib.sha256(f"layer of {tag}".encode()).hexdigest(),
+            }
+        ],
     }
     with contextlib.suppress(ecr.exceptions.ImageAlreadyExistsException):
         ecr.put_image(repositoryName=repository, imageManifest=json.dumps(manifest), imageTag=tag)

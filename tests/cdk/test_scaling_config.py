@@ -109,5 +109,7 @@ def test_a_variant_released_by_ops_deploy_may_change_type(tmp_path, monkeypatch)
 def test_time_zone_that_is_a_folder_of_zones(problems) -> None:
     found = problems(lambda raw: primary_windows(raw)[0].update(timezone="America/Argentina"))
     assert found == [
-        "autoscaling.primary.schedules[0].timezone: unknown IANA time zone 'America/Argentina' (not a canonical zone in tzdata 2026.6)"
+        "autoscaling.primary.schedules[0].timezone: unknown IANA time zone 'America/Argentina' (a group of zones, not "
+        "a zone: America/Argentina/Buenos_Aires, America/Argentina/Catamarca, America/Argentina/Cordoba, ...) "
+        "(not a canonical zone in tzdata 2026.6)"
     ]

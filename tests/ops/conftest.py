@@ -188,7 +188,10 @@ class World:
         """The image stack as deployed: its output names the tag it built from container/."""
         template = {
             "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
-            "Outputs": {naming.OUTPUT_SOURCE_IMAGE_TAG: {"Value": source_tag}},
+            "Outputs": {
+                naming.OUTPUT_SOURCE_IMAGE_TAG: {"Value": source_tag},
+                naming.OUTPUT_REPOSITORY_NAME: {"Value": REPOSITORY},
+            },
         }
         self.client("cloudformation").create_stack(
             StackName=naming.image_stack_name(self.cfg.name), TemplateBody=json.dumps(template)

@@ -7,7 +7,7 @@ import pytest
 
 from config.loader import load_catalog, load_config
 from planner.build import build_plan
-from planner.readme import embedded_summary, with_summary
+from planner.doc_block import PLAN_DOC, embedded_summary, with_summary
 from planner.reference_week import reference_week
 from planner.summary import render_summary
 from planner.verdict import judge
@@ -80,10 +80,10 @@ def test_us_evening_window_follows_new_york_across_the_dst_switch(plan) -> None:
     assert all(t.minute == 45 for t in starts) and len(starts) == 7
 
 
-def test_docs_and_readme_show_the_current_prod_plan(plan) -> None:
+def test_docs_show_the_current_prod_plan(plan) -> None:
     """`make plan-docs` refreshes both; this fails when a config change left them stale."""
     summary = render_summary(plan)
     assert (ROOT / "docs/plan/summary.md").read_text() == summary
-    readme = (ROOT / "README.md").read_text()
-    assert embedded_summary(readme) == embedded_summary(with_summary(readme, summary))
+    document = (ROOT / PLAN_DOC).read_text()
+    assert embedded_summary(document) == embedded_summary(with_summary(document, summary))
     assert (ROOT / "docs/plan/plot.png").stat().st_size > 50_000
