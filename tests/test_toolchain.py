@@ -44,3 +44,25 @@ def test_the_makefile_runs_npm_and_the_cdk_on_the_pinned_node():
     assert "export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)" in makefile
     assert "$(VENV)/bin/npm ci" in makefile
     assert "JSII_SILENCE" not in makefile
+
+
+def test_the_deploy_path_runs_the_cdk_cli_on_the_pinned_node(tmp_path):
+    """`make bootstrap` goes through the same CDK CLI as `make deploy`: without credentials it gets as far as
+    asking for them, on Node 24 (no "AWS SDK for JavaScript (v3) will require node >= 22" warning)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "JSII_"))}
+    env.update(
+        PATH=f"{broken_node(tmp_path)}{os.pathsep}{os.environ['PATH']}",
+        HOME=str(tmp_path),  # no ~/.aws
+        AWS_EC2_METADATA_DISABLED="true",
+        AWS_CONFIG_FILE=str(tmp_path / "none"),
+        AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
+    )
+    done = subprocess.run(
+        ["make", "--no-print-directory", "bootstrap", "ENV=staging"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "Need to perform AWS calls for account 111111111111, but no credentials have been configured" in output
+    assert "the machine node was used" not in output
+    assert "will require node" not in output.lower() and "end-of-life" not in output.lower()
