@@ -13,6 +13,11 @@ def serving_stack_name(env_name: str) -> str:
     return f"{PROJECT}-{env_name}-Serving"
 
 
+def operator_policy_name(env_name: str) -> str:
+    """The customer-managed policy that lets a role run every ops command on this environment."""
+    return f"{PROJECT}-{env_name}-Operator"
+
+
 # CloudFormation output keys (the ops CLI reads them with DescribeStacks).
 OUTPUT_REPOSITORY_URI = "RepositoryUri"
 OUTPUT_REPOSITORY_NAME = "RepositoryName"
@@ -25,6 +30,7 @@ OUTPUT_ROLLBACK_ALARMS = "RollbackAlarmNames"  # comma-separated
 OUTPUT_DASHBOARD_NAME = "DashboardName"
 OUTPUT_MONTHLY_COST = "MonthlyCostUsd"  # "floor-ceiling", on demand
 OUTPUT_ALARM_TOPIC_ARN = "AlarmTopicArn"
+OUTPUT_OPERATOR_POLICY_ARN = "OperatorPolicyArn"
 
 
 # Image tags. `image_tag: source` in a variant means "container/ as it is now": synth resolves it to

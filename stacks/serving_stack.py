@@ -13,6 +13,7 @@ from constructs.capture_bucket import CaptureBucket
 from constructs.encryption_key import service_key
 from constructs.image_repository import ImageRepository
 from constructs.inference_endpoint import InferenceEndpoint
+from constructs.operator_policy import OperatorPolicy, operator_scope_for_stack
 from constructs.serving_alarms import ServingAlarms
 from constructs.serving_dashboard import ServingDashboard
 from constructs.serving_model import ServingModels
@@ -70,6 +71,18 @@ class ServingStack(Stack):
             )
 
         dashboard = ServingDashboard(self, "Dashboard", cfg=cfg, alarms=alarms)
+        OperatorPolicy(
+            self,
+            "Operator",
+            operator_scope=operator_scope_for_stack(
+                cfg.name,
+                cfg.endpoint_name,
+                image.repository.repository_arn,
+                capture.bucket.bucket_arn if capture else None,
+                key.key_arn,
+            ),
+            capture_bucket=capture.bucket if capture else None,
+        )
 
         floor, ceiling = floor_and_ceiling_usd(cfg, catalog)
         CfnOutput(

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from capacity_harness import FIXED_WORKLOAD
 
+from tests.operator_policy_check import every_cli_call_is_allowed_by_the_operator_policy  # noqa: F401
+
 
 @pytest.fixture(scope="module")
 def fixed_workload(tmp_path_factory) -> Path:

@@ -35,6 +35,7 @@ from ops.waiting import Timing
 from sandbox import moto_fixes
 from sandbox.runtime import record_invocations
 from sandbox.seed import put_image
+from tests.operator_policy_check import every_cli_call_is_allowed_by_the_operator_policy  # noqa: F401
 
 REAL_ENVIRONMENTS = Path(config_loader.ENVIRONMENTS_DIR)
 MOTO_INSTANCE_TYPE = "ml.g4dn.xlarge"
