@@ -134,12 +134,17 @@ def test_emf_lines_are_valid_and_carry_every_contract_metric(serving):
         seen = [line for line in emf_lines() if line.get(c.METRIC_ADAPTER_REQUESTS)]
         return {line[c.DIM_ADAPTER] for line in seen} >= set(ADAPTERS) and counted
 
+    def latency_seen():  # the per-request values leave in the next once-a-second write
+        return any(c.METRIC_END_TO_END_LATENCY in line for line in emf_lines())
+
     wait_until(adapter_traffic_seen, "EMF lines counting each adapter's request")
+    wait_until(latency_seen, "the requests' end-to-end latency values")
     lines = emf_lines()
     assert all(emf_problems(line) == [] for line in lines), [emf_problems(line) for line in lines]
     assert {line["_aws"]["CloudWatchMetrics"][0]["Namespace"] for line in lines} == {c.METRIC_NAMESPACE}
     emitted = {m["Name"] for line in lines for m in line["_aws"]["CloudWatchMetrics"][0]["Metrics"]}
-    assert emitted == set(c.VARIANT_METRICS) | set(c.ADAPTER_METRICS)
+    # Non-streamed requests: end-to-end latency, and no first token or time per token to report.
+    assert emitted == set(c.VARIANT_METRICS) | set(c.ADAPTER_METRICS) | {c.METRIC_END_TO_END_LATENCY}
 
 
 def test_a_failing_gpu_turns_ping_503_until_it_recovers(serving):
