@@ -22,7 +22,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export JSII_NODE := $(CURDIR)/$(VENV)/bin/node
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help deps synth cfn-lint diff deploy deploy-image bootstrap test test-slow lint ops sandbox sandbox-reset sandbox-stop plan plan-diff plan-docs bench clean review test-engine
+.PHONY: help deps synth cfn-lint diff deploy deploy-image bootstrap pin-base-image test test-slow lint ops sandbox sandbox-reset sandbox-stop plan plan-diff plan-docs bench clean review test-engine
 
 help:
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
@@ -121,6 +121,11 @@ plan-diff: deps
 	@git show $(BASE):config/environments/$(ENV).yaml > plan-out/$(ENV)-base.yaml \
 		|| { echo "error: no config/environments/$(ENV).yaml at $(BASE)" >&2; exit 2; }
 	$(PY) -m planner diff $(ENV) --base plan-out/$(ENV)-base.yaml $(TRAFFIC_FLAG) --out plan-out/$(ENV)-diff.md
+
+# container/Dockerfile's vLLM base image by digest, beside its tag (config/pin_base_image.py; needs
+# Docker Hub, not Docker). TAG defaults to config/catalog.yaml's serving_image.base_image.
+pin-base-image: deps
+	$(PY) -m config.pin_base_image $(TAG)
 
 # The prod plan docs/scaling-and-planning.md shows (tests/planner/test_prod_plan.py fails when it is stale).
 plan-docs: deps
