@@ -187,6 +187,9 @@ def chat_body(content: str = "Recommend a manga.", **extra: Any) -> dict[str, An
     return {"messages": [{"role": "user", "content": content}], "max_tokens": 8, **extra}
 
 
+TIMED_OUT = "timed out"  # a poll /ping did not answer in time (a busy 2-core machine), kept apart
+
+
 class PingRecorder(threading.Thread):
     """Polls /ping from the moment the container starts and keeps every change it sees."""
 
@@ -208,11 +211,17 @@ class PingRecorder(threading.Thread):
                 try:
                     response = client.get(self.url)
                     observation = (response.status_code, response.json())
-                except httpx.TransportError:
+                except httpx.TimeoutException:  # no answer within 2 s: slow, which is not "not ready"
+                    observation = (TIMED_OUT, None)
+                except httpx.TransportError:  # refused or reset: nothing listens
                     observation = (None, None)
                 if not self.seen or self.seen[-1] != observation:
                     self.seen.append(observation)
                 time.sleep(0.01)
 
     def statuses(self) -> list[int | None]:
-        return [status for status, _ in self.seen]
+        """Every change of /ping's status: an HTTP status, None (refused), never a timed-out poll."""
+        return [status for status, _ in self.seen if status != TIMED_OUT]
+
+    def timeouts(self) -> int:
+        return sum(1 for status, _ in self.seen if status == TIMED_OUT)
