@@ -1,13 +1,16 @@
-"""The engine core dies under load (SIGKILL, like a CUDA fault or the OOM killer): /ping turns 503 while
-the API server still answers, every stream in flight ends with an error event, and the container
-exits 5 so that SageMaker replaces it. Its own container: the death ends it."""
+"""The engine core dies under load (SIGKILL, like a CUDA fault or the OOM killer): /ping stops saying 200
+(503 while the API server still answers, then nothing listens), every stream in flight ends with an
+error event or complete, and the container exits 5 so that SageMaker replaces it. Its own container:
+the death ends it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
 
+import httpx
 from engine_harness import START_PATIENCE_SECONDS, command_line, descendants, stream_in_thread
 from serving_harness import wait_until
 
@@ -26,14 +29,20 @@ def test_engine_core_killed_gives_503_error_events_and_exit_5(containers):
     os.kill(engine_cores[0], signal.SIGKILL)
     killed = time.monotonic()
 
-    def ping_after_kill() -> int | None:
-        status = serving.client.get("/ping").status_code
+    def ping_after_kill() -> int | str | None:
+        try:
+            status = serving.client.get("/ping").status_code
+        except httpx.TransportError:  # vLLM's API server already shut down after its engine: nothing listens
+            return "refused"
         return status if status != 200 else None
 
-    assert wait_until(ping_after_kill, "/ping to stop saying 200") == 503
+    answer = wait_until(ping_after_kill, "/ping to stop saying 200")
     # Reported by the test tier (not asserted: a shared machine's timing proves nothing).
-    print(f"\n/ping said 503 {time.monotonic() - killed:.2f} s after the engine core was killed")
-    assert serving.client.get("/ping").json()["status"] == "failed"
+    print(f"\n/ping said {answer} {time.monotonic() - killed:.2f} s after the engine core was killed")
+    assert answer in (503, "refused")
+    if answer == 503:
+        with contextlib.suppress(httpx.TransportError):  # the API server may be gone by the next request
+            assert serving.client.get("/ping").json()["status"] == "failed"
     for thread in threads:
         thread.join(START_PATIENCE_SECONDS)
     # No stream may end silently cut: each either carries an error event or was complete (every token
@@ -53,4 +62,6 @@ def test_engine_core_killed_gives_503_error_events_and_exit_5(containers):
     assert serving.process.wait(START_PATIENCE_SECONDS) == EXIT_ENGINE_DIED
     statuses = serving.recorder.statuses()
     last_200 = len(statuses) - 1 - statuses[::-1].index(200)
-    assert 503 in statuses[last_200:], statuses  # 503 came between serving and the end
+    # After the last 200 the recorder saw 503 or nothing listening, never 200 again. Which of the two
+    # comes first is a race with vLLM's own shutdown on a busy machine (CI saw "refused" first).
+    assert statuses[last_200 + 1 :] and set(statuses[last_200 + 1 :]) <= {503, None}, statuses

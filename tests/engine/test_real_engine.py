@@ -296,9 +296,11 @@ def measure_streams(
     time.sleep(1.5)
     served = sorted(latency_values(serving, c.METRIC_TIME_TO_FIRST_TOKEN)[before:])
     measured = sorted((first - sent) * 1000 for sent, first, _ in results)
-    print(f"\nTTFT ({'concurrent' if concurrent else 'one at a time'}) served {[round(v) for v in served]} ms, "
-          f"measured by the clients {[round(v) for v in measured]} ms, "
-          f"vLLM's own in all {(engine_after[0] - engine_before[0]) * 1000:.0f} ms")
+    print(
+        f"\nTTFT ({'concurrent' if concurrent else 'one at a time'}) served {[round(v) for v in served]} ms, "
+        f"measured by the clients {[round(v) for v in measured]} ms, "
+        f"vLLM's own in all {(engine_after[0] - engine_before[0]) * 1000:.0f} ms"
+    )
     assert len(served) == count, (served, measured)
     assert engine_after[1] - engine_before[1] == count, (engine_before, engine_after)
     return served, measured, (engine_after[0] - engine_before[0]) * 1000
@@ -368,34 +370,54 @@ def test_a_short_capacity_sweep_of_the_real_engine_breaks_the_objective_and_answ
     assert all(step["errors"] == 0 for step in record["steps"] if step["held"])
 
 
+def start_request_with_half_its_body(
+    serving: Serving, body: dict, request_id: str
+) -> tuple[http.client.HTTPConnection, bytes]:
+    """A client still sending its request: headers and half the body out, the rest held back. The
+    middleware counts it in flight from the headers on, so a drain must wait for it (deterministically,
+    however fast the tiny engine answers the other streams)."""
+    payload = json.dumps(body).encode()
+    connection = http.client.HTTPConnection("127.0.0.1", serving.port, timeout=REQUEST_TIMEOUT_SECONDS)
+    connection.putrequest("POST", "/invocations")
+    for name, value in (
+        ("Content-Type", "application/json"),
+        ("Content-Length", str(len(payload))),
+        ("X-Request-Id", request_id),
+    ):
+        connection.putheader(name, value)
+    connection.endheaders()
+    connection.send(payload[: len(payload) // 2])
+    return connection, payload[len(payload) // 2 :]
+
+
 def test_sigterm_with_streams_in_flight_lets_every_stream_finish_then_exits_0(serving):
     results: dict = {}
-    # As long as the context allows (2,048 with a ~20-token prompt): the drain still ends within 25 s.
-    max_tokens = 1900
+    max_tokens = 800  # short enough for the 25 s drain
+
     def stats() -> dict:
         return serving.client.get("/_serving/stats").json()
 
-    admitted_before = sum(stats()["adapter_requests"].values())
+    before = stats()
+    admitted_before = sum(before["adapter_requests"].values())
+    slow, rest = start_request_with_half_its_body(serving, chat(max_tokens=max_tokens, stream=True), "drain-slow")
+    wait_until(lambda: stats()["in_flight"] >= before["in_flight"] + 1, "the half-sent request in flight")
     threads = [stream_in_thread(serving, f"drain-{index}", max_tokens, results) for index in range(4)]
-    # Signal once the middleware has admitted all four and counts at least one still in flight: on this
-    # busy 2-core machine the clients see headers and chunks late (the API server is starved of CPU),
-    # so waiting for what they saw let every 800-token stream finish before the signal in CI, and
-    # signalling at the first ones in flight refused the last one, not yet sent, with 503.
-    seen: list[tuple[int, int]] = []
-
-    def all_admitted_and_in_flight() -> bool:
-        now = stats()
-        seen.append((sum(now["adapter_requests"].values()) - admitted_before, now["in_flight"]))
-        return seen[-1][0] >= 4 and seen[-1][1] >= 1
-
-    wait_until(all_admitted_and_in_flight, "all four streams admitted, one still in flight")
-    print(f"\n(admitted, in flight) when signalled: {seen[-1]} (polls: {seen})")
+    # Signal once the middleware has admitted the four streams (they may finish first: the tiny engine is
+    # fast); the half-sent request is in flight whatever the timing.
+    wait_until(lambda: sum(stats()["adapter_requests"].values()) - admitted_before >= 4, "four streams admitted")
     signalled = time.monotonic()
     serving.process.signal(signal.SIGTERM)
     wait_until(lambda: serving.client.get("/ping").status_code == 503, "/ping to say 503")
     assert serving.client.get("/ping").json()["status"] == "draining"
     late = serving.client.post("/invocations", json=chat())
     assert late.status_code == 503 and late.headers["retry-after"] == "1"
+    # The request that was still arriving when the signal landed is served to its end.
+    slow.send(rest)
+    answer = slow.getresponse()
+    slow_events = sse_events(answer.read().decode())
+    slow_done = time.monotonic()
+    assert answer.status == 200 and slow_events[-1] == "[DONE]", slow_events[-3:]
+    assert slow_events[-2]["usage"]["completion_tokens"] == max_tokens
     for thread in threads:
         thread.join(REQUEST_TIMEOUT_SECONDS)
     assert serving.process.wait(START_PATIENCE_SECONDS) == EXIT_OK
@@ -405,5 +427,6 @@ def test_sigterm_with_streams_in_flight_lets_every_stream_finish_then_exits_0(se
         assert not any(isinstance(e, dict) and "error" in e for e in events), request_id
         assert events[-2]["usage"]["completion_tokens"] == max_tokens, request_id
         assert serving.request_line(request_id)["status"] == 200
-    # A fast machine can finish a stream before the signal lands; at least one must have been draining.
-    assert any(r["done"] > signalled for r in results.values()), "every stream finished before SIGTERM: not a drain test"
+    assert slow_done > signalled and serving.request_line("drain-slow")["status"] == 200
+    finished_after = sum(r["done"] > signalled for r in results.values())
+    print(f"\n{finished_after} of 4 streams were still arriving when SIGTERM landed, and the half-sent request")
