@@ -343,21 +343,21 @@ def test_a_short_capacity_sweep_of_the_real_engine_breaks_the_objective_and_answ
     workload.write_text(ENGINE_WORKLOAD)
     out = tmp_path / "capacity"
     # Two cores: vLLM's CPU engine takes them both, and the generator waits for them (on SageMaker the
-    # engine runs on another machine), so the send-lag limit is raised here, and the report keeps it.
+    # engine runs on another machine), so the send-lag limit is raised here, and the report keeps it:
+    # at 300 ms the tool refused steps at 456-1,025/min in runs here because the generator fell behind
+    # (send lag p99 330-359 ms), which is right for a measurement and wrong for this test of the mechanism.
+    # A late send counts against TTFT (timed from the schedule), so lag still breaks the objective.
     for instance in containers.values():
         instance.recorder.paused = True
-    # The objective is set from this machine's own unloaded time to first token, measured now: a fixed
-    # 200 ms broke at the lowest rate when the shared machine was busy (CI, 231 ms at 120/min).
-    idle: list = [None] * 6
-    for index in range(len(idle)):
-        first_content_stream(serving, idle, index)
-    unloaded_ms = max((first - sent) * 1000 for sent, first, _ in idle)
-    slo_ms = max(300, round(6 * unloaded_ms))
-    print(f"\nunloaded TTFT max {unloaded_ms:.0f} ms over {len(idle)} streams: objective {slo_ms} ms")
+    # A 300 ms objective sits between two failures seen in CI runs on this machine: 200 ms broke at the
+    # lowest rate when the machine was busy (231 ms at 120/min), and an objective scaled from the run's
+    # unloaded TTFT (518 ms) was only reached once the generator, sharing the two cores with the
+    # engine, fell behind (send lag p99 398 ms: the step measured the client, and the tool said so).
+    slo_ms = 300
     run = subprocess.run(
         [sys.executable, "-m", "ops", "capacity", "--url", str(serving.client.base_url), "--slo-ttft-ms", str(slo_ms),
          "--step-seconds", "5", "--start-rpm", "60", "--max-rpm", "60000", "--max-minutes", "4",
-         "--workload", str(workload), "--out", str(out), "--max-send-lag-ms", "300"],
+         "--workload", str(workload), "--out", str(out), "--max-send-lag-ms", "2000"],
         cwd=REPO, capture_output=True, text=True, timeout=400, check=False,
     )  # fmt: skip
     for instance in containers.values():
