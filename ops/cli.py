@@ -29,7 +29,7 @@ from ops.guard_options import MarginOpt, TtftMsOpt, TtftPercentOpt, WindowOpt, g
 from ops.output import Console, one_line, seconds
 from ops.peak_window import check_peak_windows
 from ops.promotion import plan_promotion, write_promotion
-from ops.release_tag import release_tag_command
+from ops.release_tag import tag_release
 from ops.scaling import ScalingSnapshot, restore_scaling
 from ops.smoke import DEFAULT_PROMPT, SmokeRequest, smoke_adapter
 from ops.status import show_status
@@ -434,6 +434,24 @@ def smoke(
         raise typer.Exit(ExitCode.CHECK_FAILED)
 
 
+@app.command(name="release-tag")
+@reports_errors
+def release_tag_command(
+    ctx: typer.Context,
+    env: EnvArg,
+    tag: Annotated[str, typer.Argument(help="The release tag to give it, e.g. v0.2.0 (release tags never expire).")],
+    source: Annotated[
+        str | None, typer.Option(help="The tag of the build to release. Default: the image stack's SourceImageTag.")
+    ] = None,
+    region: RegionOpt = None,
+) -> None:
+    """Give a tested build's image a release tag in ECR, without rebuilding (`v…`, kept forever). Exit 4
+    when the tag already names another image; 6 when the stack or the build is not there."""
+    rt = runtime(ctx)
+    clients = rt.open(env, region).clients
+    tag_release(clients.client("ecr"), clients.cloudformation, env, tag, source, Console(rt.zone))
+
+
 @app.command(name="bedrock-import")
 @reports_errors
 def bedrock_import(
@@ -476,4 +494,3 @@ def bedrock_import(
 
 # `ops capacity` lives in its own package (capacity/); the ops CLI only names it.
 app.command(name="capacity")(capacity_command)
-app.command(name="release-tag")(reports_errors(release_tag_command))

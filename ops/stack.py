@@ -46,8 +46,14 @@ def _names(joined: str | None) -> tuple[str, ...]:
     return tuple(n.strip() for n in joined.split(",") if n.strip()) if joined else ()
 
 
-def read_source_image_tag(cloudformation: Any, env_name: str) -> str | None:
-    """The tag the image stack last built from container/ (what `image_tag: source` means), if deployed."""
+@dataclass(frozen=True)
+class ImageOutputs:
+    repository_name: str | None
+    source_image_tag: str | None  # the tag the last deploy built from container/ (what `image_tag: source` means)
+
+
+def read_image_outputs(cloudformation: Any, env_name: str) -> ImageOutputs | None:
+    """The image stack's outputs, or None when the stack is not deployed."""
     try:
         stack = cloudformation.describe_stacks(StackName=naming.image_stack_name(env_name))["Stacks"][0]
     except ClientError as error:
@@ -55,4 +61,10 @@ def read_source_image_tag(cloudformation: Any, env_name: str) -> str | None:
             return None
         raise
     outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
-    return outputs.get(naming.OUTPUT_SOURCE_IMAGE_TAG)
+    return ImageOutputs(outputs.get(naming.OUTPUT_REPOSITORY_NAME), outputs.get(naming.OUTPUT_SOURCE_IMAGE_TAG))
+
+
+def read_source_image_tag(cloudformation: Any, env_name: str) -> str | None:
+    """The tag the image stack last built from container/, if deployed."""
+    outputs = read_image_outputs(cloudformation, env_name)
+    return outputs.source_image_tag if outputs else None

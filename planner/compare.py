@@ -7,7 +7,7 @@ from collections.abc import Callable
 from planner.formatting import cell, format_count, format_decimal, format_requests, format_usd
 from planner.results import Plan, Totals
 from planner.summary import configured_of, totals_of
-from planner.verdict import CHECK_NAMES, judge
+from planner.verdict import CHECK_NAMES, Verdict, judge
 
 # (row label, the figure, how to print it); the change is printed with the same formatter.
 METRICS: list[tuple[str, Callable[[Totals], float], Callable]] = [
@@ -42,22 +42,12 @@ def _table(base: Totals, head: Totals) -> list[str]:
     return lines
 
 
-def _verdict(base: Plan, head: Plan) -> str:
+def _verdict(base_total: Totals, head_total: Totals, base: Verdict, head: Verdict) -> str:
     """Cost and shortfall change, then what in head breaks its budget, each with base → head against the limit."""
-    return f"**Verdict:** {_cost_and_shortfall(totals_of(configured_of(base)), totals_of(configured_of(head)))}{_breaks(base, head)}."
-
-
-def _breaks(base: Plan, head: Plan) -> str:
-    base_checks = {check.name: check for check in judge(base).checks}
-    failed = [check for check in judge(head).checks if not check.passed]
-    if not failed:
-        return ""
-    reasons = []
-    for check in failed:
-        before = base_checks.get(check.name)
-        change = f"{before.figure} → {check.figure}" if before and before.figure != check.figure else check.figure
-        reasons.append(f"{CHECK_NAMES[check.name]} {change} against {check.limit}")
-    return "; head breaks its budget: " + "; ".join(reasons)
+    base_checks = {check.name: check for check in base.checks}
+    failed = [check.against_limit(base_checks.get(check.name)) for check in head.checks if not check.passed]
+    breaks = f"; head breaks its budget: {'; '.join(failed)}" if failed else ""
+    return f"**Verdict:** {_cost_and_shortfall(base_total, head_total)}{breaks}."
 
 
 def _cost_and_shortfall(base: Totals, head: Totals) -> str:
@@ -79,13 +69,12 @@ def _cost_and_shortfall(base: Totals, head: Totals) -> str:
     return f"{cost} and {shortfall}"
 
 
-def _budget(base: Plan, head: Plan) -> str:
+def _budget(base: Verdict, head: Verdict) -> str:
     """Whether each config meets its own planning.budget (the summary's verdict), and what fails."""
 
-    def outcome(plan: Plan) -> str:
-        verdict = judge(plan)
-        failed = [check.name for check in verdict.checks if not check.passed]
-        return "met" if verdict.met else f"not met ({', '.join(CHECK_NAMES[name] for name in failed)})"
+    def outcome(verdict: Verdict) -> str:
+        failed = [CHECK_NAMES[check.name] for check in verdict.checks if not check.passed]
+        return "met" if verdict.met else f"not met ({', '.join(failed)})"
 
     return f"**Budget:** base {outcome(base)}; head {outcome(head)}."
 
@@ -121,5 +110,6 @@ def render_comparison(base: Plan, head: Plan) -> str:
         lines += [
             f"- Removed in head: {n} (was {format_usd(base_variants[n].monthly_cost_usd)}/month)" for n in removed
         ]
-    lines += ["", _budget(base, head), "", _verdict(base, head)]
+    base_verdict, head_verdict = judge(base), judge(head)
+    lines += ["", _budget(base_verdict, head_verdict), "", _verdict(base_total, head_total, base_verdict, head_verdict)]
     return "\n".join(lines) + "\n"

@@ -41,9 +41,11 @@ class Check:
     figure: str = ""  # the judged figure, short: "6,005 (0.18 % in the worst 24 h)"
     limit: str = ""  # what it is judged against: "0.1 %"
 
-    def against_limit(self) -> str:
-        """'rejected requests 6,005 (0.18 % in the worst 24 h) against 0.1 %': why a check failed, in one phrase."""
-        return f"{CHECK_NAMES[self.name]} {self.figure} against {self.limit}"
+    def against_limit(self, before: Check | None = None) -> str:
+        """'rejected requests 6,005 (0.18 % in the worst 24 h) against 0.1 %': why a check failed, in one
+        phrase; with `before` (the same check of a base plan) its figure first: '2,710 (…) → 6,005 (…)'."""
+        figure = f"{before.figure} → {self.figure}" if before and before.figure != self.figure else self.figure
+        return f"{CHECK_NAMES[self.name]} {figure} against {self.limit}"
 
 
 @dataclass(frozen=True)

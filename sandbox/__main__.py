@@ -26,7 +26,6 @@ import sys
 import time
 from pathlib import Path
 
-import boto3
 import httpx
 
 from config import naming
@@ -66,12 +65,7 @@ def print_exports(state: State) -> None:
 
 def live_variants(state: State) -> str:
     """'primary ml.g6.xlarge weight 95, canary ml.g5.xlarge weight 5 (endpoint config X)': what a reuse keeps."""
-    exports = state.exports()
-    sagemaker = boto3.Session(
-        region_name=state.region,
-        aws_access_key_id=exports["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=exports["AWS_SECRET_ACCESS_KEY"],
-    ).client("sagemaker", endpoint_url=state.moto_url)
+    sagemaker = state.session().client("sagemaker", endpoint_url=state.moto_url)
     endpoint = sagemaker.describe_endpoint(EndpointName=state.endpoint)
     config = sagemaker.describe_endpoint_config(EndpointConfigName=endpoint["EndpointConfigName"])
     types = {v["VariantName"]: v["InstanceType"] for v in config["ProductionVariants"]}
@@ -156,12 +150,7 @@ def stop(env_name: str, state_dir: Path, quiet: bool = False) -> int:
 
 def record_traffic(state: State, per_minute: float, canary_5xx_percent: float) -> str:
     """A minute of the endpoint's traffic, split by the live weights, in the sandbox's CloudWatch."""
-    exports = state.exports()
-    session = boto3.Session(
-        region_name=state.region,
-        aws_access_key_id=exports["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=exports["AWS_SECRET_ACCESS_KEY"],
-    )
+    session = state.session()
     described = session.client("sagemaker", endpoint_url=state.moto_url).describe_endpoint(EndpointName=state.endpoint)
     weights = {v["VariantName"]: float(v.get("CurrentWeight") or 0) for v in described["ProductionVariants"]}
     cloudwatch = session.client("cloudwatch", endpoint_url=state.moto_url)

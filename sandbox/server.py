@@ -58,6 +58,10 @@ class State:
             "AWS_REGION": self.region,
         }
 
+    def session(self) -> boto3.Session:
+        """A boto3 session on the sandbox's credentials and region (clients still need `endpoint_url`)."""
+        return boto3.Session(region_name=self.region, **CREDENTIALS)
+
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2) + "\n")
 

@@ -14,7 +14,7 @@ Used as an autouse fixture by tests/ops and tests/capacity: every CLI scenario o
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,31 +158,24 @@ def refusals(calls: list[Call]) -> list[str]:
 
 
 @pytest.fixture(autouse=True)
-def every_cli_call_is_allowed_by_the_operator_policy(
-    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
-) -> list[Call]:
+def every_cli_call_is_allowed_by_the_operator_policy(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Call]]:
     calls: list[Call] = []
     original: Callable[..., Any] = ops.environment.open_environment
-
-    def check() -> None:
-        problems = refusals(calls)
-        assert not problems, "the operator policy does not allow what the CLI did:\n" + "\n".join(problems)
 
     def recording(env_name: str, region: str | None, overrides: dict[str, Any], variants: tuple[str, ...] = ()):
         environment = original(env_name, region, overrides, variants)
         session = environment.clients.session
 
         def record(params: dict, model: Any, **_: Any) -> None:
+            # What the policy names for the call's resources is read now, while the call's world is up.
             call = Call(environment.cfg, session, model.service_model.service_name, model.name, dict(params))
             calls.append(resolve_scope(call))
 
         session.events.register("before-parameter-build", record)
-        if not calls and check not in getattr(request.node, "_operator_checks", []):
-            # Added now, during the test: it runs before the fixtures the test set up (moto, a sandbox) end.
-            request.node._operator_checks = [check]
-            request.node.addfinalizer(check)
         return environment
 
     monkeypatch.setattr(ops.environment, "open_environment", recording)
     monkeypatch.setattr(ops.cli, "open_environment", recording)
-    return calls
+    yield calls
+    problems = refusals(calls)
+    assert not problems, "the operator policy does not allow what the CLI did:\n" + "\n".join(problems)

@@ -190,3 +190,10 @@ def test_an_unguarded_deploy_leaves_the_guardrails_and_retained_properties_out()
     Template.from_stack(serving).has_resource_properties(
         "AWS::SageMaker::Endpoint", {"DeploymentConfig": Match.absent(), "RetainAllVariantProperties": False}
     )
+
+
+def test_a_mistyped_instance_type_is_one_message_not_also_a_scaled_variant_change(refused) -> None:
+    """One mistake, one message: the deployed-record rule does not compare a field another rule refused."""
+    found = refused(lambda raw: raw["variants"][0].update(instance_type="ml.g5.xlarg"), Deployed(BOTH_SCALED))
+    assert [path for path, _ in found] == ["variants[0].instance_type"], found
+    assert found[0][1].startswith("unknown instance type 'ml.g5.xlarg' (did you mean 'ml.g5.xlarge'?); known: ")
