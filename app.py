@@ -14,7 +14,7 @@ from pathlib import Path
 
 import aws_cdk as cdk
 
-from config import ConfigError, known_environments, load_config
+from config import ConfigError, known_environments, load_environment
 from config.capacity_checks import measured_capacity_warnings
 from stacks.environment import add_compliance_checks, build_environment
 
@@ -45,7 +45,7 @@ def synthesise(app: cdk.App, env_name: str) -> int:
     configs, errors = [], []
     for name in env_names:
         try:
-            configs.append(load_config(name, scaling_released=released, variants_changed=variants_changed))
+            configs.append(load_environment(name, scaling_released=released, variants_changed=variants_changed))
         except ConfigError as error:
             errors.append(str(error))
     if errors:

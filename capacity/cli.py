@@ -168,7 +168,7 @@ def capacity_command(
     if not outcome.complete:
         raise fail(f"the sweep did not finish ({outcome.stopped}): {answer:,.0f}/min is a lower bound", EXIT_NO_ANSWER)
     if write_config and cfg is not None and run.instance_type is not None:
-        from ops.environment import environment_file
+        from config import environment_file
 
         typer.echo(record_measurement(environment_file(cfg.name), run.instance_type, record, out / "capacity.json"))
 

@@ -6,11 +6,24 @@ use_pinned_node()  # before anything here imports aws_cdk (jsii starts Node at t
 
 from config.loader import (  # noqa: E402
     ConfigError,
+    UnknownEnvironment,
+    environment_file,
     known_environments,
     load_catalog,
-    load_config,
     load_config_file,
+    load_environment,
 )
+from config.naming import environment_label  # noqa: E402
 from config.schema import EnvironmentConfig  # noqa: E402
 
-__all__ = ["ConfigError", "EnvironmentConfig", "known_environments", "load_catalog", "load_config", "load_config_file"]
+__all__ = [
+    "ConfigError",
+    "UnknownEnvironment",
+    "EnvironmentConfig",
+    "known_environments",
+    "load_catalog",
+    "environment_file",
+    "environment_label",
+    "load_config_file",
+    "load_environment",
+]

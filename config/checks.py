@@ -274,7 +274,9 @@ def _check_model(engine: Engine, catalog: Catalog) -> list[Problem]:
     model = catalog.models.get(engine.model)
     if model is None:
         hint = did_you_mean(engine.model, catalog.models)
-        return [("engine.model", f"unknown model {quote(engine.model)}{hint}; known: {', '.join(sorted(catalog.models))}")]
+        return [
+            ("engine.model", f"unknown model {quote(engine.model)}{hint}; known: {', '.join(sorted(catalog.models))}")
+        ]
     if engine.max_model_len > model.max_position_embeddings:
         return [
             (

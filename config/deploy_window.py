@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from config.checks import steps_to_full_traffic
-from config.loader import ENVIRONMENTS_DIR, ConfigError, known_environments, load_config_file
+from config.loader import ConfigError, known_environments, load_environment
 from config.schedules import Cron, time_zone
 from config.schema import EnvironmentConfig
 
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --now needs a UTC offset, got {args.now.isoformat()}", file=sys.stderr)
         return 2
     try:
-        cfg = load_config_file(ENVIRONMENTS_DIR / f"{args.env}.yaml", args.env)
+        cfg = load_environment(args.env, against_deployed=False)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -43,9 +43,17 @@ def check_variant_names(cfg: EnvironmentConfig, deployed: Deployed) -> list[Prob
     source = RECORD.format(env=cfg.name)
     why = VARIANTS_PROCEDURE.format(env=cfg.name)
     if len(added) == 1 and len(removed) == 1:
-        return [(variant_path(cfg.variants, added[0]), f"renames deployed variant '{removed[0]}' to '{added[0]}' ({source}); {why}")]
+        return [
+            (
+                variant_path(cfg.variants, added[0]),
+                f"renames deployed variant '{removed[0]}' to '{added[0]}' ({source}); {why}",
+            )
+        ]
     problems = [
-        (variant_path(cfg.variants, name), f"adds variant '{name}' to the deployed {', '.join(deployed.variants)} ({source}); {why}")
+        (
+            variant_path(cfg.variants, name),
+            f"adds variant '{name}' to the deployed {', '.join(deployed.variants)} ({source}); {why}",
+        )
         for name in added
     ]
     problems += [

@@ -53,6 +53,14 @@ class ConfigError(Exception):
         super().__init__("\n".join(lines))
 
 
+class UnknownEnvironment(ConfigError):
+    """No file config/environments/<name>.yaml; `message` says which names exist."""
+
+    def __init__(self, env_name: str, known: list[str]):
+        self.message = f"unknown environment '{env_name}'{did_you_mean(env_name, known)}; known: {', '.join(known)}"
+        super().__init__("env", [("env", self.message)])
+
+
 def known_environments() -> list[str]:
     return sorted(p.stem for p in ENVIRONMENTS_DIR.glob("*.yaml"))
 
@@ -62,25 +70,43 @@ def load_catalog() -> Catalog:
     return _validate(Catalog, read_yaml(CATALOG_FILE), display_path(CATALOG_FILE))
 
 
-def load_config(
-    env_name: str, scaling_released: Iterable[str] = (), variants_changed: bool = False
+def environment_file(env_name: str) -> Path:
+    """config/environments/<name>.yaml: the one place an environment's file path is built."""
+    return ENVIRONMENTS_DIR / f"{env_name}.yaml"
+
+
+def load_environment(
+    env_name: str,
+    *,
+    against_deployed: bool = True,
+    scaling_released: Iterable[str] = (),
+    variants_changed: bool = False,
 ) -> EnvironmentConfig:
-    """`scaling_released`: variants whose scaling `python -m ops deploy` has moved aside, so
-    their instance-type change or removal can go through CloudFormation. `variants_changed`: the
-    deploy goes without the blue/green guardrails, so the set of variant names may change."""
+    """The environment's validated config: the one loader for app.py, ops, planner, review, capacity.
+
+    `against_deployed` (synth's default) also compares the config with what was last deployed
+    (config/deployed/); that comparison stops synth from attempting the changes `ops deploy` is there
+    to carry out, so the operations commands pass False: a pending change must not stop an operator
+    from reading status. `scaling_released`: variants whose scaling `python -m ops deploy` has moved
+    aside, so their instance-type change or removal can go through CloudFormation. `variants_changed`:
+    the deploy goes without the blue/green guardrails, so the set of variant names may change.
+    """
     known = known_environments()
     if env_name not in known:
-        hint = did_you_mean(env_name, known)
-        raise ConfigError("env", [("env", f"unknown environment '{env_name}'{hint}; known: {', '.join(known)}")])
-    try:
-        deployed = Deployed(load_deployed(env_name), frozenset(scaling_released), variants_changed)
-    except DeployedRecordError as error:
-        raise ConfigError(error.source, [(error.field, error.message)]) from None
-    return load_config_file(ENVIRONMENTS_DIR / f"{env_name}.yaml", env_name, deployed)
+        raise UnknownEnvironment(env_name, known)
+    deployed = None
+    if against_deployed:
+        try:
+            deployed = Deployed(load_deployed(env_name), frozenset(scaling_released), variants_changed)
+        except DeployedRecordError as error:
+            raise ConfigError(error.source, [(error.field, error.message)]) from None
+    return load_config_file(environment_file(env_name), env_name, deployed)
 
 
 def load_config_file(path: Path, env_name: str, deployed: Deployed | None = None) -> EnvironmentConfig:
-    """Validate each section on its own so one bad field does not hide the problems elsewhere."""
+    """An environment's config from any file (another revision's, a staged edit), validated as
+    `load_environment` does. Each section is validated on its own so one bad field does not hide the
+    problems elsewhere."""
     source = display_path(path)
     raw = read_yaml(path)
     if not isinstance(raw, dict):

@@ -1,8 +1,14 @@
-"""Names shared by the CDK app and the operations CLI: stacks and their outputs."""
+"""Names shared by the CDK app and the operations CLI: stacks and their outputs, environment files."""
 
 from __future__ import annotations
 
 PROJECT = "MangaAssist"
+
+
+def environment_label(env_name: str) -> str:
+    """An environment's file as messages and docs name it, relative to the repository
+    (config.loader.environment_file is the path on disk)."""
+    return f"config/environments/{env_name}.yaml"
 
 
 def image_stack_name(env_name: str) -> str:

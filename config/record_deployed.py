@@ -10,13 +10,13 @@ import sys
 from pathlib import Path
 
 from config import deployed
-from config.loader import ENVIRONMENTS_DIR, load_config_file
+from config.loader import load_environment
 
 
 def record(env_name: str) -> None:
     # Not compared with the old record: the deploy that just succeeded may be the change it refuses
     # without `SCALING_RELEASED` / `VARIANTS_CHANGED`.
-    cfg = load_config_file(ENVIRONMENTS_DIR / f"{env_name}.yaml", env_name)
+    cfg = load_environment(env_name, against_deployed=False)
     state = {
         "variants": {
             v.name: {"instance_type": v.instance_type, "scaled": v.name in cfg.autoscaling} for v in cfg.variants

@@ -245,4 +245,3 @@ def _check_span(path: str, windows: list, first_day: date) -> list[Problem]:
                 )
             )
     return problems
-

@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from config.naming import environment_label
 from container.serving import contract
 
 # Image tags that move: an endpoint must never reference one.
@@ -324,6 +325,12 @@ class Planning(Strict):
     budget: PlanBudget = PlanBudget()
 
 
+class UnknownVariant(LookupError):
+    def __init__(self, env_name: str, name: str, known: list[str]):
+        self.message = f"{environment_label(env_name)} has no variant '{name}' (it has: {', '.join(known)})"
+        super().__init__(self.message)
+
+
 class EnvironmentConfig(Strict):
     name: str
     account: str | None = Field(default=None, pattern=r"^\d{12}$")
@@ -351,4 +358,8 @@ class EnvironmentConfig(Strict):
     endpoint_instance_quotas: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
 
     def variant(self, name: str) -> Variant:
-        return next(v for v in self.variants if v.name == name)
+        """The variant called `name`; UnknownVariant (a LookupError) names the ones there are."""
+        for variant in self.variants:
+            if variant.name == name:
+                return variant
+        raise UnknownVariant(self.name, name, [v.name for v in self.variants])

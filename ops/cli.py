@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from capacity.cli import capacity_command
-from config import EnvironmentConfig
+from config import EnvironmentConfig, environment_label
 from ops.aws import AwsClients, open_session
 from ops.bedrock_import import ImportJob, submit_import, validate_artifact, wait_for_import
 from ops.deploy import REPO_ROOT, Deployer, deploy, make_deploy
@@ -296,7 +296,7 @@ def promote(
     environment = rt.open(env, region, (canary, primary))
     cfg = environment.cfg
     promotion = plan_promotion(cfg, primary, canary)
-    console.line(f"Promoting {canary} → {primary} in config/environments/{env}.yaml")
+    console.line(f"Promoting {canary} → {primary} in {environment_label(env)}")
     if not promotion.changes:
         console.line(f"nothing to promote: {primary} already has {canary}'s image and instance type")
         return
@@ -322,7 +322,7 @@ def promote(
         deploy(environment.clients, load_environment_config(env), rt.deployer, console, rt.timing, rt.state_dir)
         return
     console.line(
-        f"next: commit config/environments/{env}.yaml, then `bin/ops deploy {env}` "
+        f"next: commit {environment_label(env)}, then `bin/ops deploy {env}` "
         f"(it moves autoscaling aside if the instance type changes), then `bin/ops verify {env}`"
     )
 

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from config import EnvironmentConfig, known_environments, load_config_file
-from config import loader as config_loader
-from config.schema import Variant
+from config import EnvironmentConfig, load_environment
+from config.schema import UnknownVariant, Variant
 from ops.aws import AwsClients, check_account, open_session
 from ops.errors import ExitCode, OpsError
 
@@ -24,17 +22,9 @@ class Environment:
 
 
 def load_environment_config(env_name: str) -> EnvironmentConfig:
-    """The environment's validated config, read like `config.load_config` but without comparing it to
-    what was last deployed: that comparison stops synth from attempting the changes `ops deploy` is
-    there to carry out, and it must not stop an operator from reading status while one is pending."""
-    known = known_environments()
-    if env_name not in known:
-        raise OpsError(f"unknown environment '{env_name}'; known: {', '.join(known)}", ExitCode.USAGE)
-    return load_config_file(environment_file(env_name), env_name)
-
-
-def environment_file(env_name: str) -> Path:
-    return config_loader.ENVIRONMENTS_DIR / f"{env_name}.yaml"
+    """The environment's validated config, not compared with what was last deployed (see
+    `config.load_environment`): a pending change must not stop an operator from reading status."""
+    return load_environment(env_name, against_deployed=False)
 
 
 def open_environment(
@@ -50,11 +40,7 @@ def open_environment(
 
 
 def config_variant(cfg: EnvironmentConfig, name: str) -> Variant:
-    for variant in cfg.variants:
-        if variant.name == name:
-            return variant
-    known = ", ".join(v.name for v in cfg.variants)
-    raise OpsError(
-        f"config/environments/{cfg.name}.yaml has no variant '{name}' (it has: {known}): check --primary/--canary/--variant",
-        ExitCode.USAGE,
-    )
+    try:
+        return cfg.variant(name)
+    except UnknownVariant as error:
+        raise OpsError(f"{error.message}: check --primary/--canary/--variant", ExitCode.USAGE) from None

@@ -16,7 +16,7 @@ from botocore.exceptions import (
     WaiterError,
 )
 
-from config import ConfigError
+from config import ConfigError, UnknownEnvironment
 from ops.output import one_line
 
 
@@ -97,6 +97,8 @@ EXPLAINED = (OpsError, ConfigError, ClientError, BotoCoreError)
 
 
 def _explain_config(error: ConfigError) -> OpsError:
+    if isinstance(error, UnknownEnvironment):
+        return OpsError(error.message, ExitCode.USAGE)
     return OpsError(f"invalid configuration, fix it first: {error}", ExitCode.USAGE)
 
 

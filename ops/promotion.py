@@ -16,8 +16,8 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from config import ConfigError, EnvironmentConfig, load_config_file, naming
-from ops.environment import config_variant, environment_file
+from config import ConfigError, EnvironmentConfig, environment_file, environment_label, load_config_file, naming
+from ops.environment import config_variant
 from ops.errors import ExitCode, OpsError
 
 # What the canary was tested with; both travel to the primary together.
@@ -33,7 +33,7 @@ class Promotion:
     after: str
 
     def diff(self) -> str:
-        name = f"config/environments/{self.path.name}"
+        name = environment_label(self.path.stem)
         lines = difflib.unified_diff(
             self.before.splitlines(keepends=True), self.after.splitlines(keepends=True), name, name, n=1
         )

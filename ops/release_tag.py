@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from config import naming
+from config import environment_label, naming
 from ops.errors import ExitCode, OpsError
 from ops.output import Console
 from ops.stack import read_image_outputs
@@ -65,7 +65,7 @@ def tag_release(ecr: Any, cloudformation: Any, env_name: str, tag: str, source: 
     ecr.put_image(repositoryName=repository, imageTag=tag, **manifest)
     console.ok(f"tagged {repository}:{source} as {tag} ({digest})")
     console.line(
-        f"next: set the canary's image_tag to {tag} in config/environments/{env_name}.yaml, commit, and "
+        f"next: set the canary's image_tag to {tag} in {environment_label(env_name)}, commit, and "
         f"`make deploy ENV={env_name}`; `bin/ops promote {env_name}` later copies it to the primary"
     )
 

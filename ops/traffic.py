@@ -17,6 +17,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from config import environment_label
 from ops.aws import AwsClients
 from ops.endpoint import read_endpoint
 from ops.errors import ExitCode, OpsError, explain
@@ -253,7 +254,7 @@ def _require_capacity(
     if per_instance is None:
         raise Refused(
             f"planning.capacity has no figure for {canary.instance_type}, so the canary's capacity is unknown: "
-            f"add one to config/environments/{target.env_name}.yaml"
+            f"add one to {environment_label(target.env_name)}"
         )
     window_minutes = plan.policy.window_seconds / 60
     needed_rate = verdict.total_invocations / window_minutes * weight / 100
@@ -333,7 +334,5 @@ def _return_to(sagemaker: Any, target: Target, weight: float, console: Console, 
         set_canary_weight(sagemaker, target, weight, console, timing)
     except (ClientError, BotoCoreError) as error:
         failure = explain(error)
-        return (
-            f"rolling back to {percent(weight)} ALSO failed ({failure}): run `bin/ops rollback {target.env_name}`"
-        )
+        return f"rolling back to {percent(weight)} ALSO failed ({failure}): run `bin/ops rollback {target.env_name}`"
     return f"canary weight rolled back to {percent(weight)}"

@@ -11,7 +11,15 @@ from typing import Annotated
 
 import typer
 
-from config.loader import ENVIRONMENTS_DIR, ConfigError, known_environments, load_catalog, load_config_file
+from config.loader import (
+    ConfigError,
+    UnknownEnvironment,
+    known_environments,
+    load_catalog,
+    load_config_file,
+    load_environment,
+)
+from config.naming import environment_label
 from config.schema import EnvironmentConfig
 from planner.build import PlanError, build_plan
 from planner.compare import render_comparison
@@ -49,7 +57,7 @@ def plan(env: Env, traffic: Traffic = None, out: Annotated[Path | None, typer.Op
     """Simulate ENV's scaling and write summary.md and plot.png (default directory: plan-out/ENV).
 
     Exits 1 when the verdict is "not met", after writing both files."""
-    cfg = _config(ENVIRONMENTS_DIR / f"{env}.yaml", env)
+    cfg = _config(env)
     result = _plan(cfg, _traffic(traffic, cfg))
     out = out or Path("plan-out") / env
     out.mkdir(parents=True, exist_ok=True)
@@ -74,9 +82,9 @@ def diff(
     out: Annotated[Path | None, typer.Option(help="also write the Markdown here", dir_okay=False)] = None,
 ) -> None:
     """Compare the cost and shortfall of two configs of ENV on the same traffic (head's planning.traffic)."""
-    head_cfg = _config(head or ENVIRONMENTS_DIR / f"{env}.yaml", env)
+    head_cfg = _config(env, head)
     profile = _traffic(traffic, head_cfg)
-    base_plan = _plan(_config(base, env), profile)
+    base_plan = _plan(_config(env, base), profile)
     head_plan = _plan(head_cfg, profile)
     comparison = render_comparison(base_plan, head_plan)
     if out:
@@ -88,7 +96,7 @@ def diff(
 @app.command()
 def docs(document: Annotated[Path, typer.Option("--doc", dir_okay=False)] = PLAN_DOC) -> None:
     """Refresh docs/plan/ (summary.md, plot.png) and the copy of the prod plan in docs/scaling-and-planning.md."""
-    cfg = _config(ENVIRONMENTS_DIR / "prod.yaml", "prod")
+    cfg = _config("prod")
     result = _plan(cfg, _traffic(None, cfg))
     summary = render_summary(result)
     DOCS_DIR.mkdir(parents=True, exist_ok=True)
@@ -111,13 +119,18 @@ def export_traffic(out: Annotated[Path, typer.Argument(help="CSV file to write",
     typer.echo(f"wrote {out}")
 
 
-def _config(path: Path, env: str) -> EnvironmentConfig:
-    if env not in known_environments():
-        _fail(f"unknown environment '{env}'; known: {', '.join(known_environments())}")
-    if not path.is_file():
-        _fail(f"{path}: no such config file")
+def _config(env: str, path: Path | None = None) -> EnvironmentConfig:
+    """ENV's own config, or (`path`) another revision's file of it, e.g. plan-diff's base."""
     try:
+        if path is None:
+            return load_environment(env, against_deployed=False)
+        if env not in known_environments():
+            raise UnknownEnvironment(env, known_environments())
+        if not path.is_file():
+            _fail(f"{path}: no such config file")
         return load_config_file(path, env)
+    except UnknownEnvironment as error:
+        _fail(error.message)
     except ConfigError as error:
         _fail(str(error))
 
@@ -134,7 +147,7 @@ def _plan(cfg: EnvironmentConfig, traffic: TrafficProfile) -> Plan:
     try:
         return build_plan(cfg, load_catalog(), traffic)
     except PlanError as error:
-        _fail(f"config/environments/{cfg.name}.yaml: {error}")
+        _fail(f"{environment_label(cfg.name)}: {error}")
 
 
 def _draw_plot(result: Plan, path: Path) -> None:

@@ -128,7 +128,9 @@ def _rejected(plan: Plan, configured: Scenario) -> Check:
             f"; worst minute {format_time(configured.time_at(minute))}"
             f" with {format_requests(count)} rejected ({', '.join(names)})"
         )
-    return Check("rejected", passed, text + ".", f"{format_requests(total)} ({format_percent(share)} % {where})", f"{budget:g} %")
+    return Check(
+        "rejected", passed, text + ".", f"{format_requests(total)} ({format_percent(share)} % {where})", f"{budget:g} %"
+    )
 
 
 def _shortfall(plan: Plan, configured: Scenario) -> list[Check]:
@@ -167,7 +169,11 @@ def _cost(plan: Plan, configured: Scenario, oracle: Scenario | None) -> Check:
     ratio = cost_ratio(configured.total, oracle.total if oracle else None)
     if ratio is None:
         return Check(
-            "cost", False, f"Cost vs oracle: not computed (no oracle cost in the plan); goal {goal}: not met.", "unknown", goal
+            "cost",
+            False,
+            f"Cost vs oracle: not computed (no oracle cost in the plan); goal {goal}: not met.",
+            "unknown",
+            goal,
         )
     text = f"Cost vs oracle: {format_ratio(ratio)} against the {goal} goal"
     printed = round(ratio, 2)  # judged as printed, so "1.25x against the 1.25x goal" never reads "not met"

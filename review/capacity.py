@@ -7,6 +7,7 @@ from functools import cache
 from pathlib import Path
 
 from config.loader import ConfigError, load_catalog, load_config_file
+from config.naming import environment_label
 from config.schema import EnvironmentConfig
 from planner.build import PlanError, build_plan
 from planner.compare import render_comparison
@@ -36,7 +37,7 @@ def compare_plans(env: str, base_file: Path, head_file: Path) -> PlanComparison:
             stands_on = _stands_on((("", load_config_file(head_file, env)),))
         except ConfigError as error:
             stands_on = f"(config not read: {error})"
-        return PlanComparison(False, f"config/environments/{env}.yaml unchanged: same plan; it stands on {stands_on}")
+        return PlanComparison(False, f"{environment_label(env)} unchanged: same plan; it stands on {stands_on}")
     try:
         base_cfg, head_cfg = (load_config_file(f, env) for f in (base_file, head_file))
         base, head = (build_plan(cfg, load_catalog(), _week()) for cfg in (base_cfg, head_cfg))

@@ -17,7 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from config import naming
-from config.loader import ConfigError, known_environments, load_config_file
+from config.loader import ConfigError, known_environments, load_environment
+from config.naming import environment_label
 from review.capacity import compare_plans
 from review.consequences import deploy_consequences
 from review.report import EnvironmentReview, Review, render
@@ -91,7 +92,7 @@ def build_review(base_rev: str, commit: str, envs: list[str], context_env: str, 
             environment.consequences = deploy_consequences(
                 env, _template(base, serving), _template(head, serving), env_diffs, _head_config(env)
             )
-        relative = Path("config/environments") / f"{env}.yaml"
+        relative = Path(environment_label(env))
         environment.plan = compare_plans(env, base_src / relative, ROOT / relative)
         review.environments.append(environment)
     return review
@@ -104,7 +105,7 @@ def _template(assembly: Assembly, stack: str) -> dict | None:
 
 def _head_config(env: str):
     try:
-        return load_config_file(ROOT / "config" / "environments" / f"{env}.yaml", env)
+        return load_environment(env, against_deployed=False)
     except ConfigError:
         return None
 

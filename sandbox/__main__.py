@@ -181,7 +181,10 @@ MODEL_MODES = ("normal", "slow", "error500")
 def set_model_mode(state: State, variant: str, mode: str, prefill_seconds: float) -> int:
     url = state.model_urls.get(variant)
     if url is None:
-        print(f"error: no model server for variant {variant!r}; the sandbox has {sorted(state.model_urls)}", file=sys.stderr)
+        print(
+            f"error: no model server for variant {variant!r}; the sandbox has {sorted(state.model_urls)}",
+            file=sys.stderr,
+        )
         return 2
     answer = httpx.post(f"{url}/_standin/mode", json={"mode": mode, "prefill_seconds": prefill_seconds}, timeout=10)
     answer.raise_for_status()
@@ -198,7 +201,9 @@ def main(argv: list[str]) -> int:
         if name == "model":
             command.add_argument("variant")
             command.add_argument("mode", choices=MODEL_MODES)
-            command.add_argument("--prefill-seconds", type=float, default=0.4, help="mode slow: added to each first token")
+            command.add_argument(
+                "--prefill-seconds", type=float, default=0.4, help="mode slow: added to each first token"
+            )
         command.add_argument("env", nargs="?", default="prod")
         command.add_argument("--state-dir", type=Path, default=STATE_DIR)
         if name in ("start", "serve", "deploy"):

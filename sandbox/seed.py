@@ -219,7 +219,11 @@ def seed_serving_stack(clients: Callable[[str], Any], resolve: Resolver, env_nam
     push_model_images(clients("ecr"), resolve)
     s3 = clients("s3")  # the data-capture bucket `ops capacity --workload capture` reads
     for logical, _ in resolve.resources("AWS::S3::Bucket"):
-        location = {} if resolve.region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": resolve.region}}
+        location = (
+            {}
+            if resolve.region == "us-east-1"
+            else {"CreateBucketConfiguration": {"LocationConstraint": resolve.region}}
+        )
         s3.create_bucket(Bucket=resolve.physical[logical], **location)
     create_models_and_config(sagemaker, resolve)
     for _, props in resolve.resources("AWS::SageMaker::Endpoint"):

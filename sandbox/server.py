@@ -162,10 +162,9 @@ def redeploy(client: Any, templates: Path, state: State, deployment: int) -> str
 
 
 def serve(env_name: str, templates: Path, state_path: Path) -> None:
-    from config import load_config_file
-    from ops.environment import environment_file
+    from config import load_environment
 
-    cfg = load_config_file(environment_file(env_name), env_name)
+    cfg = load_environment(env_name, against_deployed=False)
     region = cfg.region or "us-east-1"
     account = cfg.account or "123456789012"
     os.environ["MOTO_ACCOUNT_ID"] = account  # moto answers sts:GetCallerIdentity with the env's account
@@ -190,13 +189,19 @@ def serve(env_name: str, templates: Path, state_path: Path) -> None:
 
     servers = {
         v.name: start_model_server(
-            list(cfg.engine.adapters), cfg.engine.model, state_path.parent / f"{env_name}-{v.name}", cfg.endpoint_name, v.name
+            list(cfg.engine.adapters),
+            cfg.engine.model,
+            state_path.parent / f"{env_name}-{v.name}",
+            cfg.endpoint_name,
+            v.name,
         )
         for v in cfg.variants
     }
     model_urls = {name: url for name, (_, url, _) in servers.items()}
     for name, url in model_urls.items():
-        wait_until(lambda url=url: answers(f"{url}/ping"), f"the {name} model server (supervisor, middleware, stand-in)")
+        wait_until(
+            lambda url=url: answers(f"{url}/ping"), f"the {name} model server (supervisor, middleware, stand-in)"
+        )
     agents = [EmfAgent(log, client("cloudwatch")) for _, _, log in servers.values()]
     for agent in agents:
         agent.start()
@@ -213,7 +218,9 @@ def serve(env_name: str, templates: Path, state_path: Path) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
-    state = State(os.getpid(), env_name, region, account, moto_url, front.url, cfg.endpoint_name, model_urls, started_at)
+    state = State(
+        os.getpid(), env_name, region, account, moto_url, front.url, cfg.endpoint_name, model_urls, started_at
+    )
     state.save(state_path)
     processes = [process for process, _, _ in servers.values()]
     try:

@@ -142,5 +142,5 @@ def test_the_checker_refuses_what_does_not_work() -> None:
     )
     reasons = [problem(words) for _, line in shell_commands(text) for words in simple_commands(line)]
     assert len(reasons) == 7 and all(reasons), reasons
-    good = "```bash\neval \"$(make -s sandbox)\"   # note\nbin/ops status prod && make plan ENV=prod\n```\n"
+    good = '```bash\neval "$(make -s sandbox)"   # note\nbin/ops status prod && make plan ENV=prod\n```\n'
     assert [problem(words) for _, line in shell_commands(good) for words in simple_commands(line)] == [None] * 4

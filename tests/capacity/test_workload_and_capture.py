@@ -14,12 +14,12 @@ from moto import mock_aws
 
 from capacity.capture import capture_record, captured_workload, request_body
 from capacity.workload import DEFAULT_WORKLOAD, Workload, WorkloadError
-from config import load_config
+from config import load_environment
 
 
 def test_default_workload_mixes_the_configured_adapters_and_follows_the_seeds_lengths():
     workload = Workload.load(DEFAULT_WORKLOAD)
-    assert set(workload.adapters) == set(load_config("prod").engine.adapters)
+    assert set(workload.adapters) == set(load_environment("prod").engine.adapters)
     bodies = [body for body, _ in zip(workload.bodies(seed=3), range(3000), strict=False)]
     counts = Counter(body["model"] for body in bodies)
     assert all(900 <= n <= 1100 for n in counts.values()), counts

@@ -12,7 +12,7 @@ import pytest
 from aws_cdk.assertions import Template
 from ruamel.yaml import YAML
 
-from config import ConfigError, load_config, load_config_file
+from config import ConfigError, load_config_file, load_environment
 from config.loader import ENVIRONMENTS_DIR
 from stacks.environment import build_environment
 
@@ -22,7 +22,7 @@ CDK_CONTEXT = json.loads((ROOT / "cdk.json").read_text())["context"]
 
 class Synthesised:
     def __init__(self, env_name: str) -> None:
-        self.cfg = load_config(env_name)
+        self.cfg = load_environment(env_name)
         self.app = cdk.App(context={**CDK_CONTEXT, "env": env_name})
         self.image_stack, self.serving_stack = build_environment(self.app, self.cfg)
         self.image = Template.from_stack(self.image_stack)

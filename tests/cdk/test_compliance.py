@@ -6,13 +6,13 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_s3 as s3
 
-from config import load_config
+from config import load_environment
 from stacks.environment import add_compliance_checks, build_environment
 
 
 def _prod_app(cdk_context: dict) -> tuple[cdk.App, cdk.Stack]:
     app = cdk.App(context={**cdk_context, "env": "prod"})
-    _, serving = build_environment(app, load_config("prod"))
+    _, serving = build_environment(app, load_environment("prod"))
     add_compliance_checks(app)
     return app, serving
 

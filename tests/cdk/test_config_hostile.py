@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from config import ConfigError, load_config, load_config_file
+from config import ConfigError, load_config_file, load_environment
 from config.checks import known_regions
 from config.container_env import container_environment
 from config.loader import ENVIRONMENTS_DIR, display_path
@@ -214,7 +214,7 @@ TRICKY_NAMES = ["base", "a b", "a/b", "..", "a,b", " a", "a=b", ".hidden", "x" *
 
 def container_reads(names: list[str]) -> tuple[str, ...] | None:
     """What the container's reader makes of these adapters (None: it refuses to start)."""
-    cfg = load_config("prod")
+    cfg = load_environment("prod")
     env = container_environment(cfg, cfg.variants[0])
     env[contract.ENV_LORA_ADAPTERS] = ",".join(names)
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from config import ConfigError, load_config
+from config import ConfigError, load_environment
 
 # One mistake against the deployed record (an unknown instance type, not also "changes scaled variant"):
 # tests/cdk/test_deployed_record.py.
@@ -44,7 +44,7 @@ def test_no_suggestion_when_nothing_is_close(problems) -> None:
 
 def test_unknown_environment_suggests_the_close_one() -> None:
     with pytest.raises(ConfigError) as error:
-        load_config("prd")
+        load_environment("prd")
     assert "unknown environment 'prd' (did you mean 'prod'?); known: dev, prod, staging" in str(error.value)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from config import ConfigError, load_config
+from config import ConfigError, load_environment
 
 
 def canary(raw: dict) -> dict:
@@ -13,12 +13,12 @@ def canary(raw: dict) -> dict:
 
 def test_shipped_environments_are_valid() -> None:
     for env_name in ("dev", "staging", "prod"):
-        assert load_config(env_name).name == env_name
+        assert load_environment(env_name).name == env_name
 
 
 def test_unknown_environment_lists_the_known_ones() -> None:
     with pytest.raises(ConfigError) as error:
-        load_config("production")
+        load_environment("production")
     assert "unknown environment 'production'; known: dev, prod, staging" in str(error.value)
 
 

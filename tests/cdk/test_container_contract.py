@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from config import load_config
+from config import load_environment
 from config.container_env import container_environment
 from container.serving import contract
 from container.serving.engine_command import engine_command
@@ -27,7 +27,7 @@ vllm:request_queue_time_seconds_bucket{engine="0",le="+Inf",model_name="base"} @
 
 @pytest.mark.parametrize("env_name", ["dev", "staging", "prod"])
 def test_every_variants_environment_parses_in_the_container(env_name: str) -> None:
-    cfg = load_config(env_name)
+    cfg = load_environment(env_name)
     for variant in cfg.variants:
         settings = Settings.from_env(container_environment(cfg, variant))
         assert settings.max_num_seqs == cfg.engine.max_num_seqs
@@ -40,7 +40,7 @@ def test_every_variants_environment_parses_in_the_container(env_name: str) -> No
 
 @pytest.mark.parametrize("drain_seconds", [6, 29])
 def test_the_drain_range_config_allows_is_the_range_the_container_accepts(problems, drain_seconds: int) -> None:
-    cfg = load_config("prod")
+    cfg = load_environment("prod")
     assert problems(lambda raw: raw["container"].update(drain_seconds=drain_seconds)) == []
     env = {**container_environment(cfg, cfg.variants[0]), contract.ENV_DRAIN_SECONDS: str(drain_seconds)}
     assert Settings.from_env(env).drain_seconds == drain_seconds
@@ -53,7 +53,7 @@ def test_a_drain_the_container_would_refuse_is_refused_at_synth(problems) -> Non
 
 
 def emitted_documents() -> list[dict]:
-    settings = Settings.from_env(container_environment(load_config("prod"), load_config("prod").variants[0]))
+    settings = Settings.from_env(container_environment(load_environment("prod"), load_environment("prod").variants[0]))
 
     def snap(queries: int, hits: int, fast: int, total: int, ooms: int, requests: int) -> Snapshot:
         text = EXPOSITION
@@ -61,7 +61,9 @@ def emitted_documents() -> list[dict]:
             text = text.replace(f"@{name}@", str(value))
         return Snapshot.from_scrapes(text, {"oom_errors": ooms, "adapter_requests": {"jp_style_v1": requests}})
 
-    documents = interval_documents(settings, snap(100, 50, 5, 10, 0, 1), snap(200, 120, 15, 30, 1, 4), 1_700_000_000_000)
+    documents = interval_documents(
+        settings, snap(100, 50, 5, 10, 0, 1), snap(200, 120, 15, 30, 1, 4), 1_700_000_000_000
+    )
     # The middleware's per-request latency documents, with the settings' own dimensions.
     latency = LatencyValues()
     latency.add(ttft_ms=120.0, tpot_ms=20.0, e2e_ms=3000.0)
@@ -98,7 +100,7 @@ def test_alarms_and_scaling_read_only_metrics_the_emitter_writes(prod) -> None:
 
 @pytest.mark.parametrize("env_name", ["dev", "staging", "prod"])
 def test_the_engine_stall_time_reaches_the_container_from_config(env_name: str) -> None:
-    cfg = load_config(env_name)
+    cfg = load_environment(env_name)
     settings = Settings.from_env(container_environment(cfg, cfg.variants[0]))
     assert settings.engine_stall_seconds == cfg.container.engine_stall_seconds == 30
 

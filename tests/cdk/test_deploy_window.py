@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from config import load_config
+from config import load_environment
 from config.deploy_window import REFUSED, check, deploy_duration, main
 
-PROD = load_config("prod")
+PROD = load_environment("prod")
 
 
 def utc(text: str) -> datetime:

@@ -150,12 +150,12 @@ def test_a_variant_deployed_without_scaling_may_change_type(refused) -> None:
 
 
 def test_a_record_in_the_old_format_is_refused_at_synth_naming_the_file_and_variant(tmp_path, monkeypatch) -> None:
-    from config import deployed, load_config
+    from config import deployed, load_environment
 
     (tmp_path / "prod.json").write_text(json.dumps({"variants": {"primary": "ml.g5.xlarge"}}))
     monkeypatch.setattr(deployed, "DEPLOYED_DIR", tmp_path)
     with pytest.raises(ConfigError) as refusal:
-        load_config("prod")
+        load_environment("prod")
     assert str(refusal.value) == (
         "config/deployed/prod.json: 1 problem(s)\n"
         '  - variants.primary: must be {"instance_type": "ml....", "scaled": true|false}, got "ml.g5.xlarge" '
@@ -182,11 +182,11 @@ def test_an_unguarded_deploy_leaves_the_guardrails_and_retained_properties_out()
     import aws_cdk as cdk
     from aws_cdk.assertions import Match, Template
 
-    from config import load_config
+    from config import load_environment
     from stacks.environment import build_environment
 
     app = cdk.App()
-    _, serving = build_environment(app, load_config("dev", variants_changed=True), guarded=False)
+    _, serving = build_environment(app, load_environment("dev", variants_changed=True), guarded=False)
     Template.from_stack(serving).has_resource_properties(
         "AWS::SageMaker::Endpoint", {"DeploymentConfig": Match.absent(), "RetainAllVariantProperties": False}
     )

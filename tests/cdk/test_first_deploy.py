@@ -146,11 +146,7 @@ def test_first_token_rollback_alarm_is_a_fleet_p95_guarded_by_request_count(envi
         (expression,) = [m for m in alarm["Metrics"] if "Expression" in m]
         requests = next(i for i, s in stats.items() if s["Stat"] == "SampleCount")
         p95 = next(i for i, s in stats.items() if s["Stat"] == "p95")
-        assert expression["Expression"] == (
-            f"IF({requests} >= {cfg.alarms.ttft_min_requests_per_minute}, {p95}, 0)"
-        )
+        assert expression["Expression"] == (f"IF({requests} >= {cfg.alarms.ttft_min_requests_per_minute}, {p95}, 0)")
         assert alarm["EvaluationPeriods"] == cfg.alarms.evaluation_minutes
         assert alarm.get("DatapointsToAlarm", alarm["EvaluationPeriods"]) == alarm["EvaluationPeriods"]
         assert alarm["TreatMissingData"] == "notBreaching"
-
-

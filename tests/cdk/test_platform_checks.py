@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from config import load_catalog, load_config
+from config import load_catalog, load_environment
 from config.platform_checks import check_inference_amis
 
 OLD_AMI = "al2-ami-sagemaker-inference-gpu-3-1"
@@ -28,7 +28,7 @@ def test_an_ami_that_does_not_support_the_instance_type_is_refused() -> None:
     narrowed = catalog.model_copy(
         update={"inference_amis": {**catalog.inference_amis, "al2023-ami-sagemaker-inference-gpu-4-1": without_g5}}
     )
-    found = check_inference_amis(load_config("prod"), narrowed)
+    found = check_inference_amis(load_environment("prod"), narrowed)
     assert found == [
         (
             f"variants[{index}].inference_ami_version",

@@ -68,8 +68,7 @@ def test_overlapping_windows(problems) -> None:
 def test_initial_count_outside_the_scaling_range(problems) -> None:
     found = problems(lambda raw: raw["autoscaling"]["primary"].update(min_capacity=5))
     assert (
-        "autoscaling.primary: variants[0].initial_instance_count 4 must lie in 5-8 (min_capacity-max_capacity)"
-        in found
+        "autoscaling.primary: variants[0].initial_instance_count 4 must lie in 5-8 (min_capacity-max_capacity)" in found
     )
 
 
@@ -98,12 +97,12 @@ def test_a_variant_released_by_ops_deploy_may_change_type(tmp_path, monkeypatch)
     (tmp_path / "prod.yaml").write_text(text)
     monkeypatch.setattr(loader, "ENVIRONMENTS_DIR", tmp_path)
     try:
-        loader.load_config("prod")
+        loader.load_environment("prod")
     except ConfigError as error:
         assert error.problems[0][0] == "variants[0].instance_type"
     else:
         raise AssertionError("refused without the release")
-    assert loader.load_config("prod", scaling_released=["primary"]).variants[0].instance_type == "ml.g6.xlarge"
+    assert loader.load_environment("prod", scaling_released=["primary"]).variants[0].instance_type == "ml.g6.xlarge"
 
 
 def test_time_zone_that_is_a_folder_of_zones(problems) -> None:

@@ -155,7 +155,13 @@ def start_supervisor(workdir: Path, env: dict[str, str]) -> Process:
 
 
 def start_standin(
-    workdir: Path, env: dict[str, str], port: int, *, middleware: bool, name: str = "standin", extra: tuple[str, ...] = ()
+    workdir: Path,
+    env: dict[str, str],
+    port: int,
+    *,
+    middleware: bool,
+    name: str = "standin",
+    extra: tuple[str, ...] = (),
 ) -> Process:
     argv = [sys.executable, "-m", "standin", "serve", str(workdir / "model" / "base"), "--host", "127.0.0.1"]
     argv += ["--port", str(port), "--served-model-name", "base", "--enable-lora", "--lora-modules"]

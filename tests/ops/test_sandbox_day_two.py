@@ -140,9 +140,7 @@ def test_the_documented_day_two_flow_runs_against_the_sandbox(running_sandbox, c
     after = cli("verify", "prod")
     assert after.exit_code == 3
     assert "primary image" in after.output and ":v0.2.0, config tag v0.2.0" in after.output
-    assert "✗ canary has 100% of traffic, config 5% (after a ramp: `bin/ops shift prod --to-config`)" in (
-        after.output
-    )
+    assert "✗ canary has 100% of traffic, config 5% (after a ramp: `bin/ops shift prod --to-config`)" in (after.output)
 
     back = cli("shift", "prod", "--to-config")
     assert back.exit_code == 0, back.output

@@ -349,9 +349,7 @@ def test_to_config_returns_the_weights_a_promotion_left_at_0_100(prod, cli):
     prod.set_weights(primary=0, canary=100)
     failed = cli("verify", "prod")
     assert failed.exit_code == 3
-    assert "✗ canary has 100% of traffic, config 5% (after a ramp: `bin/ops shift prod --to-config`)" in (
-        failed.output
-    )
+    assert "✗ canary has 100% of traffic, config 5% (after a ramp: `bin/ops shift prod --to-config`)" in (failed.output)
 
     result = cli("shift", "prod", "--to-config")
 

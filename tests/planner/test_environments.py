@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from config.loader import load_catalog, load_config
+from config.loader import load_catalog, load_environment
 from config.schema import PlanTraffic
 from planner.build import build_plan, config_warnings
 from planner.environment_traffic import traffic_for
@@ -21,7 +21,7 @@ def week():
 
 @pytest.mark.parametrize(("env", "scale"), [("dev", 0.1), ("staging", 0.5), ("prod", 1)])
 def test_each_environment_replays_its_own_stated_traffic(env, scale, week):
-    profile = traffic_for(load_config(env).planning.traffic)
+    profile = traffic_for(load_environment(env).planning.traffic)
     assert profile.name == ("reference week" if scale == 1 else f"reference week × {scale:g}")
     assert profile.requests_per_minute == tuple(r * scale for r in week.requests_per_minute)
     assert profile.peaks == week.peaks and profile.events == week.events
@@ -29,7 +29,7 @@ def test_each_environment_replays_its_own_stated_traffic(env, scale, week):
 
 def test_dev_on_prod_traffic_is_not_met(week):
     # The case: "Cost vs oracle: 0.88x ... met" with 3.58 million rejected requests.
-    plan = build_plan(load_config("dev"), load_catalog(), week)
+    plan = build_plan(load_environment("dev"), load_catalog(), week)
     summary = render_summary(plan)
     assert "### Verdict: not met" in summary
     assert "below the oracle's lower bound (1.00x)" in summary
@@ -41,7 +41,7 @@ def test_dev_on_prod_traffic_is_not_met(week):
 
 
 def test_deleting_every_schedule_does_not_hide_the_shortfall_in_peaks(week):
-    cfg = load_config("prod")
+    cfg = load_environment("prod")
     unscheduled = cfg.model_copy(
         update={"autoscaling": {n: s.model_copy(update={"schedules": []}) for n, s in cfg.autoscaling.items()}}
     )
@@ -54,7 +54,7 @@ def test_deleting_every_schedule_does_not_hide_the_shortfall_in_peaks(week):
 
 
 def test_a_target_at_or_above_what_an_instance_serves_is_flagged():
-    cfg = load_config("prod")
+    cfg = load_environment("prod")
     primary = cfg.autoscaling["primary"]
     tracking = primary.target_tracking.model_copy(update={"target_value": 1200})
     changed = cfg.model_copy(

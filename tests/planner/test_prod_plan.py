@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from config.loader import load_catalog, load_config
+from config.loader import load_catalog, load_environment
 from planner.build import build_plan
 from planner.doc_block import PLAN_DOC, embedded_summary, with_summary
 from planner.reference_week import reference_week
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def plan():
-    return build_plan(load_config("prod"), load_catalog(), reference_week())
+    return build_plan(load_environment("prod"), load_catalog(), reference_week())
 
 
 def cost(plan, key: str) -> float:

@@ -367,7 +367,9 @@ def test_comparison_verdict_is_computed_from_the_totals():
     assert lines_of(less)[-1].startswith("**Verdict:** head costs $100/month less and adds 3 shortfall minutes; ")
 
     same = render_comparison(base, make_plan(configured_cost=1000.0))
-    assert lines_of(same)[-1].startswith("**Verdict:** head costs the same and leaves shortfall unchanged at 8 minutes; ")
+    assert lines_of(same)[-1].startswith(
+        "**Verdict:** head costs the same and leaves shortfall unchanged at 8 minutes; "
+    )
 
 
 def test_comparison_verdict_names_what_breaks_the_budget_against_its_limit():

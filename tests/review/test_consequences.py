@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from config import load_config
+from config import load_environment
 from review.consequences import deploy_consequences
 from review.stack_diff import ResourceChange, StackDiff, parse_resources
 from tests.cdk.conftest import Synthesised
@@ -26,7 +26,7 @@ def resources(template: dict, kind: str) -> list[dict]:
 
 def consequences(base: dict, head: dict, *changes: ResourceChange, broadening: bool = False) -> list[str]:
     diff = StackDiff(STACK, changes=list(changes), broadening=broadening)
-    return deploy_consequences("prod", base, head, [diff], load_config("prod"))
+    return deploy_consequences("prod", base, head, [diff], load_environment("prod"))
 
 
 def test_an_identical_template_has_none(prod) -> None:

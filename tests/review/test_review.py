@@ -128,7 +128,5 @@ def test_an_image_tag_change_replaces_the_model_and_deploys_blue_green(reviews) 
 
 def test_a_looser_rollback_alarm_is_called_out(reviews) -> None:
     markdown = reviews["changed"].markdown
-    assert (
-        "- rollback alarm Alarms/primary-ttft-p95 loosened: Threshold 500 → 800 (GreaterThanThreshold)" in markdown
-    )
+    assert "- rollback alarm Alarms/primary-ttft-p95 loosened: Threshold 500 → 800 (GreaterThanThreshold)" in markdown
     assert "- rollback alarm Alarms/canary-ttft-p95 loosened: Threshold 500 → 800" in markdown
