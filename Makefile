@@ -76,9 +76,9 @@ review: deps
 
 # Refused when the blue/green update would overlap a scheduled peak window (FORCE_PEAK=1 overrides).
 deploy: deps
-	$(PY) -m config.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
+	$(PY) -m tools.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
 	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) --all -o cdk.out/$(ENV) --require-approval broadening
-	$(PY) -m config.record_deployed $(ENV)
+	$(PY) -m tools.record_deployed $(ENV)
 
 # Once per account and region: CDK's bootstrap stack (asset bucket, deploy roles) where ENV deploys.
 bootstrap: deps
@@ -122,10 +122,10 @@ plan-diff: deps
 		|| { echo "error: no config/environments/$(ENV).yaml at $(BASE)" >&2; exit 2; }
 	$(PY) -m planner diff $(ENV) --base plan-out/$(ENV)-base.yaml $(TRAFFIC_FLAG) --out plan-out/$(ENV)-diff.md
 
-# container/Dockerfile's vLLM base image by digest, beside its tag (config/pin_base_image.py; needs
+# container/Dockerfile's vLLM base image by digest, beside its tag (tools/pin_base_image.py; needs
 # Docker Hub, not Docker). TAG defaults to config/catalog.yaml's serving_image.base_image.
 pin-base-image: deps
-	$(PY) -m config.pin_base_image $(TAG)
+	$(PY) -m tools.pin_base_image $(TAG)
 
 # The prod plan docs/scaling-and-planning.md shows (tests/planner/test_prod_plan.py fails when it is stale).
 plan-docs: deps
@@ -136,7 +136,7 @@ plan-docs: deps
 # the earlier comparison with the seeds' adapter (~13 min).
 BENCH_ARGS ?= --body realistic --setups ab
 bench: deps
-	$(PY) benchmarks/serving_overhead.py --rounds 9 --requests-per-client 4 $(BENCH_ARGS)
+	$(PY) -m benchmarks.serving_overhead --rounds 9 --requests-per-client 4 $(BENCH_ARGS)
 
 # Every test but the long end-to-end runs, on two workers (a file stays on one: its fixtures run once).
 test: deps

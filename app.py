@@ -15,7 +15,7 @@ from pathlib import Path
 import aws_cdk as cdk
 
 from config import ConfigError, known_environments, load_environment
-from config.capacity_checks import measured_capacity_warnings
+from config.checks.capacity import measured_capacity_warnings
 from stacks.environment import add_compliance_checks, build_environment
 
 # What a synth writes into the cloud assembly directory; removed when the synth is refused.

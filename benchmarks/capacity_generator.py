@@ -3,7 +3,7 @@ streams for SECONDS to the vLLM stand-in behind the serving middleware (enough b
 nothing queues), in one process on this machine, and prints the generator's own send lag (actual
 send minus schedule) next to the answers' timings. Not a test: the figure depends on the machine.
 
-    .venv/bin/python benchmarks/capacity_generator.py [--rate 1200] [--tokens 100] [--seconds 60]
+    .venv/bin/python -m benchmarks.capacity_generator [--rate 1200] [--tokens 100] [--seconds 60]
 """
 
 from __future__ import annotations
@@ -11,20 +11,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import sys
 import tempfile
 import threading
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "tests" / "container")]
-
-from serving_harness import free_port, serving_env, start_standin, wait_for_listening  # noqa: E402
-
-from capacity.load import run_step  # noqa: E402
-from capacity.targets import UrlTarget  # noqa: E402
-from capacity.workload import DEFAULT_WORKLOAD, Workload  # noqa: E402
-from container.serving.state import ServingState, StateRecord, write_state  # noqa: E402
+from capacity.load import run_step
+from capacity.targets import UrlTarget
+from capacity.workload import DEFAULT_WORKLOAD, Workload
+from container.serving.state import ServingState, StateRecord, write_state
+from standin.harness import free_port, serving_env, start_standin, wait_for_listening
 
 
 def bodies(tokens: int):

@@ -17,10 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from serving_harness import free_port, serving_env
-
 from container.serving import middleware as serving_middleware
 from container.serving.state import ServingState, StateRecord, write_state
+from standin.harness import free_port, serving_env
 
 CHUNK = (
     b'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"base","choices":[{"index":0,'

@@ -1,6 +1,6 @@
 """What the serving layer costs, measured against the stand-in engine (not a test; rerun at will).
 
-    .venv/bin/python benchmarks/serving_overhead.py
+    .venv/bin/python -m benchmarks.serving_overhead
 
 Setups, each given the same streaming load in the same run:
   (a) engine      clients straight to the stand-in engine (vLLM's own /invocations, no middleware)
@@ -34,13 +34,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "tests" / "container")]
-
-from serving_harness import Process, free_port, serving_env, start_standin, wait_for_listening  # noqa: E402
-
-from container.serving.state import ServingState, StateRecord, write_state  # noqa: E402
-from container.serving.tokens import estimate_chat_tokens  # noqa: E402
+from container.serving.state import ServingState, StateRecord, write_state
+from container.serving.tokens import estimate_chat_tokens
+from standin.harness import Process, free_port, serving_env, start_standin, wait_for_listening
 
 LOADS = (("20 ms/token x 64 tokens", 0.020, 64), ("5 ms/token x 128 tokens", 0.005, 128))
 SETUPS = ("a", "b", "c")
@@ -167,7 +163,7 @@ def start_setups(
     if "c" in setups:
         started["c-engine"] = start_standin(workdir, env, ports["c-engine"], middleware=False, name="engine-c")
         adapter_env = {**env, "SEED_ADAPTER_UPSTREAM": f"http://127.0.0.1:{ports['c-engine']}"}
-        argv = [sys.executable, "-m", "uvicorn", "seed_adapter:app", "--app-dir", str(REPO / "benchmarks")]
+        argv = [sys.executable, "-m", "uvicorn", "benchmarks.seed_adapter:app"]  # run from the repository root
         argv += ["--port", str(ports["c"]), "--no-access-log", "--log-level", "warning"]
         started["c"] = Process(argv, adapter_env, workdir / "seed-adapter.log")
     try:
@@ -254,7 +250,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|" + ("---|---|" if args.body == "realistic" else ""))
     print("\n".join(rows))
     if args.body == "realistic":
-        from layer_cpu import layer_cpu_per_request  # noqa: PLC0415 - only this mode needs it
+        from benchmarks.layer_cpu import layer_cpu_per_request  # noqa: PLC0415 - only this mode needs it
 
         added = layer_cpu_per_request(request_body(args.body, 64), 64, args.layer_requests, rounds=args.rounds)
         print(

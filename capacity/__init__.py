@@ -1,10 +1,15 @@
-"""`ops capacity`: how many requests a minute one instance serves within the latency objective.
+"""How many requests a minute one instance serves within the latency objective: a library, driven by
+`bin/ops capacity` (ops/capacity_command.py) and importing nothing from `ops`.
 
-workload  what is sent: MangaAssist-shaped chat streams (workload.yaml) or captured traffic (capture)
-targets   where it goes: a serving container's URL, or one variant through the SageMaker runtime
-load      one step: open-loop Poisson arrivals at a fixed rate, every request timed from its schedule
-sweep     rising steps until the objective breaks, then refined to within 10 %
-report    capacity.json, capacity.md and capacity.png
-record    the measurement written into the environment's config (planning.capacity)
-cli       the command, registered in the ops CLI
+measurement  the entry: measure(target, workload, settings) -> Measurement, the report written
+workload     what is sent: MangaAssist-shaped chat streams (workload.yaml) or captured traffic (capture)
+targets      where it goes: a serving container's URL, or one variant through the SageMaker runtime
+load         one step: open-loop Poisson arrivals at a fixed rate, every request timed from its schedule
+sweep        rising steps until the objective breaks, then refined to within 10 %
+report       capacity.json, capacity.md and capacity.png
+record       the measurement written into the environment's config (planning.capacity)
 """
+
+from capacity.measurement import Measurement, MeasureSettings, SettingsError, measure
+
+__all__ = ["MeasureSettings", "Measurement", "SettingsError", "measure"]

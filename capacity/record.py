@@ -1,6 +1,7 @@
 """`--write-config`: the measurement goes into the environment's YAML under
-`planning.capacity.<instance type>`, with where, when and with which image it was measured, as a YAML
-round-trip that keeps every comment and the layout (ruamel.yaml, as `ops promote` edits configs)."""
+`planning.capacity.<instance type>`, with where, when and with which image it was measured, through
+`config.editor` (the round trip that keeps every comment and the layout, validated before it replaces
+the file, as `ops promote` edits configs)."""
 
 from __future__ import annotations
 
@@ -8,21 +9,18 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
+
+from config.editor import edit_environment_file
 
 
 def record_measurement(config_file: Path, instance_type: str, record: dict[str, Any], report_path: Path) -> str:
-    """Writes the figure; returns the line it wrote. The record must hold an answer."""
+    """Writes the figure; returns the line it wrote. The record must hold an answer. Raises
+    config.editor.UnsafeEdit for a file a round trip would reformat, and the loader's ConfigError when
+    the result would be invalid; the file is then left as it was."""
     answer = record["requests_per_minute_per_instance"]
     if answer is None:
         raise ValueError("no rate held the objective: nothing to record")
-    yaml = YAML()
-    yaml.preserve_quotes = True
-    yaml.width = 4096
-    document = yaml.load(config_file.read_text())
-    planning = document.setdefault("planning", CommentedMap())
-    capacity = planning.setdefault("capacity", CommentedMap())
     target = record["target"]
     where = f"url {target['url']}" if target.get("kind") == "url" else f"{target['environment']}/{target['variant']}"
     measured = CommentedMap(
@@ -33,11 +31,15 @@ def record_measurement(config_file: Path, instance_type: str, record: dict[str, 
         report=str(report_path),
     )
     concurrency = record.get("concurrent_requests_per_instance_at_slo") or 1
-    capacity[instance_type] = CommentedMap(
+    entry = CommentedMap(
         requests_per_minute=round(answer, 1),
         concurrent_sequences=max(1, math.ceil(concurrency)),
         measured=measured,
     )
-    with config_file.open("w") as out:
-        yaml.dump(document, out)
+
+    def add(document: Any) -> None:
+        planning = document.setdefault("planning", CommentedMap())
+        planning.setdefault("capacity", CommentedMap())[instance_type] = entry
+
+    edit_environment_file(config_file, add).write()
     return f"planning.capacity.{instance_type}: {answer:,.0f}/min measured on {where} {record['measured_at']}"

@@ -63,6 +63,15 @@ class UrlTarget:
     instances: int = 1
     client: httpx.AsyncClient | None = field(default=None, repr=False)
 
+    @property
+    def name(self) -> str:
+        return self.url
+
+    @property
+    def directory_name(self) -> str:
+        """The report directory's name, before its time: url-127.0.0.1-8080 for http://127.0.0.1:8080."""
+        return "url-" + self.url.split("//")[-1].replace(":", "-").replace("/", "-")
+
     def describe(self) -> dict[str, Any]:
         return {"kind": "url", "url": self.url}
 
@@ -102,14 +111,24 @@ class VariantTarget:
     """One production variant through the SageMaker runtime; boto3 calls run in threads."""
 
     runtime: Any  # a sagemaker-runtime client
+    environment: str
     endpoint: str
     variant: str
     instances: int
-    details: dict[str, Any]
+    details: dict[str, Any]  # what the report says of the variant: image, instance type, engine
     executor: ThreadPoolExecutor | None = field(default=None, repr=False)
 
+    @property
+    def name(self) -> str:
+        return f"{self.environment}/{self.variant}"
+
+    @property
+    def directory_name(self) -> str:
+        return f"{self.environment}-{self.variant}"
+
     def describe(self) -> dict[str, Any]:
-        return {"kind": "sagemaker", "endpoint": self.endpoint, "variant": self.variant, **self.details}
+        where = {"endpoint": self.endpoint, "variant": self.variant, "environment": self.environment}
+        return {"kind": "sagemaker", **where, **self.details}
 
     async def open(self) -> None:
         self.executor = ThreadPoolExecutor(max_workers=256, thread_name_prefix="capacity")

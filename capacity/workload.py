@@ -180,6 +180,11 @@ class CapturedWorkload:
         return {"source": self.name, "requests": len(self.captured)}
 
 
+def load_workload(choice: str) -> Workload:
+    """`default` (capacity/workload.yaml) or a workload file's path; `capture` needs AWS (capacity.capture)."""
+    return Workload.load(DEFAULT_WORKLOAD if choice == "default" else Path(choice))
+
+
 def replayable(body: Any) -> bool:
     return isinstance(body, dict) and ("messages" in body or "prompt" in body)
 

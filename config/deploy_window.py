@@ -11,23 +11,19 @@ A peak window is a scheduled window that raises a variant's floor above its `min
 that only caps the ceiling, like tokyo-off-peak, is not one). Firings come from config.schedules, in
 each window's IANA zone, so DST moves them as it moves the scheduled actions.
 
-`make deploy` runs `python -m config.deploy_window ENV` first; `python -m ops deploy` calls `check`.
+`make deploy` runs `python -m tools.deploy_window ENV` first; `python -m ops deploy` calls `check`.
 Both go ahead inside a peak only when told to (`FORCE_PEAK=1`, `--during-peak`).
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from config.checks import steps_to_full_traffic
-from config.loader import ConfigError, known_environments, load_environment
 from config.schedules import Cron, time_zone
 from config.schema import EnvironmentConfig
 
-REFUSED = 4  # the exit code ops uses for "refused by a guard"
 # Windows that started this long ago may still be open; the search for a safe start gives up after
 # the look-ahead (schedules repeat weekly at the longest).
 LOOK_BACK = timedelta(days=8)
@@ -112,7 +108,7 @@ def refusal(cfg: EnvironmentConfig, verdict: Verdict, force_hint: str) -> str:
     zone = clash.start.tzinfo
     lines = [
         f"refusing to deploy {cfg.name} at {_when(verdict.now, zone)}: the blue/green update takes about "
-        f"{_minutes(verdict.duration)} ({how}) and would overlap the peak window {clash.describe()} "
+        f"{in_minutes(verdict.duration)} ({how}) and would overlap the peak window {clash.describe()} "
         f"(autoscaling.{clash.variant}.schedules: {clash.name}); autoscaling is blocked during an update, so "
         "the peak could not scale out",
     ]
@@ -130,41 +126,5 @@ def _when(moment: datetime, zone) -> str:
     return f"{local:%a %Y-%m-%d %H:%M %Z} ({moment.astimezone(UTC):%H:%M} UTC)"
 
 
-def _minutes(duration: timedelta) -> str:
+def in_minutes(duration: timedelta) -> str:
     return f"{round(duration.total_seconds() / 60)} min"
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m config.deploy_window", description="Refuse a deploy that would overlap a peak window."
-    )
-    parser.add_argument("env")
-    parser.add_argument("--during-peak", action="store_true", help="deploy even if a peak window overlaps")
-    parser.add_argument("--now", type=datetime.fromisoformat, help="ISO time with offset (tests); default: now")
-    args = parser.parse_args(argv)
-    if args.env not in known_environments():
-        print(f"error: unknown environment '{args.env}'; known: {', '.join(known_environments())}", file=sys.stderr)
-        return 2
-    now = args.now or datetime.now(UTC)
-    if now.tzinfo is None:
-        print(f"error: --now needs a UTC offset, got {args.now.isoformat()}", file=sys.stderr)
-        return 2
-    try:
-        cfg = load_environment(args.env, against_deployed=False)
-    except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    verdict = check(cfg, now)
-    if verdict.clash is None:
-        print(f"deploy window: no peak window of {cfg.name} in the next {_minutes(verdict.duration)}")
-        return 0
-    message = refusal(cfg, verdict, f"make deploy ENV={cfg.name} FORCE_PEAK=1")
-    if args.during_peak:
-        print(f"warning (FORCE_PEAK): {message.splitlines()[0].replace('refusing to deploy', 'deploying')}")
-        return 0
-    print(f"error: {message}", file=sys.stderr)
-    return REFUSED
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,7 @@
 """What was last deployed per environment: each variant's instance type and whether it was scaled.
 
-`make deploy` records it after a successful deploy (`python -m config.record_deployed ENV`) and it is
-committed with the config. Synth compares against it (config/deployed_checks.py) to refuse, before
+`make deploy` records it after a successful deploy (`python -m tools.record_deployed ENV`) and it is
+committed with the config. Synth compares against it (config/checks/deployed.py) to refuse, before
 CloudFormation tries, the updates SageMaker rejects: a changed set of variant names under the
 blue/green guardrails, and a changed instance type or a removal of a variant registered with
 Application Auto Scaling. `scaled` is recorded because the config alone cannot tell: an edit that

@@ -21,6 +21,11 @@ MAX_MESSAGE_CHARS = 600
 MAX_PROBLEMS_SHOWN = 50
 
 
+def refuse(path: str, message: str) -> list[Problem]:
+    """A check's single problem, as the list every check returns."""
+    return [(path, message)]
+
+
 def shorten(text: str, limit: int) -> str:
     """`text` cut to `limit` characters, saying how much was left out."""
     if len(text) <= limit:

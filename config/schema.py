@@ -10,10 +10,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from config.metric_names import HIGH_RESOLUTION, INVOCATIONS_PER_INSTANCE
 from config.naming import environment_label
+from config.variant_lookup import by_name
 from container.serving import contract
 
-# Image tags that move: an endpoint must never reference one.
+# Image tags that move: an endpoint must never reference one, in any letter case (config.checks.variants).
 MUTABLE_TAGS = ("latest", "stable", "prod", "production", "staging", "dev", "main")
 
 NAME_PATTERN = r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"  # SageMaker endpoint and variant names
@@ -121,7 +123,7 @@ class Variant(Strict):
     # Only for instance types without local NVMe storage; refused otherwise.
     volume_size_gb: int | None = Field(default=None, ge=1, le=512)
     # ProductionVariant.InferenceAmiVersion: the host AMI (NVIDIA driver). Must run the image's CUDA
-    # version on this instance type (config/catalog.yaml, config.platform_checks).
+    # version on this instance type (config/catalog.yaml, config.checks.platform).
     inference_ami_version: str
 
 
@@ -160,7 +162,7 @@ class Container(Strict):
 
 class CapacitySize(Strict):
     type: Literal["INSTANCE_COUNT", "CAPACITY_PERCENT"]
-    value: int = Field(ge=1, le=100)  # a percentage, or instances (at most half a variant, checks.py)
+    value: int = Field(ge=1, le=100)  # a percentage, or instances (at most half a variant, config.checks.platform)
 
 
 class Deployment(Strict):
@@ -210,9 +212,7 @@ class Alarms(Strict):
 
 class TargetTracking(Strict):
     # High resolution (10 s) scales out faster; it needs no extra endpoint setting.
-    metric: Literal[
-        "SageMakerVariantInvocationsPerInstance", "SageMakerVariantConcurrentRequestsPerModelHighResolution"
-    ] = "SageMakerVariantInvocationsPerInstance"
+    metric: Literal[INVOCATIONS_PER_INSTANCE, HIGH_RESOLUTION] = INVOCATIONS_PER_INSTANCE
     # Invocations per instance per minute (or concurrent requests): 100,000/min is ~80x what an
     # ml.g5.xlarge serves at the SLO (planning.capacity), so a larger target never scales out.
     target_value: float = Field(gt=0, le=100_000)
@@ -333,6 +333,9 @@ class UnknownVariant(LookupError):
 
 class EnvironmentConfig(Strict):
     name: str
+    # A production environment: deploys bake at least 10 minutes per step (config.checks.deployment)
+    # and `bin/ops capacity` drives it past its objective only with --allow-production.
+    production: bool = False
     account: str | None = Field(default=None, pattern=r"^\d{12}$")
     region: str | None = Field(default=None, pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")
     endpoint_name: str = Field(pattern=NAME_PATTERN)
@@ -359,7 +362,7 @@ class EnvironmentConfig(Strict):
 
     def variant(self, name: str) -> Variant:
         """The variant called `name`; UnknownVariant (a LookupError) names the ones there are."""
-        for variant in self.variants:
-            if variant.name == name:
-                return variant
-        raise UnknownVariant(self.name, name, [v.name for v in self.variants])
+        found = by_name(self.variants, name)
+        if found is None:
+            raise UnknownVariant(self.name, name, [v.name for v in self.variants])
+        return found

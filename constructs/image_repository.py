@@ -104,7 +104,19 @@ class ImageRepository(Construct):
         self, scope: Construct, id: str, *, source_dir: Path, keep_images: int, encryption_key: kms.IKey
     ) -> None:
         super().__init__(scope, id)
-        self.repository = ecr.Repository(
+        self.repository = self._repository(keep_images)
+        source = self._source(source_dir)
+        self.default_tag = f"{naming.SOURCE_TAG_PREFIX}{source.asset_hash[:12]}"
+        self.build_project = self._build_project(source, encryption_key)
+        self.repository.grant_pull_push(self.build_project)
+        self._acknowledge_build_findings()
+        # describe-images for the "already built" check, on this repository only.
+        self.build_project.add_to_role_policy(
+            iam.PolicyStatement(actions=["ecr:DescribeImages"], resources=[self.repository.repository_arn])
+        )
+
+    def _repository(self, keep_images: int) -> ecr.Repository:
+        return ecr.Repository(
             self,
             "Repository",
             image_scan_on_push=True,
@@ -115,9 +127,10 @@ class ImageRepository(Construct):
             lifecycle_rules=_lifecycle_rules(keep_images),
         )
 
-        # The asset is exactly the Docker build context, so its hash (and the default tag) changes
-        # only when something the image copies changes, never for caches or local model files.
-        source = s3_assets.Asset(
+    def _source(self, source_dir: Path) -> s3_assets.Asset:
+        """The asset is exactly the Docker build context, so its hash (and the default tag) changes only
+        when something the image copies changes, never for caches or local model files."""
+        return s3_assets.Asset(
             self,
             "Source",
             path=str(source_dir),
@@ -125,7 +138,9 @@ class ImageRepository(Construct):
             # `serving` target: local weights (model/) are not part of the image, so not of the source.
             exclude=[*_dockerignore(source_dir), "model"],
         )
-        self.default_tag = f"{naming.SOURCE_TAG_PREFIX}{source.asset_hash[:12]}"
+
+    def _build_project(self, source: s3_assets.Asset, encryption_key: kms.IKey) -> codebuild.Project:
+        """CodeBuild building `source` into the repository as `default_tag`, logging to its own log group."""
         build_logs = logs.LogGroup(
             self,
             "BuildLogs",
@@ -133,7 +148,7 @@ class ImageRepository(Construct):
             encryption_key=encryption_key,
             removal_policy=RemovalPolicy.DESTROY,
         )
-        self.build_project = codebuild.Project(
+        return codebuild.Project(
             self,
             "Build",
             description="Builds container/ into the serving image repository",
@@ -153,7 +168,9 @@ class ImageRepository(Construct):
             timeout=BUILD_TIMEOUT,
             logging=codebuild.LoggingOptions(cloud_watch=codebuild.CloudWatchLoggingOptions(log_group=build_logs)),
         )
-        self.repository.grant_pull_push(self.build_project)
+
+    def _acknowledge_build_findings(self) -> None:
+        """cdk-nag findings on the build role that CDK's own grants and defaults cause, each with its reason."""
         role = self.build_project.role
         project_id = Stack.of(self).resolve(Stack.of(self).get_logical_id(self.build_project.node.default_child))
         for finding, reason in (
@@ -174,10 +191,6 @@ class ImageRepository(Construct):
         ):
             acknowledge(role, f"AwsSolutions::AwsSolutions-IAM5[{finding}]", reason)
         acknowledge(role, "NIST.800.53.R5::NIST.800.53.R5-IAMNoInlinePolicy", INLINE_POLICY_REASON)
-        # describe-images for the "already built" check, on this repository only.
-        self.build_project.add_to_role_policy(
-            iam.PolicyStatement(actions=["ecr:DescribeImages"], resources=[self.repository.repository_arn])
-        )
 
     def resolve_tag(self, tag: str) -> str:
         """`source` → this source tree's build tag; any other tag or digest as it is."""

@@ -52,7 +52,7 @@ class InferenceEndpoint(Construct):
                     container_startup_health_check_timeout_in_seconds=cfg.container.startup_health_check_timeout_seconds,
                     model_data_download_timeout_in_seconds=cfg.container.startup_health_check_timeout_seconds,
                     volume_size_in_gb=v.volume_size_gb,  # None on local-NVMe types (config.checks)
-                    # The host driver must run the image's CUDA (config.platform_checks); SageMaker's
+                    # The host driver must run the image's CUDA (config.checks.platform); SageMaker's
                     # default AMI for ml.g5 has driver 470 / CUDA 11.4.
                     inference_ami_version=v.inference_ami_version,
                     routing_config=EndpointConfig.RoutingConfigProperty(routing_strategy=cfg.routing_strategy),

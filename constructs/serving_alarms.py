@@ -9,7 +9,7 @@ from __future__ import annotations
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 
-from config.checks import MAX_ROLLBACK_ALARMS, ROLLBACK_ALARMS_PER_VARIANT
+from config.alarm_counts import MAX_ROLLBACK_ALARMS, ROLLBACK_ALARMS_PER_VARIANT
 from config.schema import EnvironmentConfig
 from constructs import Construct
 from constructs.variant_metrics import VariantMetrics
@@ -37,7 +37,7 @@ class ServingAlarms(Construct):
             self._platform(name, metrics, vcpus[name])
             self._engine(name, metrics)
         self.all_alarms += self.rollback_alarms
-        # config.checks refuses more variants than this allows; this guards the code, not the config.
+        # config.checks.variants refuses more variants than this allows; this guards the code, not the config.
         assert len(self.rollback_alarms) == ROLLBACK_ALARMS_PER_VARIANT * len(self.metrics) <= MAX_ROLLBACK_ALARMS
 
     def _alarm(

@@ -10,13 +10,14 @@ from aws_cdk import Duration, Stack, TimeZone
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_iam as iam
 
+from config.metric_names import HIGH_RESOLUTION, INVOCATIONS_PER_INSTANCE
 from config.schema import EngineStepScaling, ScheduledWindow, VariantScaling
 from constructs import Construct, IDependable
 from constructs.variant_metrics import VariantMetrics
 
 PREDEFINED = {
-    "SageMakerVariantInvocationsPerInstance": appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE,
-    "SageMakerVariantConcurrentRequestsPerModelHighResolution": (
+    INVOCATIONS_PER_INSTANCE: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE,
+    HIGH_RESOLUTION: (
         appscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION
     ),
 }

@@ -29,6 +29,16 @@ RUNTIME = Config(
 )
 
 
+class ServiceClient:
+    """`clients.sagemaker` and the like: the environment's one client for an AWS service."""
+
+    def __init__(self, service: str) -> None:
+        self.service = service
+
+    def __get__(self, clients: AwsClients, owner: type | None = None) -> Any:
+        return clients.client(self.service)
+
+
 @dataclass
 class AwsClients:
     """Lazily created clients. `overrides` lets tests hand in a client wired to botocore's Stubber."""
@@ -49,33 +59,13 @@ class AwsClients:
             self._made[service] = self.session.client(service, config=config)
         return self._made[service]
 
-    @property
-    def sagemaker(self) -> Any:
-        return self.client("sagemaker")
-
-    @property
-    def runtime(self) -> Any:
-        return self.client("sagemaker-runtime")
-
-    @property
-    def cloudwatch(self) -> Any:
-        return self.client("cloudwatch")
-
-    @property
-    def autoscaling(self) -> Any:
-        return self.client("application-autoscaling")
-
-    @property
-    def cloudformation(self) -> Any:
-        return self.client("cloudformation")
-
-    @property
-    def s3(self) -> Any:
-        return self.client("s3")
-
-    @property
-    def bedrock(self) -> Any:
-        return self.client("bedrock")
+    sagemaker = ServiceClient("sagemaker")
+    runtime = ServiceClient("sagemaker-runtime")
+    cloudwatch = ServiceClient("cloudwatch")
+    autoscaling = ServiceClient("application-autoscaling")
+    cloudformation = ServiceClient("cloudformation")
+    s3 = ServiceClient("s3")
+    bedrock = ServiceClient("bedrock")
 
     def account_id(self) -> str:
         return self.client("sts").get_caller_identity()["Account"]

@@ -3,27 +3,31 @@
 Tests hand a `Runtime` in as click's context object (fast polls, a fake deployer, stubbed clients).
 """
 
-import functools
-import os
-import subprocess
-import sys
-import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from capacity.cli import capacity_command
 from config import EnvironmentConfig, environment_label
+from config.variant_lookup import share_percent
 from ops.aws import AwsClients, open_session
 from ops.bedrock_import import ImportJob, submit_import, validate_artifact, wait_for_import
-from ops.deploy import REPO_ROOT, Deployer, deploy, make_deploy
+from ops.capacity_command import capacity_command
+from ops.command import (
+    CanaryOpt,
+    DuringPeakOpt,
+    EnvArg,
+    PrimaryOpt,
+    RegionOpt,
+    app,
+    reports_errors,
+    runtime,
+)
+from ops.deploy import deploy
 from ops.endpoint import read_endpoint
-from ops.environment import Environment, config_variant, load_environment_config, open_environment
-from ops.errors import EXPLAINED, ExitCode, OpsError, explain
+from ops.environment import config_variant, load_environment_config
+from ops.errors import ExitCode, OpsError
 from ops.guard import GuardPolicy, check_canary
 from ops.guard_options import MarginOpt, TtftMsOpt, TtftPercentOpt, WindowOpt, guard_policy, parse_duration
 from ops.output import Console, one_line, seconds
@@ -35,90 +39,6 @@ from ops.smoke import DEFAULT_PROMPT, SmokeRequest, smoke_adapter
 from ops.status import show_status
 from ops.traffic import ShiftPlan, Target, rollback, shift
 from ops.verify import report, verify
-from ops.waiting import Timing
-
-EXIT_CODES = """Exit codes: 0 ok; 1 other AWS error; 2 usage, unknown environment/variant, invalid config or no
-region; 3 verify/smoke/artifact check failed; 4 refused by a guard (weights rolled back); 5 missing,
-expired or wrong-account credentials, or access denied; 6 endpoint, stack or S3 prefix not found;
-7 still throttled after retries; 8 a wait, deploy or import job failed (scaling restored); 9 scaling
-could NOT be restored (act now); 130 interrupted."""
-
-app = typer.Typer(
-    help=f"Day-two operations for the MangaAssist LLM endpoint (SageMaker, primary + canary).\n\n{EXIT_CODES}",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-
-
-def sandbox_deploy(env_name: str, released: list[str]) -> int:
-    """`make deploy` inside `make sandbox`: synth, then the sandbox moves the endpoint onto the result."""
-    command = [sys.executable, "-m", "sandbox", "deploy", env_name] + (
-        ["--released", ",".join(released)] if released else []
-    )
-    typer.echo(f"(in the sandbox: python {' '.join(command[1:])} instead of make deploy)")
-    return subprocess.run(command, cwd=REPO_ROOT, check=False).returncode
-
-
-def default_deployer() -> Deployer:
-    # `make sandbox` exports MANGAASSIST_SANDBOX: a deploy then goes to the sandbox, never to AWS.
-    return sandbox_deploy if os.environ.get("MANGAASSIST_SANDBOX") else make_deploy
-
-
-@dataclass
-class Runtime:
-    timing: Timing = field(default_factory=Timing)
-    deployer: Deployer = field(default_factory=default_deployer)
-    zone: tzinfo | None = None  # None: the machine's local zone
-    state_dir: Path = Path(tempfile.gettempdir()) / "mangaassist-ops"  # scaling snapshots
-    client_overrides: dict[str, Any] = field(default_factory=dict)
-    now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))  # peak-window guard
-
-    def open(self, env: str, region: str | None, variants: tuple[str, ...] = ()) -> Environment:
-        """The environment's config (variants named on the command line checked first), then AWS."""
-        return open_environment(env, region, self.client_overrides, variants)
-
-
-def runtime(ctx: typer.Context) -> Runtime:
-    return ctx.obj if isinstance(ctx.obj, Runtime) else Runtime()
-
-
-def reports_errors(command: Callable[..., None]) -> Callable[..., None]:
-    """One line on stderr and a documented exit code instead of a traceback."""
-
-    @functools.wraps(command)
-    def run(*args: Any, **kwargs: Any) -> None:
-        try:
-            command(*args, **kwargs)
-        except EXPLAINED as error:
-            problem = explain(error)
-            typer.echo(f"error: {problem}", err=True)
-            raise typer.Exit(problem.exit_code) from None
-        except KeyboardInterrupt:
-            typer.echo("error: interrupted; nothing more was changed (see `bin/ops status ENV`)", err=True)
-            raise typer.Exit(ExitCode.INTERRUPTED) from None
-
-    return run
-
-
-EnvArg = Annotated[str, typer.Argument(help="Environment: a file in config/environments/ (dev, staging, prod).")]
-RegionOpt = Annotated[
-    str | None,
-    typer.Option(
-        help="AWS region, for environments whose config has none (dev). Default: AWS_REGION or the profile's."
-    ),
-]
-CanaryOpt = Annotated[str, typer.Option(help="Name of the canary variant.")]
-PrimaryOpt = Annotated[str, typer.Option(help="Name of the primary variant.")]
-DuringPeakOpt = Annotated[
-    bool,
-    typer.Option(
-        "--during-peak",
-        help="Deploy even when the blue/green update would overlap a scheduled peak window (autoscaling is "
-        "blocked during an update).",
-    ),
-]
 
 
 @app.command()
@@ -146,8 +66,7 @@ def check_interval(hold: float, check_every: float | None) -> float:
 
 def config_share(cfg: EnvironmentConfig, name: str) -> float:
     """A variant's share of traffic in percent by the config's initial weights."""
-    total = sum(v.initial_weight for v in cfg.variants)
-    return round(100 * config_variant(cfg, name).initial_weight / total, 2) if total else 0.0
+    return share_percent(config_variant(cfg, name).initial_weight, (v.initial_weight for v in cfg.variants))
 
 
 @app.command(name="shift")
@@ -492,5 +411,4 @@ def bedrock_import(
     console.line(imported)
 
 
-# `ops capacity` lives in its own package (capacity/); the ops CLI only names it.
-app.command(name="capacity")(capacity_command)
+app.command(name="capacity")(reports_errors(capacity_command))

@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
-
-from ops.errors import ExitCode, OpsError
+from config.variant_lookup import by_name, share_percent
+from ops.errors import ExitCode, OpsError, missing_is_not_found
 
 
 @dataclass(frozen=True)
@@ -37,19 +36,19 @@ class LiveEndpoint:
     variants: tuple[LiveVariant, ...]
 
     def variant(self, name: str) -> LiveVariant:
-        for variant in self.variants:
-            if variant.name == name:
-                return variant
-        live = ", ".join(v.name for v in self.variants)
-        raise OpsError(
-            f"endpoint {self.name} has no variant '{name}' (it has: {live}): check the name or deploy the config",
-            ExitCode.USAGE,
-        )
+        found = by_name(self.variants, name)
+        if found is None:
+            live = ", ".join(v.name for v in self.variants)
+            raise OpsError(
+                f"endpoint {self.name} has no variant '{name}' (it has: {live}): check the name or deploy the config",
+                ExitCode.USAGE,
+            )
+        return found
 
     def share(self, name: str) -> float:
-        """The variant's share of traffic in percent (weights are relative to each other)."""
-        total = sum(v.current_weight for v in self.variants)
-        return round(100 * self.variant(name).current_weight / total, 2) if total else 0.0
+        """The variant's share of traffic in percent, by the weights in effect; 0 for any name while all are 0."""
+        weights = [v.current_weight for v in self.variants]
+        return share_percent(self.variant(name).current_weight, weights) if sum(weights) else 0.0
 
 
 def image_tag(image_uri: str) -> str:
@@ -60,16 +59,12 @@ def image_tag(image_uri: str) -> str:
 
 
 def describe_endpoint(sagemaker: Any, endpoint_name: str, env_name: str) -> dict[str, Any]:
-    try:
+    with missing_is_not_found(
+        "Could not find endpoint",
+        f"endpoint {endpoint_name} does not exist in {sagemaker.meta.region_name}: "
+        f"deploy it with `make deploy ENV={env_name}` (or check --region / AWS_PROFILE)",
+    ):
         return sagemaker.describe_endpoint(EndpointName=endpoint_name)
-    except ClientError as error:
-        if "Could not find endpoint" in error.response.get("Error", {}).get("Message", ""):
-            raise OpsError(
-                f"endpoint {endpoint_name} does not exist in {sagemaker.meta.region_name}: "
-                f"deploy it with `make deploy ENV={env_name}` (or check --region / AWS_PROFILE)",
-                ExitCode.NOT_FOUND,
-            ) from None
-        raise
 
 
 def read_endpoint(sagemaker: Any, endpoint_name: str, env_name: str) -> LiveEndpoint:

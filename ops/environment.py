@@ -34,8 +34,13 @@ def open_environment(
     cfg = load_environment_config(env_name)
     for name in variants:
         config_variant(cfg, name)
+    return connect(cfg, region, client_overrides)
+
+
+def connect(cfg: EnvironmentConfig, region: str | None, client_overrides: dict[str, Any]) -> Environment:
+    """AWS clients for the config's region (or `region`), with the credentials' account checked."""
     clients = AwsClients(open_session(cfg.region, region), client_overrides)
-    check_account(clients, cfg.account, env_name)
+    check_account(clients, cfg.account, cfg.name)
     return Environment(cfg, clients)
 
 

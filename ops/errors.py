@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import IntEnum
 
 from botocore.exceptions import (
@@ -90,6 +92,22 @@ def explain(error: OpsError | ConfigError | ClientError | BotoCoreError) -> OpsE
     if isinstance(error, ClientError):
         return _explain_client_error(error)
     return OpsError(f"AWS SDK error: {one_line(str(error))}", ExitCode.AWS_ERROR)
+
+
+def says_missing(error: ClientError, words: str) -> bool:
+    """Whether AWS's message contains `words`: each service says "no such thing" its own way."""
+    return words in error.response.get("Error", {}).get("Message", "")
+
+
+@contextmanager
+def missing_is_not_found(words: str, problem: str) -> Iterator[None]:
+    """A ClientError inside whose message contains `words` becomes `problem` (NOT_FOUND); others pass."""
+    try:
+        yield
+    except ClientError as error:
+        if says_missing(error, words):
+            raise OpsError(problem, ExitCode.NOT_FOUND) from None
+        raise
 
 
 # What the CLI turns into one line and an exit code.

@@ -11,11 +11,11 @@ rate at all, so "no errors" is not a pass).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ops.alarms import ENDPOINT_DIMENSION, VARIANT_DIMENSION, firing_alarms
+from ops.alarms import firing_alarms
 from ops.latency import first_token_times
+from ops.metric_window import variant_query, window_results
 
 NAMESPACE = "AWS/SageMaker"
 
@@ -114,34 +114,12 @@ def _percent(errors: float, invocations: float) -> float | None:
 
 def _counts(cloudwatch: Any, endpoint: str, variants: list[str], window_seconds: int) -> dict[str, tuple[float, float]]:
     """(invocations, 5XX errors) per variant over the window."""
-    # End on the next whole minute so the current, still-filling minute counts.
-    end = (datetime.now(UTC) + timedelta(minutes=1)).replace(second=0, microsecond=0)
-    queries = []
-    for index, variant in enumerate(variants):
-        for metric in ("Invocations", "Invocation5XXErrors"):
-            queries.append(
-                {
-                    "Id": f"{'i' if metric == 'Invocations' else 'e'}{index}",
-                    "MetricStat": {
-                        "Metric": {
-                            "Namespace": NAMESPACE,
-                            "MetricName": metric,
-                            "Dimensions": [
-                                {"Name": ENDPOINT_DIMENSION, "Value": endpoint},
-                                {"Name": VARIANT_DIMENSION, "Value": variant},
-                            ],
-                        },
-                        "Period": window_seconds,
-                        "Stat": "Sum",
-                    },
-                    "ReturnData": True,
-                }
-            )
+    queries = [
+        variant_query(f"{prefix}{index}", NAMESPACE, metric, endpoint, variant, "Sum", window_seconds)
+        for index, variant in enumerate(variants)
+        for prefix, metric in (("i", "Invocations"), ("e", "Invocation5XXErrors"))
+    ]
     totals: dict[str, float] = {}
-    pages = cloudwatch.get_paginator("get_metric_data").paginate(
-        MetricDataQueries=queries, StartTime=end - timedelta(seconds=window_seconds), EndTime=end
-    )
-    for page in pages:
-        for result in page["MetricDataResults"]:
-            totals[result["Id"]] = totals.get(result["Id"], 0.0) + sum(result["Values"])
+    for query_id, values in window_results(cloudwatch, queries, window_seconds):
+        totals[query_id] = totals.get(query_id, 0.0) + sum(values)
     return {variant: (totals.get(f"i{i}", 0.0), totals.get(f"e{i}", 0.0)) for i, variant in enumerate(variants)}

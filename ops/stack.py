@@ -8,7 +8,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from config import naming
-from ops.errors import ExitCode, OpsError
+from ops.errors import missing_is_not_found, says_missing
 
 
 @dataclass(frozen=True)
@@ -22,16 +22,12 @@ class ServingOutputs:
 
 def read_serving_outputs(cloudformation: Any, env_name: str) -> ServingOutputs:
     stack_name = naming.serving_stack_name(env_name)
-    try:
+    with missing_is_not_found(
+        "does not exist",
+        f"stack {stack_name} does not exist in {cloudformation.meta.region_name}: "
+        f"deploy with `make deploy ENV={env_name}` (or check --region / AWS_PROFILE)",
+    ):
         stack = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]
-    except ClientError as error:
-        if "does not exist" in error.response.get("Error", {}).get("Message", ""):
-            raise OpsError(
-                f"stack {stack_name} does not exist in {cloudformation.meta.region_name}: "
-                f"deploy with `make deploy ENV={env_name}` (or check --region / AWS_PROFILE)",
-                ExitCode.NOT_FOUND,
-            ) from None
-        raise
     outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
     return ServingOutputs(
         stack_name=stack_name,
@@ -57,7 +53,7 @@ def read_image_outputs(cloudformation: Any, env_name: str) -> ImageOutputs | Non
     try:
         stack = cloudformation.describe_stacks(StackName=naming.image_stack_name(env_name))["Stacks"][0]
     except ClientError as error:
-        if "does not exist" in error.response.get("Error", {}).get("Message", ""):
+        if says_missing(error, "does not exist"):
             return None
         raise
     outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}

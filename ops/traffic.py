@@ -84,19 +84,7 @@ def _weights_in_effect(weights: dict[str, float]) -> Any:
         f"length(ProductionVariants[?VariantName=='{name}' && CurrentWeight == `{json.dumps(weight)}`]) == `1`"
         for name, weight in weights.items()
     )
-    return custom_waiter(
-        "WeightsInEffect",
-        "DescribeEndpoint",
-        [
-            {
-                "matcher": "path",
-                "argument": f"EndpointStatus == 'InService' && {in_effect}",
-                "expected": True,
-                "state": "success",
-            },
-            {"matcher": "path", "argument": "EndpointStatus", "expected": "Failed", "state": "failure"},
-        ],
-    )
+    return _endpoint_waiter("WeightsInEffect", in_effect)
 
 
 def _describe_weights(response: dict[str, Any]) -> str:
@@ -305,13 +293,18 @@ def _raise_canary(
 
 def _instances_in_service(variant: str, count: int) -> Any:
     in_service = f"length(ProductionVariants[?VariantName=='{variant}' && CurrentInstanceCount >= `{count}`]) == `1`"
+    return _endpoint_waiter("InstancesInService", in_service)
+
+
+def _endpoint_waiter(name: str, condition: str) -> Any:
+    """DescribeEndpoint until the endpoint is InService with `condition` (JMESPath) true; Failed stops it."""
     return custom_waiter(
-        "InstancesInService",
+        name,
         "DescribeEndpoint",
         [
             {
                 "matcher": "path",
-                "argument": f"EndpointStatus == 'InService' && {in_service}",
+                "argument": f"EndpointStatus == 'InService' && {condition}",
                 "expected": True,
                 "state": "success",
             },

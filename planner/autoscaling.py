@@ -20,9 +20,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from config.metric_names import HIGH_RESOLUTION
 from config.schema import EngineStepScaling, TargetTracking
 
-HIGH_RESOLUTION = "SageMakerVariantConcurrentRequestsPerModelHighResolution"
 TRACKING_SCALE_OUT_MINUTES = {HIGH_RESOLUTION: 1}  # 3 x 10 s datapoints fit in the first minute
 TRACKING_SCALE_OUT_MINUTES_DEFAULT = 3
 TRACKING_SCALE_IN_MINUTES = 15

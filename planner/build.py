@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import math
 
-from config.capacity_checks import measured_capacity_warnings
+from config.checks.capacity import measured_capacity_warnings
 from config.schema import Catalog, EnvironmentConfig
 from container.serving import contract
 from planner.autoscaling import (
-    HIGH_RESOLUTION,
     TRACKING_SCALE_IN_FRACTION,
     TRACKING_SCALE_IN_MINUTES,
     TRACKING_SCALE_OUT_MINUTES_DEFAULT,
@@ -58,7 +57,7 @@ def build_plan(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile
         peak_windows=[(p.name, p.start_minute, p.end_minute) for p in traffic.peaks],
         time_zones=list(traffic.zones),
         budget=cfg.planning.budget,
-        warnings=config_warnings(cfg) + measured_capacity_warnings(cfg) + ceiling_warnings(cfg, configured, demand),
+        warnings=measured_capacity_warnings(cfg) + ceiling_warnings(cfg, configured, demand),
     )
     prices = {v.name: catalog.instance_types[v.instance_type].on_demand_usd_per_hour for v in cfg.variants}
     in_peaks = plan.peak_mask(len(demand))
@@ -74,28 +73,6 @@ def _fixed_at_max(models: list[VariantModel]) -> list[VariantModel]:
     for model in models:
         model.policies, model.actions, model.min_capacity = [], [], model.max_capacity
     return models
-
-
-def config_warnings(cfg: EnvironmentConfig) -> list[str]:
-    """Target tracking aimed at or past what an instance serves at the SLO scales out only once users queue."""
-    warnings = []
-    for name, scaling in cfg.autoscaling.items():
-        instance_type = cfg.variant(name).instance_type
-        capacity = cfg.planning.capacity.get(instance_type)
-        tracking = scaling.target_tracking
-        if capacity is None:
-            continue
-        if tracking.metric == HIGH_RESOLUTION:
-            limit, unit = capacity.concurrent_sequences, "concurrent sequences"
-        else:
-            limit, unit = capacity.requests_per_minute, "requests/min"
-        if tracking.target_value >= limit:
-            warnings.append(
-                f"autoscaling.{name}.target_tracking.target_value {tracking.target_value:,g} is at or above the"
-                f" {limit:,g} {unit} an {instance_type} serves at the SLO (planning.capacity):"
-                " instances queue before target tracking scales out"
-            )
-    return warnings
 
 
 def ceiling_warnings(cfg: EnvironmentConfig, models: list[VariantModel], demand: list[float]) -> list[str]:

@@ -109,86 +109,94 @@ class RuntimeFront:
         record_invocations(self.cloudwatch, endpoint, variant, 1, int(failed))
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
-        front = self
+        """RuntimeHandler bound to this front (http.server makes one handler object per request)."""
+        return type("Handler", (RuntimeHandler,), {"front": self})
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # quiet: the sandbox runs in the background
+class RuntimeHandler(BaseHTTPRequestHandler):
+    """One request to the runtime API: the sandbox's deploy, or an invocation relayed to a variant."""
+
+    protocol_version = "HTTP/1.1"
+    front: RuntimeFront  # set on the subclass RuntimeFront._handler makes
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the sandbox runs in the background
+        return
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path == DEPLOY_PATH:
+            config_name = self.front.deploy(Path(json.loads(body)["templates"]))
+            self.reply(200, {"EndpointConfigName": config_name})
+            return
+        match = ROUTE.match(self.path.split("?", 1)[0])
+        if not match:
+            self.error(404, "UnknownOperationException", f"no route {self.path}")
+            return
+        self.relay(match["endpoint"], match["kind"], body)
+
+    def relay(self, endpoint: str, kind: str, body: bytes) -> None:
+        """An invocation (`kind` as in the route) to the variant SageMaker would pick."""
+        try:
+            variant = self.front.pick_variant(endpoint, self.headers.get("X-Amzn-SageMaker-Target-Variant"))
+        except (ClientError, LookupError) as error:
+            message = str(error) if isinstance(error, LookupError) else f"Endpoint {endpoint} not found."
+            self.error(400, "ValidationError", message)
+            return
+        headers = {"Content-Type": self.headers.get("Content-Type", "application/json")}
+        if kind == "invocations":
+            self.invoke(endpoint, variant, body, headers)
+        else:
+            self.stream(endpoint, variant, body, headers)
+
+    def invoke(self, endpoint: str, variant: str, body: bytes, headers: dict[str, str]) -> None:
+        front = self.front
+        answer = front.http.post(f"{front.model_url(variant)}/invocations", content=body, headers=headers)
+        front.count(endpoint, variant, answer.status_code >= 500)
+        if answer.status_code != 200:  # SageMaker relays a container error as ModelError (424)
+            self.error(424, "ModelError", f"Received client error ({answer.status_code}) from primary "
+                       f"with message \"{answer.text}\"")  # fmt: skip
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", answer.headers.get("content-type", "application/json"))
+        self.send_header("X-Amzn-Invoked-Production-Variant", variant)
+        self.send_header("Content-Length", str(len(answer.content)))
+        self.end_headers()
+        self.wfile.write(answer.content)
+
+    def stream(self, endpoint: str, variant: str, body: bytes, headers: dict[str, str]) -> None:
+        front = self.front
+        with front.http.stream(
+            "POST", f"{front.model_url(variant)}/invocations", content=body, headers=headers
+        ) as answer:
+            front.count(endpoint, variant, answer.status_code >= 500)
+            if answer.status_code != 200:
+                answer.read()
+                self.error(424, "ModelError", f"Received client error ({answer.status_code}) with message "
+                           f"\"{answer.text}\"")  # fmt: skip
                 return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/vnd.amazon.eventstream")
+            self.send_header("X-Amzn-SageMaker-Content-Type", answer.headers.get("content-type", ""))
+            self.send_header("X-Amzn-Invoked-Production-Variant", variant)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for data in answer.iter_bytes():
+                self.chunk(payload_part(data))
+            self.chunk(b"")
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if self.path == DEPLOY_PATH:
-                    config_name = front.deploy(Path(json.loads(body)["templates"]))
-                    self.reply(200, {"EndpointConfigName": config_name})
-                    return
-                match = ROUTE.match(self.path.split("?", 1)[0])
-                if not match:
-                    self.error(404, "UnknownOperationException", f"no route {self.path}")
-                    return
-                endpoint = match["endpoint"]
-                try:
-                    variant = front.pick_variant(endpoint, self.headers.get("X-Amzn-SageMaker-Target-Variant"))
-                except (ClientError, LookupError) as error:
-                    message = str(error) if isinstance(error, LookupError) else f"Endpoint {endpoint} not found."
-                    self.error(400, "ValidationError", message)
-                    return
-                headers = {"Content-Type": self.headers.get("Content-Type", "application/json")}
-                if match["kind"] == "invocations":
-                    self.invoke(endpoint, variant, body, headers)
-                else:
-                    self.stream(endpoint, variant, body, headers)
+    def chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
 
-            def invoke(self, endpoint: str, variant: str, body: bytes, headers: dict[str, str]) -> None:
-                answer = front.http.post(f"{front.model_url(variant)}/invocations", content=body, headers=headers)
-                front.count(endpoint, variant, answer.status_code >= 500)
-                if answer.status_code != 200:  # SageMaker relays a container error as ModelError (424)
-                    self.error(424, "ModelError", f"Received client error ({answer.status_code}) from primary "
-                               f"with message \"{answer.text}\"")  # fmt: skip
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", answer.headers.get("content-type", "application/json"))
-                self.send_header("X-Amzn-Invoked-Production-Variant", variant)
-                self.send_header("Content-Length", str(len(answer.content)))
-                self.end_headers()
-                self.wfile.write(answer.content)
+    def error(self, status: int, code: str, message: str) -> None:
+        self.reply(status, {"__type": code, "message": message}, {"x-amzn-ErrorType": code})
 
-            def stream(self, endpoint: str, variant: str, body: bytes, headers: dict[str, str]) -> None:
-                with front.http.stream(
-                    "POST", f"{front.model_url(variant)}/invocations", content=body, headers=headers
-                ) as answer:
-                    front.count(endpoint, variant, answer.status_code >= 500)
-                    if answer.status_code != 200:
-                        answer.read()
-                        self.error(424, "ModelError", f"Received client error ({answer.status_code}) with message "
-                                   f"\"{answer.text}\"")  # fmt: skip
-                        return
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/vnd.amazon.eventstream")
-                    self.send_header("X-Amzn-SageMaker-Content-Type", answer.headers.get("content-type", ""))
-                    self.send_header("X-Amzn-Invoked-Production-Variant", variant)
-                    self.send_header("Transfer-Encoding", "chunked")
-                    self.end_headers()
-                    for data in answer.iter_bytes():
-                        self.chunk(payload_part(data))
-                    self.chunk(b"")
-
-            def chunk(self, data: bytes) -> None:
-                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                self.wfile.flush()
-
-            def error(self, status: int, code: str, message: str) -> None:
-                self.reply(status, {"__type": code, "message": message}, {"x-amzn-ErrorType": code})
-
-            def reply(self, status: int, document: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-                payload = json.dumps(document).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/x-amz-json-1.1")
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        return Handler
+    def reply(self, status: int, document: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        payload = json.dumps(document).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/x-amz-json-1.1")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)

@@ -14,21 +14,23 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 import httpx
 
+from standin.harness import free_port, model_tree, serving_env, start_supervisor
+
+if TYPE_CHECKING:
+    from config import EnvironmentConfig
+
 REPO = Path(__file__).resolve().parent.parent
-STANDIN = REPO / "tests" / "container" / "standin.py"  # the vLLM stand-in the container tests run
 CREDENTIALS = {"aws_access_key_id": "sandbox", "aws_secret_access_key": "sandbox"}
 PATIENCE_SECONDS = 60.0
 
@@ -70,12 +72,6 @@ class State:
         return cls(**json.loads(path.read_text()))
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def wait_until(ready: Any, what: str) -> None:
     deadline = time.monotonic() + PATIENCE_SECONDS
     while time.monotonic() < deadline:
@@ -101,9 +97,6 @@ def start_model_server(
     our middleware routes it; the stand-in alone, like vLLM's /invocations, would answer with the base
     model), and its EMF lines carry the variant's dimensions. `model` is the config's model name; the
     container serves the base model as `base` whatever it is. Returns the process, its URL, its log."""
-    sys.path.insert(0, str(STANDIN.parent))
-    from serving_harness import model_tree, serving_env, start_supervisor
-
     port = free_port()
     shutil.rmtree(workdir / "model", ignore_errors=True)  # left by an earlier sandbox: a restart starts clean
     model_tree(workdir / "model", tuple(adapters))
@@ -161,6 +154,27 @@ def redeploy(client: Any, templates: Path, state: State, deployment: int) -> str
     return config_name
 
 
+def start_model_servers(
+    cfg: EnvironmentConfig, env_name: str, workdirs: Path
+) -> dict[str, tuple[subprocess.Popen[bytes], str, Path]]:
+    """Every variant's model server, each answering /ping: variant -> (process, URL, log)."""
+    servers = {
+        v.name: start_model_server(
+            list(cfg.engine.adapters),
+            cfg.engine.model,
+            workdirs / f"{env_name}-{v.name}",
+            cfg.endpoint_name,
+            v.name,
+        )
+        for v in cfg.variants
+    }
+    for name, (_, url, _) in servers.items():
+        wait_until(
+            lambda url=url: answers(f"{url}/ping"), f"the {name} model server (supervisor, middleware, stand-in)"
+        )
+    return servers
+
+
 def serve(env_name: str, templates: Path, state_path: Path) -> None:
     from config import load_environment
 
@@ -187,21 +201,8 @@ def serve(env_name: str, templates: Path, state_path: Path) -> None:
 
     seed_serving_stack(client, resolvers(templates, env_name, account, region, 1), env_name)
 
-    servers = {
-        v.name: start_model_server(
-            list(cfg.engine.adapters),
-            cfg.engine.model,
-            state_path.parent / f"{env_name}-{v.name}",
-            cfg.endpoint_name,
-            v.name,
-        )
-        for v in cfg.variants
-    }
+    servers = start_model_servers(cfg, env_name, state_path.parent)
     model_urls = {name: url for name, (_, url, _) in servers.items()}
-    for name, url in model_urls.items():
-        wait_until(
-            lambda url=url: answers(f"{url}/ping"), f"the {name} model server (supervisor, middleware, stand-in)"
-        )
     agents = [EmfAgent(log, client("cloudwatch")) for _, _, log in servers.values()]
     for agent in agents:
         agent.start()

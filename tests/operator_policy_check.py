@@ -23,7 +23,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.iam.access_control import IAMPolicy, PermissionResult
 
-import ops.cli
+import ops.capacity
 import ops.environment
 from config import EnvironmentConfig
 from constructs.operator_policy import OperatorScope, operator_statements
@@ -160,10 +160,10 @@ def refusals(calls: list[Call]) -> list[str]:
 @pytest.fixture(autouse=True)
 def every_cli_call_is_allowed_by_the_operator_policy(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Call]]:
     calls: list[Call] = []
-    original: Callable[..., Any] = ops.environment.open_environment
+    original: Callable[..., Any] = ops.environment.connect
 
-    def recording(env_name: str, region: str | None, overrides: dict[str, Any], variants: tuple[str, ...] = ()):
-        environment = original(env_name, region, overrides, variants)
+    def recording(cfg: EnvironmentConfig, region: str | None, overrides: dict[str, Any]):
+        environment = original(cfg, region, overrides)
         session = environment.clients.session
 
         def record(params: dict, model: Any, **_: Any) -> None:
@@ -174,8 +174,9 @@ def every_cli_call_is_allowed_by_the_operator_policy(monkeypatch: pytest.MonkeyP
         session.events.register("before-parameter-build", record)
         return environment
 
-    monkeypatch.setattr(ops.environment, "open_environment", recording)
-    monkeypatch.setattr(ops.cli, "open_environment", recording)
+    # Every command reaches AWS through ops.environment.connect (ops capacity imports it by name).
+    monkeypatch.setattr(ops.environment, "connect", recording)
+    monkeypatch.setattr(ops.capacity, "connect", recording)
     yield calls
     problems = refusals(calls)
     assert not problems, "the operator policy does not allow what the CLI did:\n" + "\n".join(problems)

@@ -202,9 +202,7 @@ class ServingMiddleware:
             if body is None:
                 request.outcome, request.error = CLIENT_DISCONNECTED, "the client went away while sending its body"
                 return
-            outcome = (
-                TOO_LARGE if isinstance(body, Rejection) else self._check_body(request.path, body, adapter_headers)
-            )
+            outcome = TOO_LARGE if isinstance(body, Rejection) else self._check_body(request.path, body, adapter_headers)
             if isinstance(outcome, Rejection):
                 await self._refuse(send, request, outcome)
                 return

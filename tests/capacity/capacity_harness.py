@@ -1,17 +1,12 @@
 """Test support for the capacity tool: the serving layer's middleware in front of the vLLM stand-in
-(tests/container), whose capacity is known by construction, and a workload of fixed-length answers."""
+(standin/), whose capacity is known by construction, and a workload of fixed-length answers."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-CONTAINER_TESTS = Path(__file__).resolve().parents[1] / "container"
-sys.path.insert(0, str(CONTAINER_TESTS))
-
-from serving_harness import free_port, serving_env, start_standin, wait_for_listening  # noqa: E402
-
-from container.serving.state import ServingState, StateRecord, write_state  # noqa: E402
+from container.serving.state import ServingState, StateRecord, write_state
+from standin.harness import free_port, serving_env, start_standin, wait_for_listening
 
 FIXED_WORKLOAD = """\
 adapters: {manga_domain_v3: 1, general_support_v2: 1, jp_style_v1: 1}

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from capacity.record import record_measurement
 from config import load_config_file
-from config.capacity_checks import measured_capacity_warnings
+from config.checks.capacity import measured_capacity_warnings
 from ops.cli import app
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,20 +11,20 @@ import math
 import tempfile
 from pathlib import Path
 
-from config_mutations import MUTATIONS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from benchmarks.config_mutations import MUTATIONS
 from config import ConfigError, load_config_file, load_environment
 from config.checks import known_regions
+from config.checks.engine import check_vllm_startup
+from config.checks.scaling import _check_dst
 from config.container_env import container_environment
 from config.loader import ENVIRONMENTS_DIR, display_path
 from config.problems import MAX_MESSAGE_CHARS
-from config.scaling_checks import _check_dst
 from config.schedules import Cron, CronError, _tzdata_names, time_zone
 from config.schema import Engine
-from config.vllm_rules import check_vllm_startup
 from container.serving import contract
 from container.serving.settings import Settings, SettingsError
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from config import ConfigError, load_environment
@@ -99,6 +101,16 @@ def test_prod_bake_time_at_least_ten_minutes(problems) -> None:
     ]
 
 
+def test_the_bake_floor_follows_the_production_field_not_the_name(problems) -> None:
+    def short_bake(production: bool) -> Callable[[dict], None]:
+        return lambda raw: raw.update(production=production) or raw["deployment"].update(wait_interval_seconds=300)
+
+    assert problems(short_bake(False)) == []
+    assert [p.split(":")[0] for p in problems(short_bake(True), env_name="staging")] == [
+        "deployment.wait_interval_seconds"
+    ]
+
+
 def test_max_lora_rank_outside_vllm_choices(problems) -> None:
     found = problems(lambda raw: raw["engine"].update(max_lora_rank=24))
     assert found == ["engine.max_lora_rank: must be one of 1, 8, 16, 32, 64, 128, 256, 320, 512, got 24"]
@@ -171,9 +183,11 @@ def test_unknown_field_is_refused(problems) -> None:
     assert found == ["engine.swap_space: Extra inputs are not permitted, got 4"]
 
 
-def test_mutable_image_tag(problems) -> None:
-    found = problems(lambda raw: canary(raw).update(image_tag="latest"))
-    assert found == ["variants[1].image_tag: must be an immutable tag or sha256 digest, got mutable 'latest'"]
+@pytest.mark.parametrize("tag", ["latest", "Latest", "LATEST", "Stable"])
+def test_mutable_image_tag(problems, tag: str) -> None:
+    """ECR tags are case-sensitive, but `Latest` is the same mistake as `latest`."""
+    found = problems(lambda raw: canary(raw).update(image_tag=tag))
+    assert found == [f"variants[1].image_tag: must be an immutable tag or sha256 digest, got mutable '{tag}'"]
 
 
 def test_environment_tag_must_match(problems) -> None:

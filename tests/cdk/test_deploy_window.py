@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from config import load_environment
-from config.deploy_window import REFUSED, check, deploy_duration, main
+from config.deploy_window import check, deploy_duration
+from tools.deploy_window import REFUSED, main
 
 PROD = load_environment("prod")
 

@@ -164,7 +164,8 @@ def test_a_record_in_the_old_format_is_refused_at_synth_naming_the_file_and_vari
 
 
 def test_record_writes_which_variants_were_scaled(tmp_path, monkeypatch) -> None:
-    from config import deployed, record_deployed
+    from config import deployed
+    from tools import record_deployed
 
     monkeypatch.setattr(deployed, "DEPLOYED_DIR", tmp_path)
     monkeypatch.chdir(tmp_path)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from config import pin_base_image
-from config.pin_base_image import DOCKERFILE, PinError, pin
+from tools import pin_base_image
+from tools.pin_base_image import DOCKERFILE, PinError, pin
 
 INDEX = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": []})
 DIGEST = "sha256:" + hashlib.sha256(INDEX.encode()).hexdigest()

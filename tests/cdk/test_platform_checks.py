@@ -1,9 +1,9 @@
-"""Platform rules a real account enforces (config.platform_checks), asserted by the message."""
+"""Platform rules a real account enforces (config.checks.platform), asserted by the message."""
 
 from __future__ import annotations
 
 from config import load_catalog, load_environment
-from config.platform_checks import check_inference_amis
+from config.checks.platform import check_inference_amis
 
 OLD_AMI = "al2-ami-sagemaker-inference-gpu-3-1"
 

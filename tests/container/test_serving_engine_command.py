@@ -4,8 +4,6 @@ Flags checked against the vLLM 0.33.0 wheel: vllm/engine/arg_utils.py (engine fl
 vllm/entrypoints/common/cli_args.py (frontend flags, --middleware, --lora-modules)."""
 
 import pytest
-from serving_harness import free_port, serving_env
-from standin import parse_args
 
 from container.serving.engine_command import (
     ENGINE_SHUTDOWN_TIMEOUT_SECONDS,
@@ -16,6 +14,8 @@ from container.serving.engine_command import (
     engine_environment,
 )
 from container.serving.settings import BASE_MODEL_NAME, Settings
+from standin.engine import parse_args
+from standin.harness import free_port, serving_env
 
 # Every flag the generator may use, each present in vLLM 0.33.0's parser.
 VLLM_033_FLAGS = {

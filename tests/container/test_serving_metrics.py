@@ -6,14 +6,14 @@ import math
 
 import pytest
 from emf_check import emf_problems
-from serving_harness import free_port, serving_env
-from standin import REQUEST_LATENCY_BUCKETS, FakeEngine
 
 from container.serving import contract as c
 from container.serving.emf import emf_document
 from container.serving.metrics import Snapshot, interval_documents, interval_values
 from container.serving.prometheus import Exposition, bucket_delta, histogram_quantile
 from container.serving.settings import Settings
+from standin.engine import REQUEST_LATENCY_BUCKETS, FakeEngine
+from standin.harness import free_port, serving_env
 
 EXPOSITION = """\
 # HELP vllm:num_requests_running Number of requests in model execution batches.

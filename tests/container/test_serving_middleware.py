@@ -8,7 +8,11 @@ from pathlib import Path
 import httpx
 import pytest
 from jsonschema import Draft202012Validator
-from serving_harness import (
+
+from container.serving.guards import MAX_BODY_BYTES
+from container.serving.middleware import ServingMiddleware
+from container.serving.state import ServingState, StateRecord, write_state
+from standin.harness import (
     ADAPTERS,
     PATIENCE_SECONDS,
     chat_body,
@@ -18,10 +22,6 @@ from serving_harness import (
     wait_for_listening,
     wait_until,
 )
-
-from container.serving.guards import MAX_BODY_BYTES
-from container.serving.middleware import ServingMiddleware
-from container.serving.state import ServingState, StateRecord, write_state
 
 # The one error shape (vLLM's ErrorResponse), for every error the serving layer or the engine returns.
 ERROR_SHAPE = Draft202012Validator(

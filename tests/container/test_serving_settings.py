@@ -1,10 +1,10 @@
 """Settings come from the SERVING_* environment the CDK app sets (container/serving/contract.py)."""
 
 import pytest
-from serving_harness import free_port, serving_env
 
 from container.serving import contract as c
 from container.serving.settings import BASE_MODEL_NAME, Settings, SettingsError
+from standin.harness import free_port, serving_env
 
 
 @pytest.fixture

@@ -1,11 +1,13 @@
 """The stand-in engine answers like vLLM 0.33.0 where the serving layer depends on it (sources cited
-in standin.py's docstring): without our middleware, these are vLLM's own routes and status codes."""
+in standin/engine.py's docstring): without our middleware, these are vLLM's own routes and status codes."""
 
 import json
 
 import httpx
 import pytest
-from serving_harness import (
+
+from container.serving.prometheus import Exposition
+from standin.harness import (
     ADAPTERS,
     PATIENCE_SECONDS,
     chat_body,
@@ -14,8 +16,6 @@ from serving_harness import (
     start_standin,
     wait_for_listening,
 )
-
-from container.serving.prometheus import Exposition
 
 
 @pytest.fixture(scope="module")

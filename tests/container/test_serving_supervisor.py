@@ -11,17 +11,6 @@ from pathlib import Path
 import httpx
 import pytest
 from emf_check import emf_problems
-from serving_harness import (
-    ADAPTERS,
-    PATIENCE_SECONDS,
-    PingRecorder,
-    chat_body,
-    free_port,
-    http_status,
-    serving_env,
-    start_supervisor,
-    wait_until,
-)
 
 from container.serving import contract as c
 from container.serving.supervisor import (
@@ -32,6 +21,17 @@ from container.serving.supervisor import (
     EXIT_WARMUP_FAILED,
 )
 from container.serving.warmup import warmup_plan
+from standin.harness import (
+    ADAPTERS,
+    PATIENCE_SECONDS,
+    PingRecorder,
+    chat_body,
+    free_port,
+    http_status,
+    serving_env,
+    start_supervisor,
+    wait_until,
+)
 
 
 class Serving:
@@ -323,7 +323,7 @@ def test_invalid_settings_exit_2_naming_every_bad_variable(tmp_path):
 
 
 def test_only_sagemakers_serve_argument_is_accepted(tmp_path):
-    from serving_harness import Process
+    from standin.harness import Process
 
     env = serving_env(tmp_path, free_port())
     process = Process([env["STANDIN_PYTHON"], "-m", "serving.supervisor", "train"], env, tmp_path / "out.log")

@@ -17,7 +17,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(REPO / "tests" / "container"))  # serving_harness, emf_check
+sys.path.insert(0, str(REPO / "tests" / "container"))  # emf_check
 
 
 def engine_venv() -> Path:
@@ -35,7 +35,7 @@ def venv() -> Path:
 @pytest.fixture(scope="session")
 def model_dir(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny random Llama and the three adapters, generated once per run (never committed)."""
-    from serving_harness import ADAPTERS
+    from standin.harness import ADAPTERS
 
     out = tmp_path_factory.mktemp("model")
     made = subprocess.run(

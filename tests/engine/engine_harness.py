@@ -11,8 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from serving_harness import (
+
+from standin.harness import (
     ADAPTERS,
+    CONTAINER,
+    FAKES,
     PingRecorder,
     Process,
     free_port,
@@ -21,7 +24,6 @@ from serving_harness import (
     start_supervisor,
     wait_until,
 )
-from serving_harness import HERE as CONTAINER_TESTS
 
 # Waits that only a broken build reaches: vLLM's CPU start takes ~30 s on a quiet 2-core machine and
 # several times that on a busy one.
@@ -55,12 +57,12 @@ def engine_env(workdir: Path, port: int, venv: Path, model_dir: Path) -> dict[st
     (workdir / "model").symlink_to(model_dir, target_is_directory=True)
     gpu_bin = workdir / "gpu-bin"
     gpu_bin.mkdir()
-    (gpu_bin / "nvidia-smi").symlink_to(CONTAINER_TESTS / "fakes" / "nvidia-smi.sh")
+    (gpu_bin / "nvidia-smi").symlink_to(FAKES / "nvidia-smi.sh")
     return serving_env(
         workdir,
         port,
         PATH=os.pathsep.join((str(gpu_bin), str(venv / "bin"), os.environ["PATH"])),
-        PYTHONPATH=str(CONTAINER_TESTS.parents[1] / "container"),  # the image's `serving` package only
+        PYTHONPATH=str(CONTAINER),  # the image's `serving` package only
         HF_HUB_OFFLINE="1",
         **CPU_SETTINGS,
     )

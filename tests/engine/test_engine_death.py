@@ -12,9 +12,9 @@ import time
 
 import httpx
 from engine_harness import START_PATIENCE_SECONDS, command_line, descendants, stream_in_thread
-from serving_harness import wait_until
 
 from container.serving.supervisor import EXIT_ENGINE_DIED
+from standin.harness import wait_until
 
 
 def test_engine_core_killed_gives_503_error_events_and_exit_5(containers):

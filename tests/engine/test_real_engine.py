@@ -24,7 +24,6 @@ from engine_harness import (
     sse_events,
     stream_in_thread,
 )
-from serving_harness import ADAPTERS, wait_until
 
 from container.serving import contract as c
 from container.serving.metrics import (
@@ -39,6 +38,7 @@ from container.serving.metrics import (
 from container.serving.prometheus import Exposition
 from container.serving.supervisor import EXIT_OK
 from container.serving.tokens import estimate_chat_tokens
+from standin.harness import ADAPTERS, wait_until
 
 MODELS = ("base", *ADAPTERS)
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]

@@ -28,7 +28,8 @@ from typer.testing import CliRunner
 
 from config import EnvironmentConfig, naming
 from config import loader as config_loader
-from ops.cli import Runtime, app
+from ops.cli import app
+from ops.command import Runtime
 from ops.environment import load_environment_config
 from ops.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
 from ops.waiting import Timing

@@ -6,7 +6,7 @@ import pytest
 
 from config.loader import load_catalog, load_environment
 from config.schema import PlanTraffic
-from planner.build import build_plan, config_warnings
+from planner.build import build_plan
 from planner.environment_traffic import traffic_for
 from planner.reference_week import reference_week
 from planner.summary import render_summary
@@ -51,20 +51,6 @@ def test_deleting_every_schedule_does_not_hide_the_shortfall_in_peaks(week):
     assert configured.shortfall_minutes_in_peaks == plan.scenarios["reactive"].total.shortfall_minutes_in_peaks > 0
     assert f"- Shortfall in peak windows: {configured.shortfall_minutes_in_peaks} minutes" in render_summary(plan)
     assert "### Verdict: not met" in render_summary(plan)
-
-
-def test_a_target_at_or_above_what_an_instance_serves_is_flagged():
-    cfg = load_environment("prod")
-    primary = cfg.autoscaling["primary"]
-    tracking = primary.target_tracking.model_copy(update={"target_value": 1200})
-    changed = cfg.model_copy(
-        update={"autoscaling": cfg.autoscaling | {"primary": primary.model_copy(update={"target_tracking": tracking})}}
-    )
-    assert config_warnings(cfg) == []
-    assert config_warnings(changed) == [
-        "autoscaling.primary.target_tracking.target_value 1,200 is at or above the 1,200 requests/min"
-        " an ml.g5.xlarge serves at the SLO (planning.capacity): instances queue before target tracking scales out"
-    ]
 
 
 def test_a_recorded_csv_gets_the_reference_calendar_and_its_own_scale(tmp_path, week):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import httpx
 
-from config.loader import load_catalog
+from config import load_catalog
 
 REPO = Path(__file__).resolve().parents[1]
 DOCKERFILE = REPO / "container" / "Dockerfile"

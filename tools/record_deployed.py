@@ -1,7 +1,7 @@
-"""`python -m config.record_deployed ENV`: after a successful `make deploy`, write what was deployed
-(config/deployed/<env>.json, read by config/deployed.py). Apart from deployed.py so that loading,
-checking and the record each live in one place and import one way: this module -> loader -> checks
--> deployed."""
+"""`python -m tools.record_deployed ENV`: after a successful `make deploy`, write what was deployed
+(config/deployed/<env>.json, read by config/deployed.py). Not in deployed.py, which synth's checks
+import: writing the record loads the environment, and config imports one way (loader -> checks ->
+deployed)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from config import deployed
-from config.loader import load_environment
+from config import deployed, load_environment
 
 
 def record(env_name: str) -> None:
@@ -29,5 +28,5 @@ def record(env_name: str) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        sys.exit("usage: python -m config.record_deployed ENV")
+        sys.exit("usage: python -m tools.record_deployed ENV")
     record(sys.argv[1])

@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from itertools import islice
 from zoneinfo import ZoneInfo
 
-from config.problems import Problem, field_path, quote, variant_path
+from config.problems import Problem, field_path, quote, refuse, variant_path
 from config.schedules import Cron, CronError, time_zone, utc_offset_changes
 from config.schema import EngineStepScaling, EnvironmentConfig, ScheduledWindow, VariantScaling
 from config.sections import is_none, skip_invalid
@@ -29,10 +29,7 @@ DST_YEARS = range(2026, 2038)
 
 
 def check_autoscaling(cfg: EnvironmentConfig) -> list[Problem]:
-    problems = []
-    for name in cfg.autoscaling:
-        problems += skip_invalid(_check_variant_scaling, cfg, name)
-    return problems
+    return [problem for name in cfg.autoscaling for problem in skip_invalid(_check_variant_scaling, cfg, name)]
 
 
 def _check_variant_scaling(cfg: EnvironmentConfig, name: str) -> list[Problem]:
@@ -53,7 +50,7 @@ def _check_range(cfg: EnvironmentConfig, name: str, path: str, scaling: VariantS
         problems.append(
             (f"{path}.min_capacity", f"must be at most max_capacity {scaling.max_capacity}, got {scaling.min_capacity}")
         )
-    count = next(v.initial_instance_count for v in cfg.variants if v.name == name)
+    count = cfg.variant(name).initial_instance_count
     if not scaling.min_capacity <= count <= scaling.max_capacity:
         problems.append(
             (
@@ -162,14 +159,12 @@ def _check_dst(where: str, cron: Cron, zone: ZoneInfo) -> list[Problem]:
                 if cron.fires_at_wall_time(wall):
                     what = "does not exist (clocks jump" if after > before else "happens twice (clocks go back"
                     change = (instant + before).replace(tzinfo=None), (instant + after).replace(tzinfo=None)
-                    return [
-                        (
-                            where,
-                            f"{cron.expression} fires at {wall:%H:%M} {zone.key} on {wall:%Y-%m-%d}, a local time that "
-                            f"{what} from {change[0]:%H:%M} to {change[1]:%H:%M}); move it outside "
-                            f"{first:%H:%M}-{last:%H:%M} on DST change days",
-                        )
-                    ]
+                    return refuse(
+                        where,
+                        f"{cron.expression} fires at {wall:%H:%M} {zone.key} on {wall:%Y-%m-%d}, a local time that "
+                        f"{what} from {change[0]:%H:%M} to {change[1]:%H:%M}); move it outside "
+                        f"{first:%H:%M}-{last:%H:%M} on DST change days",
+                    )
                 wall += timedelta(minutes=1)
     return []
 
@@ -205,13 +200,11 @@ def _check_span(path: str, windows: list, first_day: date) -> list[Problem]:
         starts = list(islice(start.firings(zone, first_day, SIMULATION_DAYS), limit + 1))
         ends = list(islice(end.firings(zone, first_day, SIMULATION_DAYS), limit + 1))
         if len(starts) > limit or len(ends) > limit:
-            return [
-                (
-                    f"{path}.schedules",
-                    f"{name} fires more than {MAX_STARTS_PER_DAY} times a day; a scheduled window raises capacity "
-                    "for hours (each change takes minutes to provision): use target tracking for faster changes",
-                )
-            ]
+            return refuse(
+                f"{path}.schedules",
+                f"{name} fires more than {MAX_STARTS_PER_DAY} times a day; a scheduled window raises capacity "
+                "for hours (each change takes minutes to provision): use target tracking for faster changes",
+            )
         for moment, what in [*((s, f"{name}.start") for s in starts), *((e, f"{name}.end") for e in ends)]:
             instant = moment.astimezone(UTC)
             if instant in actions and actions[instant] != what:

@@ -7,26 +7,24 @@ the figure may not fit any more.
 
 from __future__ import annotations
 
-from config.problems import Problem
+from config.metric_names import HIGH_RESOLUTION
+from config.problems import Problem, refuse
 from config.schema import EnvironmentConfig
 from config.sections import skip_invalid
+from config.variant_lookup import by_name
 
-HIGH_RESOLUTION = "SageMakerVariantConcurrentRequestsPerModelHighResolution"
 TARGET_SHARE_OF_MEASURED = 0.85  # above this, a burst queues before target tracking has scaled out
 
 
 def check_target_within_capacity(cfg: EnvironmentConfig) -> list[Problem]:
-    problems = []
-    for name in cfg.autoscaling:
-        problems += skip_invalid(_check_target, cfg, name)
-    return problems
+    return [problem for name in cfg.autoscaling for problem in skip_invalid(_check_target, cfg, name)]
 
 
 def _check_target(cfg: EnvironmentConfig, name: str) -> list[Problem]:
     """Target tracking adds instances only after the metric has stayed above the target for minutes
     (3 one-minute periods for SageMakerVariantInvocationsPerInstance): a target at or above what an
     instance serves scales out only once users already queue."""
-    variant = next((v for v in cfg.variants if v.name == name), None)
+    variant = by_name(cfg.variants, name)
     if variant is None:  # an autoscaling entry without a variant: reported by check_autoscaling
         return []
     capacity = cfg.planning.capacity.get(variant.instance_type)
@@ -39,15 +37,13 @@ def _check_target(cfg: EnvironmentConfig, name: str) -> list[Problem]:
         limit, unit, what = capacity.requests_per_minute, "requests/min", "requests_per_minute"
     if tracking.target_value < limit:
         return []
-    return [
-        (
-            f"autoscaling.{name}.target_tracking.target_value",
-            f"{tracking.target_value:,g} is at or above the {limit:,g} {unit} one {variant.instance_type} serves "
-            f"within the latency objective (planning.capacity.{variant.instance_type}.{what}; "
-            f"{capacity.provenance()}): target tracking would scale out only after users queue; allowed: below "
-            f"{limit:,g} (70 % of it, {0.7 * limit:,.0f}, leaves room for the minutes a scale-out takes)",
-        )
-    ]
+    return refuse(
+        f"autoscaling.{name}.target_tracking.target_value",
+        f"{tracking.target_value:,g} is at or above the {limit:,g} {unit} one {variant.instance_type} serves "
+        f"within the latency objective (planning.capacity.{variant.instance_type}.{what}; "
+        f"{capacity.provenance()}): target tracking would scale out only after users queue; allowed: below "
+        f"{limit:,g} (70 % of it, {0.7 * limit:,.0f}, leaves room for the minutes a scale-out takes)",
+    )
 
 
 def measured_capacity_warnings(cfg: EnvironmentConfig) -> list[str]:

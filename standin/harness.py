@@ -1,5 +1,6 @@
 """Runs the serving image's Python code as real processes: the supervisor (with the stand-in engine
-behind a fake `vllm` on PATH) or the stand-in alone with our middleware loaded the way vLLM loads it."""
+behind a fake `vllm` on PATH) or the stand-in alone with our middleware loaded the way vLLM loads it.
+The container tests, the sandbox and the benchmarks start their processes through it."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from typing import Any
 
 import httpx
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
+FAKES = Path(__file__).resolve().parent / "fakes"  # the `vllm` and `nvidia-smi` test doubles
+REPO = Path(__file__).resolve().parents[1]  # holds this package and the image's code (container/)
 CONTAINER = REPO / "container"
 ADAPTERS = ("manga_domain_v3", "general_support_v2", "jp_style_v1")
 MIDDLEWARE = "serving.middleware.ServingMiddleware"
@@ -38,7 +39,7 @@ def fake_bin(directory: Path) -> Path:
     for name, script in (("vllm", "vllm.sh"), ("nvidia-smi", "nvidia-smi.sh")):
         link = directory / name
         if not link.exists():
-            link.symlink_to(HERE / "fakes" / script)
+            link.symlink_to(FAKES / script)
     return directory
 
 
@@ -60,7 +61,7 @@ def serving_env(workdir: Path, port: int, **overrides: str) -> dict[str, str]:
     env = {
         **os.environ,
         "PATH": f"{fake_bin(workdir / 'bin')}{os.pathsep}{os.environ['PATH']}",
-        "PYTHONPATH": os.pathsep.join((str(CONTAINER), str(HERE))),
+        "PYTHONPATH": os.pathsep.join((str(CONTAINER), str(REPO))),  # the image's `serving`, and `standin`
         "PYTHONUNBUFFERED": "1",
         "STANDIN_PYTHON": sys.executable,
         "SERVING_MODEL_DIR": str(base),
@@ -163,7 +164,7 @@ def start_standin(
     name: str = "standin",
     extra: tuple[str, ...] = (),
 ) -> Process:
-    argv = [sys.executable, "-m", "standin", "serve", str(workdir / "model" / "base"), "--host", "127.0.0.1"]
+    argv = [sys.executable, "-m", "standin.engine", "serve", str(workdir / "model" / "base"), "--host", "127.0.0.1"]
     argv += ["--port", str(port), "--served-model-name", "base", "--enable-lora", "--lora-modules"]
     argv += [f"{adapter}={workdir / 'model' / 'lora' / adapter}" for adapter in ADAPTERS]
     argv += ["--disable-uvicorn-access-log", "--uvicorn-log-level", "warning", "--shutdown-timeout", "2"]

@@ -12,7 +12,7 @@ would refuse them mid-deploy:
 from __future__ import annotations
 
 from config.deployed import Deployed
-from config.problems import Problem, variant_path
+from config.problems import Problem, refuse, variant_path
 from config.schema import EnvironmentConfig
 
 VARIANTS_PROCEDURE = (
@@ -43,12 +43,10 @@ def check_variant_names(cfg: EnvironmentConfig, deployed: Deployed) -> list[Prob
     source = RECORD.format(env=cfg.name)
     why = VARIANTS_PROCEDURE.format(env=cfg.name)
     if len(added) == 1 and len(removed) == 1:
-        return [
-            (
-                variant_path(cfg.variants, added[0]),
-                f"renames deployed variant '{removed[0]}' to '{added[0]}' ({source}); {why}",
-            )
-        ]
+        return refuse(
+            variant_path(cfg.variants, added[0]),
+            f"renames deployed variant '{removed[0]}' to '{added[0]}' ({source}); {why}",
+        )
     problems = [
         (
             variant_path(cfg.variants, name),

@@ -1,4 +1,5 @@
-"""A stand-in for `vllm serve` (vLLM 0.33.0), run as a real process by the container tests and benchmarks.
+"""A stand-in for `vllm serve` (vLLM 0.33.0), run as a real process (`python -m standin.engine serve ...`,
+or `vllm` on PATH through fakes/vllm.sh) by the container tests, the sandbox and the benchmarks.
 
 Test support only: it is not in the image. Everything the serving layer relies on mirrors the vLLM
 0.33.0 wheel's source:
@@ -54,6 +55,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 
 import uvicorn
 from fastapi import FastAPI, Request
@@ -263,113 +265,144 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     yield
 
 
-def create_app(args: argparse.Namespace, engine: FakeEngine) -> FastAPI:
-    app = FastAPI(lifespan=lifespan)
-    served = {args.served_model_name: None, **{name: path for name, path in args.lora_modules}}
+def usage(prompt_tokens: int, completion_tokens: int) -> dict:
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
 
-    def resolve_model(body: dict) -> str | JSONResponse:
-        model = body.get("model") or args.served_model_name
-        if model not in served:
-            names = args.served_model_name
-            return error_response(
-                404, f"The model `{model}` does not exist. Valid aliases: {names}.", "NotFoundError", "model"
-            )
-        return model
 
-    def usage(prompt_tokens: int, completion_tokens: int) -> dict:
-        return {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        }
+def per_request_metrics(timings: dict[str, float], tokens: int) -> dict:
+    first, total = timings.get("first_token", 0.0), timings.get("total", 0.0)
+    return {
+        "time_to_first_token_ms": round(first * 1000, 3),
+        "generation_time_ms": round((total - first) * 1000, 3),
+        "queue_time_ms": round(timings.get("queue", 0.0) * 1000, 3),
+        "mean_itl_ms": round((total - first) * 1000 / (tokens - 1), 3) if tokens > 1 else None,
+        "tokens_per_second": round(tokens / total, 3) if total else None,
+    }
 
-    def per_request_metrics(timings: dict[str, float], tokens: int) -> dict:
-        first, total = timings.get("first_token", 0.0), timings.get("total", 0.0)
-        return {
-            "time_to_first_token_ms": round(first * 1000, 3),
-            "generation_time_ms": round((total - first) * 1000, 3),
-            "queue_time_ms": round(timings.get("queue", 0.0) * 1000, 3),
-            "mean_itl_ms": round((total - first) * 1000 / (tokens - 1), 3) if tokens > 1 else None,
-            "tokens_per_second": round(tokens / total, 3) if total else None,
-        }
 
-    async def complete(body: dict, chat: bool) -> Response:
-        model = resolve_model(body)
-        if isinstance(model, JSONResponse):
-            return model
-        messages = body.get("messages") if chat else None
-        text = "".join(str(m.get("content", "")) for m in messages) if messages else str(body.get("prompt", ""))
+async def read_json(request: Request) -> dict | JSONResponse:
+    try:
+        body = json.loads(await request.body())
+    except ValueError as exc:
+        return error_response(400, f"JSON decode error: {exc}", "Bad Request")
+    if not isinstance(body, dict):
+        return error_response(400, "Input should be a valid dictionary", "Bad Request")
+    return body
+
+
+@dataclass
+class Answer:
+    """One admitted completion (chat or not): the fields every chunk, or the whole response, repeats."""
+
+    chat: bool
+    model: str
+    prompt_tokens: int
+    timings: dict[str, float] = field(default_factory=dict)  # filled by the engine as it generates
+    request_id: str = field(init=False)
+    created: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.request_id = f"{'chatcmpl' if self.chat else 'cmpl'}-{uuid.uuid4().hex}"
+        self.created = int(time.time())
+
+    @property
+    def chunk_object(self) -> str:
+        return "chat.completion.chunk" if self.chat else "text_completion"
+
+    def choice(self, text: str, finish: str | None, first: bool = False) -> dict:
+        if self.chat:
+            delta = {"role": "assistant", "content": text} if first else {"content": text}
+            return {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return {"index": 0, "text": text, "logprobs": None, "finish_reason": finish}
+
+    async def events(self, engine: FakeEngine, max_tokens: int) -> AsyncIterator[str]:
+        """The SSE stream: a chunk per token with usage, a final usage+metrics chunk, then [DONE]."""
+        obj, produced = self.chunk_object, 0
         try:
-            prompt_tokens = engine.admit(model, messages, text)
+            async for token in engine.generate(max_tokens, self.timings):
+                produced += 1
+                chunk = {
+                    "id": self.request_id, "object": obj, "created": self.created, "model": self.model,
+                    "choices": [self.choice(token, None, first=produced == 1)],
+                    "usage": usage(self.prompt_tokens, produced),
+                }  # fmt: skip
+                yield f"data: {json.dumps(chunk)}\n\n"
+            final = {"id": self.request_id, "object": obj, "created": self.created, "model": self.model, "choices": []}
+            final["usage"] = usage(self.prompt_tokens, produced)
+            final["metrics"] = per_request_metrics(self.timings, produced)
+            yield f"data: {json.dumps(final)}\n\n"
         except EngineError as exc:
-            return error_response(500, str(exc), exc.err_type)
-        max_tokens = body.get("max_tokens") or 16
-        if not isinstance(max_tokens, int):  # pydantic's validation error, answered 400 by vLLM
-            return error_response(400, "max_tokens: Input should be a valid integer", "BadRequestError", "max_tokens")
-        request_id = f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex}"
-        created = int(time.time())
-        obj = "chat.completion.chunk" if chat else "text_completion"
-        timings: dict[str, float] = {}
+            error = {"error": {"message": str(exc), "type": exc.err_type, "param": None, "code": 500}}
+            yield f"data: {json.dumps(error)}\n\n"
+        yield "data: [DONE]\n\n"
 
-        def choice(text: str, finish: str | None, first: bool = False) -> dict:
-            if chat:
-                delta = {"role": "assistant", "content": text} if first else {"content": text}
-                return {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-            return {"index": 0, "text": text, "logprobs": None, "finish_reason": finish}
-
-        if body.get("stream") is True:
-
-            async def events() -> AsyncIterator[str]:
-                produced = 0
-                try:
-                    async for token in engine.generate(max_tokens, timings):
-                        produced += 1
-                        chunk = {
-                            "id": request_id, "object": obj, "created": created, "model": model,
-                            "choices": [choice(token, None, first=produced == 1)],
-                            "usage": usage(prompt_tokens, produced),
-                        }  # fmt: skip
-                        yield f"data: {json.dumps(chunk)}\n\n"
-                    final = {"id": request_id, "object": obj, "created": created, "model": model, "choices": []}
-                    final["usage"] = usage(prompt_tokens, produced)
-                    final["metrics"] = per_request_metrics(timings, produced)
-                    yield f"data: {json.dumps(final)}\n\n"
-                except EngineError as exc:
-                    error = {"error": {"message": str(exc), "type": exc.err_type, "param": None, "code": 500}}
-                    yield f"data: {json.dumps(error)}\n\n"
-                yield "data: [DONE]\n\n"
-
-            return StreamingResponse(events(), media_type="text/event-stream")
-
+    async def whole(self, engine: FakeEngine, max_tokens: int) -> Response:
+        """The non-streaming response, once every token is generated."""
         try:
-            tokens = [token async for token in engine.generate(max_tokens, timings)]
+            tokens = [token async for token in engine.generate(max_tokens, self.timings)]
         except EngineError as exc:
             return error_response(500, str(exc), exc.err_type)
         text_out = "".join(tokens)
-        if chat:
+        if self.chat:
             choices = [{"index": 0, "message": {"role": "assistant", "content": text_out}, "finish_reason": "length"}]
         else:
             choices = [{"index": 0, "text": text_out, "finish_reason": "length"}]
         return JSONResponse(
             {
-                "id": request_id,
-                "object": "chat.completion" if chat else "text_completion",
-                "created": created,
-                "model": model,
+                "id": self.request_id,
+                "object": "chat.completion" if self.chat else "text_completion",
+                "created": self.created,
+                "model": self.model,
                 "choices": choices,
-                "usage": usage(prompt_tokens, len(tokens)),
-                "metrics": per_request_metrics(timings, len(tokens)),
+                "usage": usage(self.prompt_tokens, len(tokens)),
+                "metrics": per_request_metrics(self.timings, len(tokens)),
             }
         )
 
-    async def read_json(request: Request) -> dict | JSONResponse:
+
+class Completions:
+    """Chat and text completions as vLLM's serving layer answers them, over the served models."""
+
+    def __init__(self, args: argparse.Namespace, engine: FakeEngine) -> None:
+        self.base_model = args.served_model_name
+        self.served = {args.served_model_name: None, **{name: path for name, path in args.lora_modules}}
+        self.engine = engine
+
+    def resolve_model(self, body: dict) -> str | JSONResponse:
+        model = body.get("model") or self.base_model
+        if model not in self.served:
+            names = self.base_model
+            return error_response(
+                404, f"The model `{model}` does not exist. Valid aliases: {names}.", "NotFoundError", "model"
+            )
+        return model
+
+    async def complete(self, body: dict, chat: bool) -> Response:
+        model = self.resolve_model(body)
+        if isinstance(model, JSONResponse):
+            return model
+        messages = body.get("messages") if chat else None
+        text = "".join(str(m.get("content", "")) for m in messages) if messages else str(body.get("prompt", ""))
         try:
-            body = json.loads(await request.body())
-        except ValueError as exc:
-            return error_response(400, f"JSON decode error: {exc}", "Bad Request")
-        if not isinstance(body, dict):
-            return error_response(400, "Input should be a valid dictionary", "Bad Request")
-        return body
+            prompt_tokens = self.engine.admit(model, messages, text)
+        except EngineError as exc:
+            return error_response(500, str(exc), exc.err_type)
+        max_tokens = body.get("max_tokens") or 16
+        if not isinstance(max_tokens, int):  # pydantic's validation error, answered 400 by vLLM
+            return error_response(400, "max_tokens: Input should be a valid integer", "BadRequestError", "max_tokens")
+        answer = Answer(chat, model, prompt_tokens)
+        if body.get("stream") is True:
+            return StreamingResponse(answer.events(self.engine, max_tokens), media_type="text/event-stream")
+        return await answer.whole(self.engine, max_tokens)
+
+
+def add_serving_routes(app: FastAPI, completions: Completions) -> None:
+    """Health, the OpenAI-compatible routes, SageMaker's /invocations, models and metrics."""
+    engine = completions.engine
 
     async def health() -> Response:
         return Response(status_code=503 if engine.dead else 200)
@@ -384,16 +417,16 @@ def create_app(args: argparse.Namespace, engine: FakeEngine) -> FastAPI:
             return body
         if not isinstance(body.get("messages"), list):
             return error_response(400, "Field required: messages", "Bad Request", "body.messages")
-        return await complete(body, chat=True)
+        return await completions.complete(body, chat=True)
 
     @app.post("/v1/completions")
-    async def completions(request: Request) -> Response:
+    async def text_completions(request: Request) -> Response:
         body = await read_json(request)
         if isinstance(body, JSONResponse):
             return body
         if "prompt" not in body:
             return error_response(400, "Field required: prompt", "Bad Request", "body.prompt")
-        return await complete(body, chat=False)
+        return await completions.complete(body, chat=False)
 
     @app.post("/invocations")
     async def invocations(request: Request) -> Response:
@@ -406,9 +439,9 @@ def create_app(args: argparse.Namespace, engine: FakeEngine) -> FastAPI:
             return body
         body["model"] = request.headers.get(ADAPTER_HEADER)
         if isinstance(body.get("messages"), list):
-            return await complete(body, chat=True)
+            return await completions.complete(body, chat=True)
         if "prompt" in body:
-            return await complete(body, chat=False)
+            return await completions.complete(body, chat=False)
         message = (
             "Cannot find suitable handler for request. Expected one of: ['ChatCompletionRequest', 'CompletionRequest']"
         )
@@ -416,11 +449,15 @@ def create_app(args: argparse.Namespace, engine: FakeEngine) -> FastAPI:
 
     @app.get("/v1/models")
     async def models() -> dict:
-        return {"object": "list", "data": [{"id": name, "object": "model"} for name in served]}
+        return {"object": "list", "data": [{"id": name, "object": "model"} for name in completions.served]}
 
     @app.get("/metrics")
     async def metrics() -> Response:
         return Response(engine.exposition(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+def add_switch_routes(app: FastAPI, engine: FakeEngine) -> None:
+    """The tests' switches under /_standin (see the module docstring)."""
 
     @app.post("/_standin/mode")
     async def set_mode(request: Request) -> dict:
@@ -453,16 +490,25 @@ def create_app(args: argparse.Namespace, engine: FakeEngine) -> FastAPI:
             "waiting": engine.waiting,
         }
 
-    # As vllm/entrypoints/serve/middleware/register.py installs --middleware.
-    for middleware in args.middleware:
-        module_path, object_name = middleware.rsplit(".", 1)
+
+def install_middleware(app: FastAPI, middleware: list[str]) -> None:
+    """As vllm/entrypoints/serve/middleware/register.py installs --middleware."""
+    for name in middleware:
+        module_path, object_name = name.rsplit(".", 1)
         imported = getattr(importlib.import_module(module_path), object_name)
         if inspect.isclass(imported):
             app.add_middleware(imported)
         elif inspect.iscoroutinefunction(imported):
             app.middleware("http")(imported)
         else:
-            raise ValueError(f"Invalid middleware {middleware}. Must be a function or a class.")
+            raise ValueError(f"Invalid middleware {name}. Must be a function or a class.")
+
+
+def create_app(args: argparse.Namespace, engine: FakeEngine) -> FastAPI:
+    app = FastAPI(lifespan=lifespan)
+    add_serving_routes(app, Completions(args, engine))
+    add_switch_routes(app, engine)
+    install_middleware(app, args.middleware)
     return app
 
 

@@ -1,0 +1,157 @@
+"""The capacity tool as a library: `measure(target, workload, settings)` runs the sweep against one
+target, writes the report after every step and once more at the end (also when Ctrl-C or SIGTERM
+stops it), and returns what was measured. Nothing here opens an environment or calls AWS: the caller
+builds the target (capacity.targets) and the workload (capacity.workload, capacity.capture);
+`bin/ops capacity` is one such caller (ops/capacity_command.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from capacity.load import Target
+from capacity.report import RunFacts, write
+from capacity.sweep import SweepOutcome, SweepSettings, sweep
+
+MIN_STEP_SECONDS = 60  # the default: about 1,000 requests a step at the seeds' rate, enough for a p95
+REPORTS_DIR = Path("capacity-out")
+
+
+class SettingsError(ValueError):
+    """Settings no sweep can run with; the message names the option."""
+
+
+class MeasuredTarget(Target, Protocol):
+    """A UrlTarget or a VariantTarget (capacity.targets)."""
+
+    @property
+    def name(self) -> str: ...  # how the run is shown: a URL, or ENV/VARIANT
+
+    @property
+    def directory_name(self) -> str: ...  # the default report directory's name, before its time
+
+    def describe(self) -> dict[str, Any]: ...
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class RequestSource(Protocol):
+    """A Workload or a CapturedWorkload (capacity.workload)."""
+
+    def bodies(self, seed: int = 0) -> Iterator[dict[str, Any]]: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class MeasureSettings:
+    """What to measure against and for how long. Rates are per instance; a rate left None defaults
+    from `planned_rpm` (the figure planning.capacity holds today for the instance type), or from the
+    seeds' scale when there is none."""
+
+    slo_ttft_ms: float  # the objective: TTFT p95 at most this (and at most 1 % errors)
+    step_seconds: float = MIN_STEP_SECONDS
+    max_minutes: float = 30  # the whole run stops by itself after this long
+    start_rpm: float | None = None  # default: 10 % of planned_rpm, or 60
+    max_rpm: float | None = None  # never offered more; default: 3 × planned_rpm, or 3,600
+    max_send_lag_ms: float = 50.0  # a step whose send lag p99 exceeds this measured the client
+    planned_rpm: float | None = None
+    out: Path | None = None  # default: capacity-out/<target>-<UTC time>/
+
+    def sweep_settings(self) -> SweepSettings:
+        planned = self.planned_rpm
+        start = self.start_rpm or (planned * 0.1 if planned else 60.0)
+        highest = self.max_rpm or (planned * 3 if planned else 3600.0)
+        if start > highest:
+            raise SettingsError(f"--start-rpm {start:g} is above --max-rpm {highest:g}")
+        return SweepSettings(
+            slo_ttft_ms=self.slo_ttft_ms,
+            step_seconds=self.step_seconds,
+            max_minutes=self.max_minutes,
+            start_rpm=start,
+            max_rpm=highest,
+            max_send_lag_ms=self.max_send_lag_ms,
+        )
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The sweep's outcome and the record written to `out`/capacity.json."""
+
+    outcome: SweepOutcome
+    record: dict[str, Any]
+    out: Path
+
+    @property
+    def answer(self) -> float | None:
+        """Requests a minute one instance serves within the objective; None when no rate held it."""
+        return self.record["requests_per_minute_per_instance"]
+
+    @property
+    def interrupted(self) -> bool:
+        return self.outcome.stopped == "interrupted"
+
+
+def say_line(line: str) -> None:
+    print(line, flush=True)  # flushed: a reader of a pipe sees each step as it ends
+
+
+def measure(
+    target: MeasuredTarget,
+    workload: RequestSource,
+    settings: MeasureSettings,
+    say: Callable[[str], None] = say_line,
+) -> Measurement:
+    """Run the sweep (raises SettingsError first if the settings cannot make one) and write the report.
+
+    SIGINT and SIGTERM stop it within a fraction of a second; what was measured is still written, and
+    the result says `interrupted`. Must run in the main thread (signal handlers)."""
+    rates = settings.sweep_settings()
+    measured_at = datetime.now(UTC)
+    out = settings.out or REPORTS_DIR / f"{target.directory_name}-{measured_at:%Y%m%dT%H%M%SZ}"
+    say(
+        f"Capacity sweep of {target.name} ({target.instances} instance(s)): objective TTFT p95 <= "
+        f"{settings.slo_ttft_ms:g} ms and <= 1 % errors; steps of {settings.step_seconds:g} s from "
+        f"{rates.start_rpm:,.0f} up to at most {rates.max_rpm:,.0f} requests/min per instance; stops after "
+        f"{settings.max_minutes:g} min; at most {rates.request_ceiling(target.instances):,} requests in all. "
+        f"Report: {out}/"
+    )
+    facts = RunFacts(
+        target=target.describe(),
+        instances=target.instances,
+        slo_ttft_ms=settings.slo_ttft_ms,
+        workload=workload.describe(),
+        measured_at=measured_at,
+        settings={"step_seconds": settings.step_seconds, "max_minutes": settings.max_minutes,
+                  "start_rpm": rates.start_rpm, "max_rpm": rates.max_rpm, "max_send_lag_ms": rates.max_send_lag_ms},
+    )  # fmt: skip
+    outcome = asyncio.run(_run(target, workload.bodies(), rates, say, lambda o: write(o, facts, out)))
+    return Measurement(outcome, write(outcome, facts, out), out)
+
+
+async def _run(
+    target: MeasuredTarget,
+    bodies: Iterator[dict[str, Any]],
+    rates: SweepSettings,
+    say: Callable[[str], None],
+    on_step: Callable[[SweepOutcome], None],
+) -> SweepOutcome:
+    stop = threading.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await target.open()
+    try:
+        return await sweep(target, bodies, rates, stop, say, on_step=on_step)
+    finally:
+        await target.close()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)

@@ -1,0 +1,155 @@
+"""`bin/ops capacity`, the part that needs an environment or AWS; the measuring is the capacity
+library's (capacity.measurement). Here: the refusals, the deployed variant made a target (account
+checked, endpoint InService, instances in service, a runtime client sized for the sweep), its captured
+traffic, the answer turned into the CLI's exit codes, and --write-config through the YAML editor."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.config import Config
+
+from capacity import Measurement, SettingsError
+from capacity.capture import captured_workload
+from capacity.record import record_measurement
+from capacity.targets import UrlTarget, VariantTarget
+from capacity.workload import CapturedWorkload, Workload, WorkloadError, load_workload
+from config import ConfigError, EnvironmentConfig, environment_file
+from config.editor import UnsafeEdit
+from ops.aws import AwsClients
+from ops.endpoint import LiveEndpoint, read_endpoint
+from ops.environment import Environment, config_variant, connect, load_environment_config
+from ops.errors import ExitCode, OpsError
+
+NO_ANSWER = ExitCode.CHECK_FAILED  # 3: broke at the first rate, generator too slow, time budget spent
+# Enough connections for the sweep's requests in flight; one attempt: a retry would hide an error.
+RUNTIME_CLIENT = Config(max_pool_connections=256, read_timeout=70, retries={"max_attempts": 1, "mode": "standard"})
+
+
+def refuse_usage(
+    env: str | None, variant: str | None, url: str | None, slo_ttft_ms: float | None, write_config: bool, workload: str
+) -> None:
+    """What the options alone refuse, before the config is read."""
+    if (env is None) == (url is None):
+        raise OpsError("give ENV --variant NAME (a deployed variant) or --url URL (a container)", ExitCode.USAGE)
+    if env is not None and variant is None:
+        raise OpsError("give --variant NAME: the sweep drives one variant", ExitCode.USAGE)
+    if url is not None and slo_ttft_ms is None:
+        raise OpsError("--url needs --slo-ttft-ms (there is no environment to take the objective from)", ExitCode.USAGE)
+    if write_config and env is None:
+        raise OpsError("--write-config records a deployed variant's measurement: give ENV --variant", ExitCode.USAGE)
+    if url is not None and workload == "capture":
+        raise OpsError("--workload capture reads a deployed variant's data capture: give ENV --variant", ExitCode.USAGE)
+
+
+def open_measured_environment(
+    env: str, region: str | None, variant: str, allow_production: bool, client_overrides: dict[str, Any]
+) -> Environment:
+    """The config, read once; a production environment refused and the variant checked before any AWS
+    call; then the session, with the account checked."""
+    cfg = load_environment_config(env)
+    if cfg.production and not allow_production:
+        raise OpsError(
+            f"{env} is production: the sweep drives {variant} past its objective on purpose, so its TTFT alarms "
+            "fire and real users on it wait. Measure staging, or add --allow-production in a quiet hour.",
+            ExitCode.USAGE,
+        )
+    config_variant(cfg, variant)
+    return connect(cfg, region, client_overrides)
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What is measured: the target, the requests sent to it, and for a deployed variant its config."""
+
+    target: UrlTarget | VariantTarget
+    workload: Workload | CapturedWorkload
+    cfg: EnvironmentConfig | None = None
+    instance_type: str | None = None
+    planned_rpm: float | None = None  # planning.capacity today: the default rates' base
+
+    def objective_ms(self, slo_ttft_ms: float | None) -> float:
+        """--slo-ttft-ms, or the environment's alarms.ttft_p95_ms (refuse_usage asks a URL for one)."""
+        if slo_ttft_ms is not None:
+            return slo_ttft_ms
+        assert self.cfg is not None
+        return float(self.cfg.alarms.ttft_p95_ms)
+
+
+def url_subject(url: str, workload: str) -> Subject:
+    return Subject(UrlTarget(url.rstrip("/")), load_workload(workload))
+
+
+def variant_subject(environment: Environment, variant: str, workload: str) -> Subject:
+    """The deployed variant as the sweep's target, refused (exit 4) while the endpoint is not InService
+    or the variant has no instance in service; `workload` is default, capture or a file."""
+    cfg, clients = environment.cfg, environment.clients
+    live = read_endpoint(clients.sagemaker, cfg.endpoint_name, cfg.name)
+    if live.status != "InService":
+        raise OpsError(
+            f"{cfg.endpoint_name} is {live.status}, not InService: measure it once the update is over",
+            ExitCode.REFUSED,
+        )
+    measured = live.variant(variant)
+    instances = measured.current_instance_count or 0
+    if instances < 1:
+        raise OpsError(f"{variant} has no instance in service", ExitCode.REFUSED)
+    chosen = _captured(clients, live, cfg, variant) if workload == "capture" else load_workload(workload)
+    details = {
+        "image": measured.image,
+        "image_tag": measured.image_tag,
+        "instance_type": measured.instance_type,
+        "engine": cfg.engine.model_dump(mode="json"),
+    }
+    runtime = clients.session.client("sagemaker-runtime", config=RUNTIME_CLIENT)
+    target = VariantTarget(runtime, cfg.name, cfg.endpoint_name, variant, instances, details)
+    planned = cfg.planning.capacity.get(measured.instance_type)
+    return Subject(target, chosen, cfg, measured.instance_type, planned.requests_per_minute if planned else None)
+
+
+def _captured(clients: AwsClients, live: LiveEndpoint, cfg: EnvironmentConfig, variant: str) -> CapturedWorkload:
+    """The variant's traffic from the data capture of the endpoint config in service."""
+    described = clients.sagemaker.describe_endpoint_config(EndpointConfigName=live.config_name)
+    capture = described.get("DataCaptureConfig") or {}
+    if not capture.get("DestinationS3Uri"):
+        raise WorkloadError(f"{live.config_name} has no data capture (data_capture.enabled in the config)")
+    return captured_workload(clients.client("s3"), capture["DestinationS3Uri"], cfg.endpoint_name, variant)
+
+
+@contextmanager
+def usage_errors() -> Iterator[None]:
+    """A workload or settings the sweep cannot use: one line and exit 2."""
+    try:
+        yield
+    except (WorkloadError, SettingsError) as error:
+        raise OpsError(str(error), ExitCode.USAGE) from None
+
+
+def conclude(measurement: Measurement, slo_ttft_ms: float, say: Callable[[str], None]) -> None:
+    """Says the answer; OpsError (exit 3) when there is none, or when the sweep did not finish and the
+    answer is only a lower bound."""
+    record, outcome, out = measurement.record, measurement.outcome, measurement.out
+    answer = measurement.answer
+    if answer is None:
+        raise OpsError(f"no rate held the objective ({outcome.stopped}); report in {out}/", NO_ANSWER)
+    say(
+        f"answer: {answer:,.0f} requests/min per instance within TTFT p95 <= {slo_ttft_ms:g} ms "
+        f"({record['concurrent_requests_per_instance_at_slo']} in flight); {outcome.stopped}; report in {out}/"
+    )
+    if not outcome.complete:
+        raise OpsError(f"the sweep did not finish ({outcome.stopped}): {answer:,.0f}/min is a lower bound", NO_ANSWER)
+
+
+def record_answer(subject: Subject, measurement: Measurement) -> str:
+    """--write-config: planning.capacity.<instance type> in the environment's YAML, validated first."""
+    assert subject.cfg is not None and subject.instance_type is not None
+    instance_type, path = subject.instance_type, environment_file(subject.cfg.name)
+    try:
+        return record_measurement(path, instance_type, measurement.record, measurement.out / "capacity.json")
+    except UnsafeEdit as error:
+        raise OpsError(f"{error}: set planning.capacity.{instance_type} by hand", ExitCode.USAGE) from None
+    except ConfigError as error:
+        raise OpsError(f"the measured config would be invalid, nothing written: {error}", ExitCode.USAGE) from None

@@ -1,0 +1,49 @@
+"""`python -m tools.deploy_window ENV [--during-peak]`: `make deploy`'s first step, refusing a deploy
+whose blue/green update would overlap a peak window (the rule: config/deploy_window.py)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+
+from config import ConfigError, known_environments, load_environment
+from config.deploy_window import check, in_minutes, refusal
+
+REFUSED = 4  # the exit code ops uses for "refused by a guard"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.deploy_window", description="Refuse a deploy that would overlap a peak window."
+    )
+    parser.add_argument("env")
+    parser.add_argument("--during-peak", action="store_true", help="deploy even if a peak window overlaps")
+    parser.add_argument("--now", type=datetime.fromisoformat, help="ISO time with offset (tests); default: now")
+    args = parser.parse_args(argv)
+    if args.env not in known_environments():
+        print(f"error: unknown environment '{args.env}'; known: {', '.join(known_environments())}", file=sys.stderr)
+        return 2
+    now = args.now or datetime.now(UTC)
+    if now.tzinfo is None:
+        print(f"error: --now needs a UTC offset, got {args.now.isoformat()}", file=sys.stderr)
+        return 2
+    try:
+        cfg = load_environment(args.env, against_deployed=False)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    verdict = check(cfg, now)
+    if verdict.clash is None:
+        print(f"deploy window: no peak window of {cfg.name} in the next {in_minutes(verdict.duration)}")
+        return 0
+    message = refusal(cfg, verdict, f"make deploy ENV={cfg.name} FORCE_PEAK=1")
+    if args.during_peak:
+        print(f"warning (FORCE_PEAK): {message.splitlines()[0].replace('refusing to deploy', 'deploying')}")
+        return 0
+    print(f"error: {message}", file=sys.stderr)
+    return REFUSED
+
+
+if __name__ == "__main__":
+    sys.exit(main())
