@@ -50,6 +50,15 @@ class InstanceType(Strict):
     on_demand_usd_per_hour: float = Field(gt=0)
 
 
+class Gpu(Strict):
+    """One GPU's peak figures (config/catalog.yaml `gpus:` cites each), for the physical ceiling of an
+    instance's requests per minute (config.physics)."""
+
+    fp16_dense_tflops: float = Field(gt=0)  # dense FP16/BF16 tensor throughput, no sparsity
+    memory_bandwidth_gb_per_s: float = Field(gt=0)
+    source: str = Field(min_length=1)
+
+
 class ModelProfile(Strict):
     parameters_billion: float = Field(gt=0)
     num_layers: int = Field(ge=1)
@@ -95,6 +104,7 @@ def cuda_tuple(version: str) -> tuple[int, int]:
 
 
 class Catalog(Strict):
+    gpus: dict[str, Gpu]
     instance_types: dict[str, InstanceType]
     models: dict[str, ModelProfile]
     inference_amis: dict[str, InferenceAmi]
@@ -125,6 +135,18 @@ class Variant(Strict):
     # ProductionVariant.InferenceAmiVersion: the host AMI (NVIDIA driver). Must run the image's CUDA
     # version on this instance type (config/catalog.yaml, config.checks.platform).
     inference_ami_version: str
+    # ProductionVariant.InstancePools: when `instance_type` cannot be provisioned (insufficient
+    # capacity), SageMaker tries these in order, at creation, scale-out and scale-in (priority 2..5;
+    # botocore InstancePoolList: at most 5 pools). Every rule on instance_type applies to each.
+    fallback_instance_types: list[str] = Field(default_factory=list, max_length=4)
+    # VariantInstanceProvisionTimeoutInSeconds (botocore: 300-3600): the total time SageMaker spends
+    # provisioning across all pools before the operation fails. None: SageMaker's default (unstated).
+    instance_provision_timeout_seconds: int | None = Field(default=None, ge=300, le=3600)
+
+    @property
+    def instance_types(self) -> list[str]:
+        """Every type the variant may run on, preferred first (InstancePools priority 1..n)."""
+        return [self.instance_type, *self.fallback_instance_types]
 
 
 class Engine(Strict):
