@@ -39,6 +39,7 @@ help:
 	@echo "make sandbox          a local moto 'prod' to try the ops CLI on (reused while it runs)"
 	@echo "make sandbox-reset    the sandbox started clean; make sandbox-stop stops it"
 	@echo "make plan ENV=prod    simulate the scaling config on a week of traffic: plan-out/prod/"
+	@echo "  UNAVAILABLE=ml.g5.xlarge@friday-chapters   the same with a type that cannot be provisioned"
 	@echo "make plan-diff ENV=prod BASE=main   cost and shortfall of this config vs BASE's"
 	@echo "make bench            serving-layer benchmark against the stand-in engine (~10 min)"
 
@@ -113,8 +114,12 @@ sandbox-stop: deps
 
 # Capacity planner (python -m planner --help). TRAFFIC=file.csv replays your own per-minute counts.
 TRAFFIC_FLAG := $(if $(TRAFFIC),--traffic $(TRAFFIC))
+# UNAVAILABLE="ml.g5.xlarge@friday-chapters ..." (space- or comma-separated): instance types that cannot be
+# provisioned in a peak window of the traffic or an ISO interval; fallback pools take over (docs/scaling-and-planning.md).
+comma := ,
+UNAVAILABLE_FLAGS := $(foreach u,$(subst $(comma), ,$(UNAVAILABLE)),--unavailable $(u))
 plan: deps
-	$(PY) -m planner plan $(ENV) $(TRAFFIC_FLAG) --out plan-out/$(ENV)
+	$(PY) -m planner plan $(ENV) $(TRAFFIC_FLAG) $(UNAVAILABLE_FLAGS) --out plan-out/$(ENV)
 
 plan-diff: deps
 	@mkdir -p plan-out

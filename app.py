@@ -14,7 +14,7 @@ from pathlib import Path
 
 import aws_cdk as cdk
 
-from config import ConfigError, known_environments, load_environment
+from config import ConfigError, known_environments, load_catalog, load_environment
 from config.checks.capacity import measured_capacity_warnings
 from stacks.environment import add_compliance_checks, build_environment
 
@@ -51,7 +51,7 @@ def synthesise(app: cdk.App, env_name: str) -> int:
     if errors:
         return refuse(app, "Refusing to synthesise: " + "\n".join(errors))
     for cfg in configs:  # a measured capacity that may no longer fit: said, never refused
-        for warning in measured_capacity_warnings(cfg):
+        for warning in measured_capacity_warnings(cfg, load_catalog()):
             print(f"warning: {warning}", file=sys.stderr)
     for cfg in configs:
         build_environment(app, cfg, guarded=not variants_changed)

@@ -90,7 +90,12 @@ MUTATIONS = (
     Mutation(
         "metric not emitted",
         "autoscaling.primary.step_scaling[0].metric",
-        _set("autoscaling", "primary", "step_scaling", 0, "metric", value="queue_depth"),
+        _set(
+            "autoscaling",
+            "primary",
+            "step_scaling",
+            value=[{"metric": "queue_depth", "scale_out": [{"at_or_above": 50, "add_instances": 1}]}],
+        ),
     ),
     Mutation(
         "capture sampling 0", "data_capture.sampling_percentage", _set("data_capture", "sampling_percentage", value=0)

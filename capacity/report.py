@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from capacity.sweep import SweepOutcome
+from config.loader import load_catalog
+from config.physics import ceiling, known_hardware
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,51 @@ def document(outcome: SweepOutcome, facts: RunFacts) -> dict[str, Any]:
         "target": facts.target,
         "measured_at": facts.measured_at.isoformat(timespec="seconds"),
         "settings": facts.settings,
+        "physical_ceiling": physical_ceiling(facts.target),
         "steps": [step.as_dict() for step in outcome.steps],
     }
+
+
+def physical_ceiling(target: dict[str, Any]) -> dict[str, Any] | None:
+    """The measured instance type's requests/min at 100 % utilisation (config/physics.py), for
+    capacity/workload.yaml's requests and the variant's engine; None when the target does not say its
+    instance type and engine (a URL target) or the catalog does not know them."""
+    instance_type, engine = target.get("instance_type"), target.get("engine") or {}
+    model, batch = engine.get("model"), engine.get("max_num_seqs")
+    catalog = load_catalog()
+    if (
+        not isinstance(instance_type, str)
+        or not isinstance(batch, int)
+        or not known_hardware(catalog, instance_type, model)
+    ):
+        return None
+    found = ceiling(catalog, instance_type, model, batch)
+    return {
+        "instance_type": instance_type,
+        "requests_per_minute": round(found.requests_per_minute, 1),
+        "bound": found.bound,
+        "compute_bound_requests_per_minute": round(found.compute_rpm, 1),
+        "memory_bound_requests_per_minute": round(found.memory_rpm, 1),
+        "workload": found.tokens.source,
+        "how": found.describe(),
+    }
+
+
+def _ceiling_line(record: dict[str, Any]) -> str:
+    found, answer = record.get("physical_ceiling"), record["requests_per_minute_per_instance"]
+    if found is None:
+        return "- physical ceiling: not known (the target does not say its instance type and engine)"
+    line = (
+        f"- physical ceiling of one {found['instance_type']}: {found['requests_per_minute']:,.0f}/min at 100 % "
+        f"utilisation for {found['workload']}'s requests ({found['how']}; config/physics.py)"
+    )
+    if answer is None:
+        return line
+    share = 100 * answer / found["requests_per_minute"]
+    suspect = (
+        ": **above the ceiling, a suspect measurement** (shorter answers? too few instances?)" if share > 100 else ""
+    )
+    return f"{line}; the answer is {share:.0f} % of it{suspect}"
 
 
 def markdown(record: dict[str, Any]) -> str:
@@ -59,6 +104,7 @@ def markdown(record: dict[str, Any]) -> str:
         "",
         f"- measured {record['measured_at']} on {record['instances']} instance(s); image "
         f"{target.get('image_tag', 'not known (URL target)')}",
+        _ceiling_line(record),
         f"- in flight per instance at that rate: {record['concurrent_requests_per_instance_at_slo']}",
         f"- sweep ended: {record['stopped']}" + ("" if record["complete"] else " (**incomplete**)"),
         f"- workload: {record['workload'].get('source')}",

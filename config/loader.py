@@ -67,7 +67,25 @@ def known_environments() -> list[str]:
 
 @cache
 def load_catalog() -> Catalog:
-    return _validate(Catalog, read_yaml(CATALOG_FILE), display_path(CATALOG_FILE))
+    return validate_catalog(read_yaml(CATALOG_FILE), display_path(CATALOG_FILE))
+
+
+def validate_catalog(raw: Any, source: str) -> Catalog:
+    """The catalog's fields, then what relates them: every instance type names a GPU in `gpus`, whose
+    peak figures its physical ceiling is computed from (config/physics.py)."""
+    catalog = _validate(Catalog, raw, source)
+    problems = [
+        (
+            field_path("instance_types", name, "gpu"),
+            f"{quote(instance.gpu)} is not in gpus{did_you_mean(instance.gpu, catalog.gpus)}; known: "
+            f"{', '.join(catalog.gpus)} (add its fp16_dense_tflops, memory_bandwidth_gb_per_s and source)",
+        )
+        for name, instance in catalog.instance_types.items()
+        if instance.gpu not in catalog.gpus
+    ]
+    if problems:
+        raise ConfigError(source, problems)
+    return catalog
 
 
 def environment_file(env_name: str) -> Path:

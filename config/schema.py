@@ -6,14 +6,18 @@ relate several fields live in `config.checks`. Both report every problem by fiel
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import math
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from config.metric_names import HIGH_RESOLUTION, INVOCATIONS_PER_INSTANCE
 from config.naming import environment_label
 from config.variant_lookup import by_name
 from container.serving import contract
+
+if TYPE_CHECKING:
+    from config.physics import Ceiling
 
 # Image tags that move: an endpoint must never reference one, in any letter case (config.checks.variants).
 MUTABLE_TAGS = ("latest", "stable", "prod", "production", "staging", "dev", "main")
@@ -24,6 +28,8 @@ NAME_PATTERN = r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"  # SageMaker endpoint and v
 # Instances per variant: prod peaks at 8 ml.g5.xlarge and blue/green needs the fleet twice over;
 # SageMaker's per-account instance quotas are far below 100 unless raised on purpose.
 MAX_INSTANCES = 100
+# An account's endpoint-instance quota per type: far above anything granted, low enough to catch a typo.
+MAX_QUOTA = 10_000
 # SageMaker answers a real-time invocation within 60 s or fails it: a latency threshold above that
 # can never be crossed, which silently disables the (rollback) alarm.
 INVOCATION_TIMEOUT_MS = 60_000
@@ -233,11 +239,17 @@ class Alarms(Strict):
 
 
 class TargetTracking(Strict):
+    """One target-tracking policy: set `target_value`, or (high-resolution metric) `target_share_of_concurrency`."""
+
     # High resolution (10 s) scales out faster; it needs no extra endpoint setting.
     metric: Literal[INVOCATIONS_PER_INSTANCE, HIGH_RESOLUTION] = INVOCATIONS_PER_INSTANCE
     # Invocations per instance per minute (or concurrent requests): 100,000/min is ~80x what an
     # ml.g5.xlarge serves at the SLO (planning.capacity), so a larger target never scales out.
-    target_value: float = Field(gt=0, le=100_000)
+    target_value: float | None = Field(default=None, gt=0, le=100_000)
+    # High-resolution metric only: the target is this share of planning.capacity.<type>.concurrent_sequences,
+    # the lowest among the variant's instance types (the instance that saturates first), so a measured
+    # capacity moves the target (config.scaling_target; config.checks.scaling refuses both or neither).
+    target_share_of_concurrency: float | None = Field(default=None, gt=0, lt=1)
     scale_out_cooldown_seconds: int = Field(default=60, ge=0, le=MAX_COOLDOWN_SECONDS)
     scale_in_cooldown_seconds: int = Field(default=300, ge=0, le=MAX_COOLDOWN_SECONDS)
 
@@ -300,19 +312,35 @@ class InstanceCapacity(Strict):
 
     requests_per_minute: float = Field(gt=0)
     concurrent_sequences: int = Field(ge=1)  # running sequences at that rate
-    measured: CapacityMeasurement | None = None  # None: an assumption (the seeds' figure)
+    measured: CapacityMeasurement | None = None  # None: an assumption (ASSUMED_CAPACITY or the config's)
 
-    def provenance(self) -> str:
-        """What the figure stands on, in one line for plans, reviews and status."""
+    def provenance(self, ceiling: Ceiling | None = None) -> str:
+        """What the figure stands on, in one line for plans, reviews and status; with the instance
+        type's physical ceiling (config.physics.instance_ceiling) when the caller gives it."""
         rate = f"{self.requests_per_minute:,.0f}/min"
+        share = ""
+        if ceiling is not None:
+            share = (
+                f"{100 * self.requests_per_minute / ceiling.requests_per_minute:.0f} % of the "
+                f"{ceiling.requests_per_minute:,.0f}/min physical ceiling (config/physics.py)"
+            )
         if self.measured is None:
-            return f"assumed: {rate}, the seeds' figure, never measured (`ops capacity`)"
+            return f"assumed: {rate}, {share + ', ' if share else ''}never measured (`ops capacity`)"
         m = self.measured
         image = f", image {m.image_tag}" if m.image_tag else ""
-        return f"measured: {rate} on {m.where} {m.measured_at[:10]}{image} (TTFT p95 <= {m.slo_ttft_p95_ms:g} ms)"
+        line = f"measured: {rate} on {m.where} {m.measured_at[:10]}{image} (TTFT p95 <= {m.slo_ttft_p95_ms:g} ms)"
+        return f"{line}, {share}" if share else line
 
 
-SEED_CAPACITY = {"ml.g5.xlarge": InstanceCapacity(requests_per_minute=1200, concurrent_sequences=88)}
+# What one instance is assumed to serve until `ops capacity` measures it: ASSUMED_UTILISATION (50 %)
+# of each type's physical ceiling for capacity/workload.yaml at max_num_seqs 128, rounded down
+# (config/physics.py: ml.g5.xlarge 549/min compute-bound, ml.g6.xlarge 606/min memory-bound), and
+# the running sequences by Little's law at the seeds' 4.4 s a request. Replaces the seeds' 1,200/min,
+# twice what the A10G can compute. tests/cdk/test_physics.py holds these to config.physics.
+ASSUMED_CAPACITY = {
+    "ml.g5.xlarge": InstanceCapacity(requests_per_minute=274, concurrent_sequences=20),
+    "ml.g6.xlarge": InstanceCapacity(requests_per_minute=303, concurrent_sequences=22),
+}
 
 
 class PlanBudget(Strict):
@@ -336,15 +364,47 @@ class PlanTraffic(Strict):
     scale: float = Field(default=1.0, gt=0, le=100)  # multiplies every minute of the profile
 
 
+class ProvisioningMeasurement(Strict):
+    """Where `planning.provisioning_minutes` comes from: written by `ops scaling-history --write-config`
+    from Application Auto Scaling's record of successful scale-outs (StartTime to EndTime)."""
+
+    where: str = Field(min_length=1, max_length=200)  # "prod: primary, canary (mangaassist-llm-prod)"
+    measured_at: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}T")  # ISO 8601, UTC
+    days: int = Field(ge=1, le=42)  # DescribeScalingActivities keeps six weeks
+    samples: int = Field(ge=1)  # successful scale-outs
+    p50_minutes: float = Field(ge=0)
+    p95_minutes: float = Field(ge=0)
+
+
 class Planning(Strict):
     """Assumptions for `make plan` (planner/); nothing here reaches a template."""
 
-    capacity: dict[str, InstanceCapacity] = Field(default_factory=lambda: dict(SEED_CAPACITY))
+    # Per instance type; an entry in the file (a measurement, `ops capacity --write-config`) replaces
+    # the assumption for its type only: the other types keep ASSUMED_CAPACITY's (_assumed_unless_given).
+    capacity: dict[str, InstanceCapacity] = Field(default_factory=lambda: dict(ASSUMED_CAPACITY))
     provisioning_minutes: int = Field(default=8, ge=0, le=60)  # seeds: 5-8 min; the incident took 8
+    provisioning_measured: ProvisioningMeasurement | None = None  # None: the figure is assumed
     # A request still queued after this long fails (SageMaker real-time invocations time out at 60 s).
     request_timeout_seconds: int = Field(default=60, ge=1, le=3600)
     traffic: PlanTraffic = PlanTraffic()
     budget: PlanBudget = PlanBudget()
+
+    @field_validator("capacity")
+    @classmethod
+    def _assumed_unless_given(cls, capacity: dict[str, InstanceCapacity]) -> dict[str, InstanceCapacity]:
+        return {**ASSUMED_CAPACITY, **capacity}
+
+    def provisioning_provenance(self) -> str:
+        """What provisioning_minutes stands on, in one line for plans, reviews and status."""
+        minutes, m = self.provisioning_minutes, self.provisioning_measured
+        if m is None:
+            seeds = ", the seeds' guess" if minutes == 8 else ""
+            return f"assumed: {minutes} min{seeds}; never measured (`bin/ops scaling-history`)"
+        by_hand = f"; set to {minutes} min by hand" if minutes != math.ceil(m.p95_minutes) else ""
+        return (
+            f"measured: p95 {m.p95_minutes:.1f} min (p50 {m.p50_minutes:.1f}) over {m.samples} scale-outs "
+            f"on {m.where} {m.measured_at[:10]}{by_hand}"
+        )
 
 
 class UnknownVariant(LookupError):
@@ -380,7 +440,7 @@ class EnvironmentConfig(Strict):
     routing_strategy: Literal["LEAST_OUTSTANDING_REQUESTS", "RANDOM"] = "LEAST_OUTSTANDING_REQUESTS"
     # This account's SageMaker quota "<instance type> for endpoint usage" (Service Quotas), per
     # instance type: blue/green provisions a second full fleet, so it must cover twice the largest.
-    endpoint_instance_quotas: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
+    endpoint_instance_quotas: dict[str, Annotated[int, Field(ge=0, le=MAX_QUOTA)]] = Field(default_factory=dict)
 
     def variant(self, name: str) -> Variant:
         """The variant called `name`; UnknownVariant (a LookupError) names the ones there are."""

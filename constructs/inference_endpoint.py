@@ -5,7 +5,7 @@ from __future__ import annotations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 
-from config.schema import EnvironmentConfig
+from config.schema import EnvironmentConfig, Variant
 from constructs import Construct
 from constructs.capture_bucket import CaptureBucket
 from constructs.nag import acknowledge
@@ -42,23 +42,7 @@ class InferenceEndpoint(Construct):
         self.config = EndpointConfig(
             self,
             "Config",
-            production_variants=[
-                EndpointConfig.ProductionVariantProperty(
-                    variant_name=v.name,
-                    model_name=model_names[v.name],
-                    instance_type=v.instance_type,
-                    initial_instance_count=v.initial_instance_count,
-                    initial_variant_weight=v.initial_weight,
-                    container_startup_health_check_timeout_in_seconds=cfg.container.startup_health_check_timeout_seconds,
-                    model_data_download_timeout_in_seconds=cfg.container.startup_health_check_timeout_seconds,
-                    volume_size_in_gb=v.volume_size_gb,  # None on local-NVMe types (config.checks)
-                    # The host driver must run the image's CUDA (config.checks.platform); SageMaker's
-                    # default AMI for ml.g5 has driver 470 / CUDA 11.4.
-                    inference_ami_version=v.inference_ami_version,
-                    routing_config=EndpointConfig.RoutingConfigProperty(routing_strategy=cfg.routing_strategy),
-                )
-                for v in cfg.variants
-            ],
+            production_variants=[self._variant(cfg, v, model_names[v.name]) for v in cfg.variants],
             kms_key_id=cfg.endpoint_kms_key_arn,  # None on local-NVMe types (config.checks)
             data_capture_config=self._data_capture(cfg, capture),
         )
@@ -87,6 +71,39 @@ class InferenceEndpoint(Construct):
         )
         self.endpoint_name = cfg.endpoint_name
         self.variant_names = [v.name for v in cfg.variants]
+
+    @staticmethod
+    def _variant(cfg: EnvironmentConfig, v: Variant, model_name: str) -> EndpointConfig.ProductionVariantProperty:
+        """One production variant; with fallback types, InstancePools (priority 1 = `instance_type`).
+
+        "You replace the InstanceType parameter in your production variant with an InstancePools
+        list" (SageMaker guide, realtime-endpoints-heterogeneous): a variant with pools has no
+        InstanceType. One model serves every pool (no ModelNameOverride): config.checks holds each pool
+        type to the same VRAM budget and AMI. A variant without fallbacks is emitted as before.
+        """
+        pools = None
+        if v.fallback_instance_types:
+            pools = [
+                EndpointConfig.InstancePoolProperty(instance_type=instance_type, priority=priority)
+                for priority, instance_type in enumerate(v.instance_types, start=1)
+            ]
+        return EndpointConfig.ProductionVariantProperty(
+            variant_name=v.name,
+            model_name=model_name,
+            instance_type=None if pools else v.instance_type,
+            instance_pools=pools,
+            # Total time SageMaker tries the pools on insufficient capacity (botocore: 300-3600 s).
+            variant_instance_provision_timeout_in_seconds=v.instance_provision_timeout_seconds,
+            initial_instance_count=v.initial_instance_count,
+            initial_variant_weight=v.initial_weight,
+            container_startup_health_check_timeout_in_seconds=cfg.container.startup_health_check_timeout_seconds,
+            model_data_download_timeout_in_seconds=cfg.container.startup_health_check_timeout_seconds,
+            volume_size_in_gb=v.volume_size_gb,  # None on local-NVMe types (config.checks)
+            # The host driver must run the image's CUDA (config.checks.platform); SageMaker's
+            # default AMI for ml.g5 has driver 470 / CUDA 11.4. One AMI serves every pool.
+            inference_ami_version=v.inference_ami_version,
+            routing_config=EndpointConfig.RoutingConfigProperty(routing_strategy=cfg.routing_strategy),
+        )
 
     @staticmethod
     def _blue_green(cfg: EnvironmentConfig) -> Endpoint.BlueGreenUpdatePolicyProperty:

@@ -43,6 +43,7 @@ SCALING = [
     "application-autoscaling:DescribeScalableTargets",
     "application-autoscaling:DescribeScalingPolicies",
     "application-autoscaling:DescribeScheduledActions",
+    "application-autoscaling:DescribeScalingActivities",  # scaling-history; no resource-level permission
     # `ops deploy` moves a scaled variant's scaling aside and puts it back; `ops restore-scaling` too.
     "application-autoscaling:RegisterScalableTarget",
     "application-autoscaling:DeregisterScalableTarget",

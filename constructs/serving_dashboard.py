@@ -10,10 +10,11 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from config.schema import EnvironmentConfig
 from constructs import Construct
 from constructs.serving_alarms import ServingAlarms
-from constructs.variant_metrics import VariantMetrics
+from constructs.variant_metrics import INSTANCE_NAMESPACE, VariantMetrics
 from container.serving import contract
 
 WIDTH = 8
+INSTANCE_TYPE_DIMENSION = "InstanceType"  # on a pooled variant's metrics, beside EndpointName and VariantName
 
 
 class ServingDashboard(Construct):
@@ -75,6 +76,9 @@ class ServingDashboard(Construct):
             ),
             cloudwatch.TextWidget(markdown=self._schedule_text(cfg), width=8, height=6),
         )
+        pools = {v.name: v.instance_types for v in cfg.variants if v.fallback_instance_types}
+        if pools:
+            self._by_instance_type(pools)
 
     def _graph(
         self, title: str, metric_of: Callable[[VariantMetrics], cloudwatch.Metric], stacked: bool = False
@@ -85,6 +89,42 @@ class ServingDashboard(Construct):
             left=[metric_of(metrics).with_(label=name) for name, metrics in self.variants.items()],
             width=WIDTH,
             stacked=stacked,
+        )
+
+    def _by_instance_type(self, pools: dict[str, list[str]]) -> None:
+        """Variants with instance pools: one line per variant and type. SageMaker publishes the variant
+        metrics of a pooled variant also with an InstanceType dimension (SageMaker guide,
+        realtime-endpoints-heterogeneous, "Monitoring"); the variant-level lines above aggregate types."""
+
+        def by_type(metric_of: Callable[[VariantMetrics, dict[str, str]], cloudwatch.Metric]) -> list:
+            return [
+                metric_of(self.variants[name], {INSTANCE_TYPE_DIMENSION: instance_type}).with_(
+                    label=f"{name} {instance_type}"
+                )
+                for name, types in pools.items()
+                for instance_type in types
+            ]
+
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Invocations / min per instance, by instance type (instance pools)",
+                left=by_type(lambda m, d: m.metric("InvocationsPerInstance", statistic="Sum", extra_dimensions=d)),
+                width=WIDTH,
+            ),
+            cloudwatch.GraphWidget(
+                title="Model latency p50 (µs), by instance type (instance pools)",
+                left=by_type(lambda m, d: m.metric("ModelLatency", statistic="p50", extra_dimensions=d)),
+                width=WIDTH,
+            ),
+            cloudwatch.GraphWidget(
+                title="GPU utilisation %, by instance type (instance pools)",
+                left=by_type(
+                    lambda m, d: m.metric(
+                        "GPUUtilization", namespace=INSTANCE_NAMESPACE, statistic="Average", extra_dimensions=d
+                    )
+                ),
+                width=WIDTH,
+            ),
         )
 
     def _percentiles(self, title: str, metric_name: str) -> cloudwatch.GraphWidget:

@@ -17,9 +17,7 @@ from constructs.variant_metrics import VariantMetrics
 
 PREDEFINED = {
     INVOCATIONS_PER_INSTANCE: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE,
-    HIGH_RESOLUTION: (
-        appscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION
-    ),
+    HIGH_RESOLUTION: (appscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION),
 }
 
 
@@ -43,7 +41,10 @@ class VariantAutoscaling(Construct):
         metrics: VariantMetrics,
         scaling: VariantScaling,
         endpoint: IDependable,
+        target_value: float | None = None,
     ) -> None:
+        """`target_value`: the resolved TargetValue (config.scaling_target.tracking_target), required when the
+        config derives it (`target_share_of_concurrency`); default: `scaling.target_tracking.target_value`."""
         super().__init__(scope, id)
         self.scaling = scaling
         self.target = appscaling.ScalableTarget(
@@ -59,9 +60,18 @@ class VariantAutoscaling(Construct):
         self.target.node.add_dependency(endpoint)
 
         tracking = scaling.target_tracking
+        target = target_value if target_value is not None else tracking.target_value
+        if target is None:
+            raise ValueError(
+                f"{id}: target_tracking derives its target (target_share_of_concurrency): pass "
+                "target_value=config.scaling_target.tracking_target(cfg, variant)"
+            )
+        # SageMakerVariantConcurrentRequestsPerModelHighResolution: requests in the container (queued ones
+        # included, a stream until its last token) every 10 s; scales out faster, in at the standard speed
+        # (docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-add-code-define.html).
         self.target.scale_to_track_metric(
             "TargetTracking",
-            target_value=tracking.target_value,
+            target_value=target,
             predefined_metric=PREDEFINED[tracking.metric],
             scale_out_cooldown=Duration.seconds(tracking.scale_out_cooldown_seconds),
             scale_in_cooldown=Duration.seconds(tracking.scale_in_cooldown_seconds),

@@ -35,6 +35,7 @@ from ops.peak_window import check_peak_windows
 from ops.promotion import plan_promotion, write_promotion
 from ops.release_tag import tag_release
 from ops.scaling import ScalingSnapshot, restore_scaling
+from ops.scaling_history_command import scaling_history_command
 from ops.smoke import DEFAULT_PROMPT, SmokeRequest, smoke_adapter
 from ops.status import show_status
 from ops.traffic import ShiftPlan, Target, rollback, shift
@@ -412,3 +413,4 @@ def bedrock_import(
 
 
 app.command(name="capacity")(reports_errors(capacity_command))
+app.command(name="scaling-history")(reports_errors(scaling_history_command))

@@ -5,9 +5,15 @@ What is modelled (Application Auto Scaling user guide, except where marked):
   while it stays there the policy runs again every minute ("adjustments can continue for additional
   alarm breaches until the alarm state returns to OK").
 - Target tracking owns two alarms and asks for the capacity that brings the metric back to the
-  target: ceil(load / target). Their shape is not documented; the constants below are what AAS is
-  commonly seen to create for one-minute metrics (3 minutes above the target to scale out, 15
-  below 90 % of it to scale in) and our guess for the 10-second metric. Check them against
+  target: ceil(load / target). Their shape is not documented for any SageMaker metric; the constants
+  below are what AAS is commonly seen to create for one-minute metrics (3 minutes above the target to
+  scale out, 15 below 90 % of it to scale in) and our assumption for the high-resolution metric
+  `SageMakerVariantConcurrentRequestsPerModelHighResolution`: its datapoints come every 10 s and a
+  policy on it "scale[s] out much more quickly ... scales in at the same speed as it would for
+  standard metrics" (SageMaker Developer Guide, "Define a scaling policy",
+  docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-add-code-define.html); how many
+  datapoints its scale-out alarm needs is not stated: assumed 3 (30 s), so a breach is acted on
+  from the next minute. Every plan states these (`alarm_assumptions`). Check them against
   `aws cloudwatch describe-alarms` on a real endpoint and change them here if they differ.
 - Scale-out cooldown: a policy does not raise capacity again unless a larger scale-out is triggered;
   the capacity its last activity added counts towards the next. Scale-in cooldown blocks scale-in
@@ -23,8 +29,15 @@ from dataclasses import dataclass
 from config.metric_names import HIGH_RESOLUTION
 from config.schema import EngineStepScaling, TargetTracking
 
-TRACKING_SCALE_OUT_MINUTES = {HIGH_RESOLUTION: 1}  # 3 x 10 s datapoints fit in the first minute
+# One-minute metrics (SageMakerVariantInvocationsPerInstance): seen, not documented.
 TRACKING_SCALE_OUT_MINUTES_DEFAULT = 3
+# The high-resolution metric: 10 s datapoints (documented); 3 of them to alarm (assumed, undocumented).
+HIGH_RESOLUTION_PERIOD_SECONDS = 10
+HIGH_RESOLUTION_SCALE_OUT_DATAPOINTS = 3
+TRACKING_SCALE_OUT_MINUTES = {
+    HIGH_RESOLUTION: max(1, math.ceil(HIGH_RESOLUTION_PERIOD_SECONDS * HIGH_RESOLUTION_SCALE_OUT_DATAPOINTS / 60))
+}
+# Scale-in, both metrics ("at the same speed as ... standard metrics" for high resolution): seen, not documented.
 TRACKING_SCALE_IN_MINUTES = 15
 TRACKING_SCALE_IN_FRACTION = 0.9
 NEVER = -(10**9)
@@ -63,16 +76,39 @@ class Alarm:
         return self.breaches == self.periods
 
 
+def alarm_assumptions() -> str:
+    """The alarm shapes the plan stands on, in one line (AWS documents none of the numbers)."""
+    high = TRACKING_SCALE_OUT_MINUTES[HIGH_RESOLUTION]
+    return (
+        f"scale out after {TRACKING_SCALE_OUT_MINUTES_DEFAULT} min above target on one-minute metrics; on "
+        f"{HIGH_RESOLUTION} after {HIGH_RESOLUTION_SCALE_OUT_DATAPOINTS} datapoints of "
+        f"{HIGH_RESOLUTION_PERIOD_SECONDS} s (acted on within {high} min; AWS documents the 10 s datapoints, not "
+        f"the alarm: assumed); scale in after {TRACKING_SCALE_IN_MINUTES} min below "
+        f'{TRACKING_SCALE_IN_FRACTION:.0%} of the target on either (AWS: high resolution "scales in at the same '
+        'speed" as standard metrics; the standard alarms are as commonly seen, not documented)'
+    )
+
+
 class TargetTrackingPolicy:
-    def __init__(self, config: TargetTracking) -> None:
+    def __init__(self, config: TargetTracking, target_value: float | None = None) -> None:
+        """`target_value`: the resolved target (config.scaling_target); default the config's explicit one."""
         self.name = f"target tracking {config.metric}"
         self.metric = config.metric
-        self.target = config.target_value
+        self.target = target_value if target_value is not None else config.target_value
+        if self.target is None:
+            raise ValueError("target tracking needs a target: pass config.scaling_target.tracking_target(...)")
         self.scale_out = Alarm(TRACKING_SCALE_OUT_MINUTES.get(config.metric, TRACKING_SCALE_OUT_MINUTES_DEFAULT))
         self.scale_in = Alarm(TRACKING_SCALE_IN_MINUTES)
         self.out_cooldown = config.scale_out_cooldown_seconds / 60
         self.in_cooldown = config.scale_in_cooldown_seconds / 60
         self.last_out, self.last_out_to, self.last_in = NEVER, 0, NEVER
+
+    def settled(self, requests_per_minute: float, seconds_per_request: float) -> int:
+        """The capacity this policy keeps for a steady demand (concurrency by Little's law)."""
+        total = (
+            requests_per_minute / 60 * seconds_per_request if self.metric == HIGH_RESOLUTION else requests_per_minute
+        )
+        return math.ceil(total / self.target)
 
     def _total_load(self, load: Load) -> float:
         return load.concurrency if self.metric == HIGH_RESOLUTION else load.invocations

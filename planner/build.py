@@ -4,24 +4,24 @@ week's peak) and the oracle, side by side, with the budget the verdict judges th
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from config.checks.capacity import measured_capacity_warnings
-from config.schema import Catalog, EnvironmentConfig
+from config.physics import ceiling_if_known
+from config.scaling_target import target_provenance, tracking_target
+from config.schema import Catalog, EnvironmentConfig, Variant
 from container.serving import contract
-from planner.autoscaling import (
-    TRACKING_SCALE_IN_FRACTION,
-    TRACKING_SCALE_IN_MINUTES,
-    TRACKING_SCALE_OUT_MINUTES_DEFAULT,
-    StepScalingPolicy,
-    TargetTrackingPolicy,
-)
+from planner.autoscaling import StepScalingPolicy, TargetTrackingPolicy, alarm_assumptions
 from planner.baselines import oracle, static_for_peak
 from planner.calendar import peak_minutes, scheduled_actions
-from planner.fleet import VariantModel
-from planner.results import Plan
+from planner.fleet import Pool, VariantModel
+from planner.margin import margin_of
+from planner.outages import Outage, availability, describe
+from planner.results import Plan, Scenario
 from planner.simulate import simulate
 from planner.totals import add_totals
 from planner.traffic import TrafficProfile
+from planner.verdict import judge
 
 MODELLED_STEP_METRICS = (contract.METRIC_QUEUE_DEPTH, contract.METRIC_RUNNING_SEQUENCES)
 STATIC_MAX_TITLE = "Static fleet at max_capacity"
@@ -31,14 +31,24 @@ class PlanError(ValueError):
     """The config asks for something the planner cannot model; the message names the field."""
 
 
-def build_plan(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> Plan:
+def build_plan(
+    cfg: EnvironmentConfig,
+    catalog: Catalog,
+    traffic: TrafficProfile,
+    *,
+    outages: Sequence[Outage] = (),
+    with_margin: bool = False,
+) -> Plan:
+    """Every scenario of `cfg` on `traffic`; `outages`: instance types that cannot be provisioned for a while
+    (`--unavailable`); `with_margin`: also bisect the margin (planner.margin: about 15 more simulations)."""
     demand, start = list(traffic.requests_per_minute), traffic.start
+    available = availability(list(outages))
 
     def models(with_schedules: bool) -> list[VariantModel]:
-        return variant_models(cfg, traffic, with_schedules=with_schedules)
+        return variant_models(cfg, catalog, traffic, with_schedules=with_schedules)
 
     timing = {"provisioning_minutes": cfg.planning.provisioning_minutes,
-              "timeout_seconds": cfg.planning.request_timeout_seconds}  # fmt: skip
+              "timeout_seconds": cfg.planning.request_timeout_seconds, "available": available}  # fmt: skip
     configured = models(True)
     scheduled = {m.name: peak_minutes(m.actions, len(demand)) for m in configured}
     scenarios = [
@@ -46,7 +56,7 @@ def build_plan(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile
         simulate(models(False), demand, start, key="reactive", title="Reactive policies only", **timing),
         simulate(_fixed_at_max(models(False)), demand, start, key="static-max", title=STATIC_MAX_TITLE, **timing),
         static_for_peak(models(False), demand, start),
-        oracle(models(False), demand, start),
+        oracle(models(False), demand, start, available),
     ]
     plan = Plan(
         env=cfg.name,
@@ -57,15 +67,63 @@ def build_plan(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile
         peak_windows=[(p.name, p.start_minute, p.end_minute) for p in traffic.peaks],
         time_zones=list(traffic.zones),
         budget=cfg.planning.budget,
-        warnings=measured_capacity_warnings(cfg) + ceiling_warnings(cfg, configured, demand),
+        warnings=measured_capacity_warnings(cfg, catalog) + ceiling_warnings(cfg, configured, demand),
+        outages=describe(list(outages), start, {v.name: v.instance_types for v in cfg.variants}) if outages else "",
     )
+    totals(plan, scenarios, cfg, catalog, scheduled)
+    if with_margin:
+        rates = {t: c.requests_per_minute for t, c in cfg.planning.capacity.items() if t in _types(cfg)}
+        plan.margin = margin_of(
+            {check.name for check in judge(plan).checks if check.passed},
+            cfg.planning.provisioning_minutes,
+            rates,
+            lambda factor, minutes: checks_at(cfg, catalog, traffic, outages, factor, minutes),
+        )
+    return plan
+
+
+def _types(cfg: EnvironmentConfig) -> list[str]:
+    return list(dict.fromkeys(t for v in cfg.variants for t in v.instance_types))
+
+
+def totals(plan: Plan, scenarios: list[Scenario], cfg: EnvironmentConfig, catalog: Catalog, scheduled=None) -> None:
     prices = {v.name: catalog.instance_types[v.instance_type].on_demand_usd_per_hour for v in cfg.variants}
-    in_peaks = plan.peak_mask(len(demand))
+    in_peaks = plan.peak_mask(scenarios[0].minutes)
     for scenario in scenarios:
         for name, series in scenario.variants.items():
-            series.in_scheduled_peak = scheduled[name]
+            series.in_scheduled_peak = (scheduled or {}).get(name, [])
         add_totals(scenario, prices, in_peaks)
-    return plan
+
+
+def checks_at(
+    cfg: EnvironmentConfig,
+    catalog: Catalog,
+    traffic: TrafficProfile,
+    outages: Sequence[Outage],
+    capacity_factor: float,
+    provisioning_minutes: int,
+) -> set[str]:
+    """The checks the configured fleet meets with every type's capacity x `capacity_factor` (the targets as
+    configured: the template keeps them) and this provisioning delay."""
+    demand, start = list(traffic.requests_per_minute), traffic.start
+    available = availability(list(outages))
+    models = variant_models(cfg, catalog, traffic, with_schedules=True, capacity_factor=capacity_factor)
+    configured = simulate(
+        models, demand, start, key="configured", title="margin", provisioning_minutes=provisioning_minutes,
+        timeout_seconds=cfg.planning.request_timeout_seconds, available=available,
+    )  # fmt: skip
+    floor = variant_models(cfg, catalog, traffic, with_schedules=False, capacity_factor=capacity_factor)
+    scenarios = [configured, oracle(floor, demand, start, available)]
+    plan = Plan(
+        env=cfg.name,
+        traffic_name=traffic.name,
+        scenarios={s.key: s for s in scenarios},
+        assumptions={},
+        peak_windows=[(p.name, p.start_minute, p.end_minute) for p in traffic.peaks],
+        budget=cfg.planning.budget,
+    )
+    totals(plan, scenarios, cfg, catalog)
+    return {check.name for check in judge(plan).checks if check.passed}
 
 
 def _fixed_at_max(models: list[VariantModel]) -> list[VariantModel]:
@@ -94,29 +152,35 @@ def ceiling_warnings(cfg: EnvironmentConfig, models: list[VariantModel], demand:
     return warnings
 
 
-def variant_models(cfg: EnvironmentConfig, traffic: TrafficProfile, *, with_schedules: bool) -> list[VariantModel]:
-    """Fresh models (policies keep alarm state, so every simulation gets its own)."""
+def variant_models(
+    cfg: EnvironmentConfig,
+    catalog: Catalog,
+    traffic: TrafficProfile,
+    *,
+    with_schedules: bool,
+    capacity_factor: float = 1.0,
+) -> list[VariantModel]:
+    """Fresh models (policies keep alarm state, so every simulation gets its own); `capacity_factor` scales
+    every pool's requests_per_minute and concurrent_sequences (planner.margin), never the targets."""
     total_weight = sum(v.initial_weight for v in cfg.variants)
     models = []
     for variant in cfg.variants:
-        capacity = cfg.planning.capacity.get(variant.instance_type)
-        if capacity is None:
-            raise PlanError(
-                f"planning.capacity has no entry for {variant.instance_type} (variants.{variant.name}.instance_type); "
-                f"known: {', '.join(sorted(cfg.planning.capacity))}"
-            )
+        pools = [_pool(cfg, catalog, variant, t, capacity_factor) for t in variant.instance_types]
         model = VariantModel(
             name=variant.name,
             share=variant.initial_weight / total_weight,
-            capacity=capacity,
+            capacity=pools[0].capacity,
             max_num_seqs=cfg.engine.max_num_seqs,
             min_capacity=variant.initial_instance_count,
             max_capacity=variant.initial_instance_count,
+            instance_type=pools[0].instance_type,
+            usd_per_hour=pools[0].usd_per_hour,
+            fallbacks=pools[1:],
         )
         scaling = cfg.autoscaling.get(variant.name)
         if scaling is not None:
             model.min_capacity, model.max_capacity = scaling.min_capacity, scaling.max_capacity
-            model.policies = [TargetTrackingPolicy(scaling.target_tracking)]
+            model.policies = [TargetTrackingPolicy(scaling.target_tracking, tracking_target(cfg, variant.name))]
             for i, step in enumerate(scaling.step_scaling):
                 if step.metric not in MODELLED_STEP_METRICS:
                     raise PlanError(
@@ -130,6 +194,23 @@ def variant_models(cfg: EnvironmentConfig, traffic: TrafficProfile, *, with_sche
     return models
 
 
+def _pool(cfg: EnvironmentConfig, catalog: Catalog, variant: Variant, instance_type: str, factor: float) -> Pool:
+    capacity = cfg.planning.capacity.get(instance_type)
+    if capacity is None:
+        role = "instance_type" if instance_type == variant.instance_type else "fallback_instance_types"
+        raise PlanError(
+            f"planning.capacity has no entry for {instance_type} (variants.{variant.name}.{role}); "
+            f"known: {', '.join(sorted(cfg.planning.capacity))}"
+        )
+    if factor != 1:
+        scaled = {
+            "requests_per_minute": capacity.requests_per_minute * factor,
+            "concurrent_sequences": capacity.concurrent_sequences * factor,
+        }
+        capacity = capacity.model_copy(update=scaled)
+    return Pool(instance_type, capacity, catalog.instance_types[instance_type].on_demand_usd_per_hour)
+
+
 def assumptions(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> dict[str, str]:
     planning = cfg.planning
     lines = {
@@ -137,29 +218,44 @@ def assumptions(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfil
     }
     lines |= {
         f"capacity per {name}": f"{c.requests_per_minute:,.0f} requests/min at the SLO, {c.concurrent_sequences} "
-        f"sequences; {c.provenance()}"
+        f"sequences; {c.provenance(ceiling_if_known(cfg, catalog, name))}"
         for name, c in sorted(planning.capacity.items())
     }
     total_weight = sum(v.initial_weight for v in cfg.variants)
     budget = planning.budget
     lines |= {
         "traffic split": ", ".join(f"{v.name} {v.initial_weight / total_weight:.0%}" for v in cfg.variants),
-        "provisioning delay": f"{planning.provisioning_minutes} min from scale-out to in service; "
-        "one capacity change at a time per endpoint",
+        "provisioning delay": f"{planning.provisioning_minutes} min from scale-out to in service "
+        f"({planning.provisioning_provenance()}); one capacity change at a time per endpoint",
         "request timeout": f"{planning.request_timeout_seconds} s: requests queued longer fail",
-        "target tracking alarms": f"scale out after {TRACKING_SCALE_OUT_MINUTES_DEFAULT} min above target "
-        f"(1 min for the high-resolution metric), scale in after {TRACKING_SCALE_IN_MINUTES} min "
-        f"below {TRACKING_SCALE_IN_FRACTION:.0%} of it",
+        "target tracking": "; ".join(
+            f"{name} {scaling.target_tracking.metric} at {target_provenance(cfg, name)}"
+            for name, scaling in cfg.autoscaling.items()
+        )
+        or "none",
+        "target tracking alarms": alarm_assumptions(),
         "prices": ", ".join(
             f"{t} ${catalog.instance_types[t].on_demand_usd_per_hour}/h"
-            for t in sorted({v.instance_type for v in cfg.variants})
+            for t in sorted({t for v in cfg.variants for t in v.instance_types})
         )
         + " on demand (config/catalog.yaml); month = 730 h",
+        **_pool_assumption(cfg),
         "budget (planning.budget)": f"rejected ≤ {budget.rejected_percent:g} % in the worst 24 h, "
         f"shortfall ≤ {budget.shortfall_minutes_in_peaks} min in peak windows and "
         f"≤ {budget.shortfall_minutes_per_week} min a week in all, cost ≤ {budget.cost_vs_oracle:.2f}x the oracle",
     }
     return lines
+
+
+def _pool_assumption(cfg: EnvironmentConfig) -> dict[str, str]:
+    if not any(v.fallback_instance_types for v in cfg.variants):
+        return {}
+    pools = "; ".join(f"{v.name} {' → '.join(v.instance_types)}" for v in cfg.variants)
+    return {
+        "instance pools": f"{pools}: new instances from the first type that can be provisioned, fallbacks "
+        "released first (SageMaker guide, realtime-endpoints-heterogeneous); an insufficient-capacity error is "
+        "assumed to surface at once and a fallback instance to take the same provisioning delay (undocumented)"
+    }
 
 
 def _peak_kinds(traffic: TrafficProfile) -> str:

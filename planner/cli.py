@@ -25,6 +25,7 @@ from planner.build import PlanError, build_plan
 from planner.compare import render_comparison
 from planner.doc_block import PLAN_DOC, with_summary
 from planner.environment_traffic import recorded, traffic_for
+from planner.outages import Outage, OutageError, parse_outages
 from planner.reference_week import reference_week
 from planner.results import Plan
 from planner.summary import render_summary
@@ -52,13 +53,31 @@ Traffic = Annotated[
 ]
 
 
+Unavailable = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--unavailable",
+        metavar="TYPE@WINDOW",
+        help="no new instance of TYPE can be provisioned in WINDOW (a peak window of the traffic, e.g. "
+        "friday-chapters, or an ISO interval 2026-10-30T07:00Z/2026-10-30T13:00Z); instances in service stay and "
+        "fallback pools take over. Repeatable; commas separate several in one value",
+    ),
+]
+
+
 @app.command()
-def plan(env: Env, traffic: Traffic = None, out: Annotated[Path | None, typer.Option(help="directory")] = None) -> None:
+def plan(
+    env: Env,
+    traffic: Traffic = None,
+    out: Annotated[Path | None, typer.Option(help="directory")] = None,
+    unavailable: Unavailable = None,
+) -> None:
     """Simulate ENV's scaling and write summary.md and plot.png (default directory: plan-out/ENV).
 
     Exits 1 when the verdict is "not met", after writing both files."""
     cfg = _config(env)
-    result = _plan(cfg, _traffic(traffic, cfg))
+    profile = _traffic(traffic, cfg)
+    result = _plan(cfg, profile, _outages(unavailable or [], profile, cfg), with_margin=True)
     out = out or Path("plan-out") / env
     out.mkdir(parents=True, exist_ok=True)
     summary = render_summary(result)
@@ -97,7 +116,7 @@ def diff(
 def docs(document: Annotated[Path, typer.Option("--doc", dir_okay=False)] = PLAN_DOC) -> None:
     """Refresh docs/plan/ (summary.md, plot.png) and the copy of the prod plan in docs/scaling-and-planning.md."""
     cfg = _config("prod")
-    result = _plan(cfg, _traffic(None, cfg))
+    result = _plan(cfg, _traffic(None, cfg), with_margin=True)
     summary = render_summary(result)
     DOCS_DIR.mkdir(parents=True, exist_ok=True)
     (DOCS_DIR / "summary.md").write_text(summary)
@@ -143,9 +162,19 @@ def _traffic(path: Path | None, cfg: EnvironmentConfig) -> TrafficProfile:
         _fail(str(error))
 
 
-def _plan(cfg: EnvironmentConfig, traffic: TrafficProfile) -> Plan:
+def _outages(values: list[str], traffic: TrafficProfile, cfg: EnvironmentConfig) -> list[Outage]:
+    """`--unavailable` values, each possibly a comma-separated list (`make plan UNAVAILABLE=a,b`)."""
+    items = [item for value in values for item in value.split(",") if item.strip()]
+    types = list(dict.fromkeys(t for v in cfg.variants for t in v.instance_types))
     try:
-        return build_plan(cfg, load_catalog(), traffic)
+        return parse_outages(items, traffic, types)
+    except OutageError as error:
+        _fail(str(error))
+
+
+def _plan(cfg: EnvironmentConfig, traffic: TrafficProfile, outages=(), *, with_margin: bool = False) -> Plan:
+    try:
+        return build_plan(cfg, load_catalog(), traffic, outages=outages, with_margin=with_margin)
     except PlanError as error:
         _fail(f"{environment_label(cfg.name)}: {error}")
 

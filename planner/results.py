@@ -30,6 +30,8 @@ class VariantSeries:
     demand: list[float] = field(default_factory=list)  # requests arriving at the variant
     in_service: list[int] = field(default_factory=list)  # instances serving
     billed: list[int] = field(default_factory=list)  # in service + provisioning (billed from launch)
+    # What those instances cost per hour, by their types' prices; empty: the variant's one price (add_totals).
+    billed_usd_per_hour: list[float] = field(default_factory=list)
     capacity: list[float] = field(default_factory=list)  # requests the in-service instances can serve at the SLO
     backlog: list[float] = field(default_factory=list)  # requests still waiting at the end of the minute
     rejected: list[float] = field(default_factory=list)  # requests that would have waited past the timeout
@@ -88,6 +90,8 @@ class Plan:
     time_zones: list[tuple[str, str]] = field(default_factory=list)  # (audience, IANA zone)
     budget: PlanBudget = field(default_factory=PlanBudget)  # what the verdict calls "met"
     warnings: list[str] = field(default_factory=list)  # config settings that cannot work as meant
+    outages: str = ""  # the --unavailable scenario, in one line (planner.outages.describe); "" for none
+    margin: str = ""  # how far capacity and provisioning can move before the verdict flips (planner.margin)
 
     def peak_mask(self, minutes: int) -> list[bool]:
         mask = [False] * minutes

@@ -4,7 +4,10 @@ Order within a minute: scheduled actions fire; launches that finished join; the 
 the desired counts; the minute's traffic is served; its metrics feed the alarms and policies,
 whose decision takes effect from the next minute. SageMaker applies one capacity change at a time:
 while instances of one variant are provisioning the endpoint is Updating, and further changes
-(of any variant) wait until it is InService again.
+(of any variant) wait until it is InService again. New instances come from the first pool whose type
+can be provisioned (`available`, planner.outages); when none can, nothing launches and the desired
+count is tried again the next minute (how long SageMaker holds the endpoint on a failed attempt, up to
+VariantInstanceProvisionTimeoutInSeconds, is not modelled: the endpoint is free at once).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from planner.autoscaling import Load, combine
-from planner.fleet import Fleet, VariantModel
+from planner.fleet import Availability, Fleet, VariantModel, always
 from planner.results import Event, Scenario, VariantSeries
 
 
@@ -25,18 +28,19 @@ def simulate(
     timeout_seconds: int,
     key: str,
     title: str,
+    available: Availability = always,
 ) -> Scenario:
     fleets = [Fleet(model, timeout_seconds) for model in models]
     series = {m.name: VariantSeries(m.name) for m in models}
     scenario = Scenario(key=key, title=title, start=start, variants=series)
     for fleet in fleets:
         _settle_schedule(fleet)
-        fleet.start_at(demand[0] * fleet.model.share)
+        fleet.start_at(demand[0] * fleet.model.share, available)
 
     for minute, total in enumerate(demand):
         for fleet in fleets:
             _apply_schedule(fleet, minute, scenario.events)
-        _update_endpoint(fleets, minute, provisioning_minutes)
+        _update_endpoint(fleets, minute, provisioning_minutes, available, scenario.events)
         for fleet in fleets:
             arrivals = total * fleet.model.share
             served, rejected, wait = fleet.serve(arrivals)
@@ -62,28 +66,39 @@ def _apply_schedule(fleet: Fleet, minute: int, events: list[Event]) -> None:
         _set_desired(fleet, fleet.clamp(fleet.desired), minute, events, f"schedule {action.window}")
 
 
-def _update_endpoint(fleets: list[Fleet], minute: int, provisioning_minutes: int) -> None:
+def _update_endpoint(
+    fleets: list[Fleet], minute: int, provisioning_minutes: int, available: Availability, events: list[Event]
+) -> None:
     for fleet in fleets:
         if fleet.launching and fleet.ready_at <= minute:
-            fleet.in_service += fleet.launching
-            fleet.launching = 0
+            fleet.finish_launches()
     if any(f.launching for f in fleets):
         return  # endpoint Updating: capacity changes wait
     for fleet in fleets:
         if fleet.desired < fleet.in_service:
-            fleet.in_service = fleet.desired  # instances drain and stop within the minute
+            fleet.release(fleet.in_service - fleet.desired)  # instances drain and stop within the minute
         elif fleet.desired > fleet.in_service:
+            count = fleet.desired - fleet.in_service
+            launched = fleet.launch(count, minute, minute + provisioning_minutes, available)
+            if launched is None:
+                if not fleet.waiting:
+                    events.append(Event(minute, fleet.model.name, "pool", f"no pool can provision {count}: waiting"))
+                fleet.waiting = True
+                continue  # the endpoint stays InService; tried again next minute
+            fleet.waiting = False
+            if launched != fleet.model.instance_type:
+                events.append(Event(minute, fleet.model.name, "pool", f"{count} x {launched} (fallback pool)"))
             if provisioning_minutes == 0:
-                fleet.in_service = fleet.desired
+                fleet.finish_launches()
                 continue
-            fleet.launching, fleet.ready_at = fleet.desired - fleet.in_service, minute + provisioning_minutes
             return
 
 
 def _record(out: VariantSeries, fleet: Fleet, arrivals: float, rejected: float, wait: float) -> None:
     out.demand.append(arrivals)
     out.in_service.append(fleet.in_service)
-    out.billed.append(fleet.in_service + fleet.launching)
+    out.billed.append(fleet.in_service + fleet.provisioning)
+    out.billed_usd_per_hour.append(fleet.billed_usd_per_hour())
     out.capacity.append(fleet.capacity)
     out.backlog.append(fleet.backlog)
     out.rejected.append(rejected)

@@ -70,6 +70,8 @@ def render_summary(plan: Plan) -> str:
         (label(key, scenario), totals_of(scenario), oracle_total) for key, scenario in plan.scenarios.items()
     ]
     lines = [f"## Capacity plan: {plan.env} ({plan.traffic_name})", ""]
+    if plan.outages:
+        lines += [f"Scenario (--unavailable): {plan.outages}.", ""]
     lines += _table("Scenario", scenario_rows, columns)
     for name in configured.per_variant:
         variant_rows = [
@@ -82,6 +84,7 @@ def render_summary(plan: Plan) -> str:
     verdict = judge(plan)
     lines += ["", f"### Verdict: {'met' if verdict.met else 'not met'}", ""]
     lines += [f"- {check.text}" for check in verdict.checks]
+    lines += [f"- Margin: {plan.margin}." for _ in [plan.margin] if plan.margin]
     lines += [f"- Warning: {warning}" for warning in plan.warnings]
     lines += ["", "### Assumptions", ""]
     lines += [f"- {key}: {value}" for key, value in plan.assumptions.items()] or ["- none recorded"]

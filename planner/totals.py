@@ -7,8 +7,8 @@ from planner.results import Scenario, Totals, VariantSeries
 
 
 def add_totals(scenario: Scenario, usd_per_hour: dict[str, float], peaks: list[bool] | None = None) -> Scenario:
-    """Fill `per_variant` and `total`; `usd_per_hour` is each variant's instance price, `peaks` flags
-    the minutes inside the traffic's peak windows."""
+    """Fill `per_variant` and `total`; `usd_per_hour` is each variant's instance price (for series without
+    `billed_usd_per_hour`, i.e. of one instance type), `peaks` flags the minutes inside the traffic's peak windows."""
     run_hours = scenario.minutes / 60
     peaks = peaks or [False] * scenario.minutes
     activities = {name: 0 for name in scenario.variants}
@@ -26,7 +26,10 @@ def _totals(
     variants: list[VariantSeries], usd_per_hour: dict[str, float], run_hours: float, activities: int, peak: list[bool]
 ) -> Totals:
     instance_hours = sum(sum(v.billed) for v in variants) / 60
-    cost = sum(sum(v.billed) / 60 * usd_per_hour[v.name] for v in variants)
+    cost = sum(
+        sum(v.billed_usd_per_hour) / 60 if v.billed_usd_per_hour else sum(v.billed) / 60 * usd_per_hour[v.name]
+        for v in variants
+    )
     minutes = len(variants[0].demand)
     short = [any(_short(v, m) for v in variants) for m in range(minutes)]
     waits = [(v.wait_seconds[m], v.demand[m] - v.rejected[m]) for v in variants for m in range(minutes)]

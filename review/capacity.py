@@ -8,6 +8,7 @@ from pathlib import Path
 
 from config.loader import ConfigError, load_catalog, load_config_file
 from config.naming import environment_label
+from config.physics import ceiling_if_known
 from config.schema import EnvironmentConfig
 from planner.build import PlanError, build_plan
 from planner.compare import render_comparison
@@ -53,9 +54,16 @@ def compare_plans(env: str, base_file: Path, head_file: Path) -> PlanComparison:
 
 
 def _stands_on(sides: tuple[tuple[str, EnvironmentConfig], ...]) -> str:
-    """What capacity each side's plan assumes, and whether it was measured (`ops capacity`)."""
-    return "; ".join(
-        f"{name}{f' ({side})' if side else ''}: {capacity.provenance()}"
+    """What capacity each side's plan assumes, whether it was measured (`ops capacity`), and what share
+    of the instance type's physical ceiling (config/physics.py) it is."""
+    catalog = load_catalog()
+    capacities = [
+        f"{name}{f' ({side})' if side else ''}: {capacity.provenance(ceiling_if_known(cfg, catalog, name))}"
         for side, cfg in sides
         for name, capacity in sorted(cfg.planning.capacity.items())
-    )
+    ]
+    provisioning = [
+        f"provisioning time{f' ({side})' if side else ''}: {cfg.planning.provisioning_provenance()}"
+        for side, cfg in sides
+    ]
+    return "; ".join(capacities + provisioning)

@@ -119,11 +119,20 @@ def _resources(template: Template, kind: str) -> list[Template]:
 
 
 def _variants(template: Template) -> dict[str, str]:
+    """Each variant's instance type: InstanceType, or with instance pools the priority-1 pool's type, the
+    one config/checks/deployed.py compares (docs/platform-notes.md "Instance pools")."""
     return {
-        v["VariantName"]: v.get("InstanceType", "serverless")
+        v["VariantName"]: _preferred_type(v)
         for config in _resources(template, "AWS::SageMaker::EndpointConfig")
         for v in config.get("ProductionVariants", [])
     }
+
+
+def _preferred_type(variant: Template) -> str:
+    pools = variant.get("InstancePools") or []
+    if pools:
+        return min(pools, key=lambda pool: pool.get("Priority", 0)).get("InstanceType", "?")
+    return variant.get("InstanceType", "serverless")
 
 
 def _scaled_variants(template: Template) -> set[str]:

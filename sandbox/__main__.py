@@ -68,12 +68,18 @@ def live_variants(state: State) -> str:
     sagemaker = state.session().client("sagemaker", endpoint_url=state.moto_url)
     endpoint = sagemaker.describe_endpoint(EndpointName=state.endpoint)
     config = sagemaker.describe_endpoint_config(EndpointConfigName=endpoint["EndpointConfigName"])
-    types = {v["VariantName"]: v["InstanceType"] for v in config["ProductionVariants"]}
+    types = {v["VariantName"]: variant_types(v) for v in config["ProductionVariants"]}
     variants = ", ".join(
         f"{v['VariantName']} {types.get(v['VariantName'], '?')} weight {float(v.get('CurrentWeight') or 0):g}"
         for v in endpoint["ProductionVariants"]
     )
     return f"{variants} (endpoint config {endpoint['EndpointConfigName']})"
+
+
+def variant_types(variant: dict) -> str:
+    """'ml.g5.xlarge', or with instance pools their types by priority: 'ml.g5.xlarge/ml.g6.xlarge'."""
+    pools = sorted(variant.get("InstancePools") or [], key=lambda pool: pool["Priority"])
+    return "/".join(pool["InstanceType"] for pool in pools) or variant.get("InstanceType", "?")
 
 
 def reuse_notice(state: State) -> str:

@@ -3,6 +3,12 @@ that calls `apply()` (the sandbox server, the ops tests):
 
 - `FakeEndpointConfig.validate_instance_type` checks a hard-coded list without ml.g5.* (DESIGN.md
   §3.3); SageMaker's API model has them (botocore sagemaker/2017-07-24 ProductionVariantInstanceType).
+- Instance pools: moto refuses a production variant without InstanceType or ServerlessConfig, but
+  one with `InstancePools` has no InstanceType ("you replace the InstanceType parameter ... with an
+  InstancePools list", SageMaker guide realtime-endpoints-heterogeneous), and DescribeEndpoint's
+  variant summaries carry `InstancePools[{InstanceType, CurrentInstanceCount}]` (botocore
+  InstancePoolSummary) that moto does not report. Here every instance is of the priority-1 type
+  (the sandbox's region always has the preferred type to give) unless a test set the variant's pools.
 - `update_endpoint_weights_and_capacities` overwrites DesiredWeight and DesiredInstanceCount with
   None when an entry gives only the other one. The API documents both as optional per variant
   ("DesiredWeightAndCapacity": DesiredWeight, DesiredInstanceCount), and a weight change does not
@@ -29,6 +35,41 @@ PERCENTILE = re.compile(r"^p(\d{1,2}(?:\.\d+)?|100)$")
 def _any_ml_instance_type(self: Any, instance_type: str) -> None:
     if not instance_type.startswith("ml."):
         raise models.ValidationError(message=f"Value '{instance_type}' at 'instanceType' is not an ml.* type")
+
+
+def _with_instance_pools(original: Any) -> Any:
+    def validate_production_variants(self: Any, production_variants: list[dict[str, Any]]) -> None:
+        plain = []
+        for variant in production_variants:
+            if "InstancePools" in variant and "InstanceType" not in variant:
+                for pool in variant["InstancePools"]:
+                    _any_ml_instance_type(self, pool["InstanceType"])
+            else:
+                plain.append(variant)
+        original(self, plain)
+
+    validate_production_variants.moto_fixed = True  # type: ignore[attr-defined]
+    return validate_production_variants
+
+
+def _reports_instance_pools(original: Any) -> Any:
+    def describe_endpoint(self: Any, endpoint_name: str) -> dict[str, Any]:
+        described = dict(original(self, endpoint_name))
+        config = self.endpoint_configs.get(described.get("EndpointConfigName"))
+        configured = {v["VariantName"]: v for v in config.production_variants} if config else {}
+        summaries = []
+        for summary in described.get("ProductionVariants", []):
+            pools = configured.get(summary["VariantName"], {}).get("InstancePools")
+            if pools and "InstancePools" not in summary:  # one a test put on moto's variant stays
+                preferred = min(pools, key=lambda pool: pool["Priority"])["InstanceType"]
+                count = summary.get("CurrentInstanceCount") or 0
+                summary = {**summary, "InstancePools": [{"InstanceType": preferred, "CurrentInstanceCount": count}]}
+            summaries.append(summary)
+        described["ProductionVariants"] = summaries
+        return described
+
+    describe_endpoint.moto_fixed = True  # type: ignore[attr-defined]
+    return describe_endpoint
 
 
 def _keep_omitted_fields(original: Any) -> Any:
@@ -70,7 +111,12 @@ def _with_percentiles(original: Any) -> Any:
 
 def apply() -> None:
     models.FakeEndpointConfig.validate_instance_type = _any_ml_instance_type
+    config = models.FakeEndpointConfig
+    if not getattr(config.validate_production_variants, "moto_fixed", False):
+        config.validate_production_variants = _with_instance_pools(config.validate_production_variants)
     backend = models.SageMakerModelBackend
+    if not getattr(backend.describe_endpoint, "moto_fixed", False):
+        backend.describe_endpoint = _reports_instance_pools(backend.describe_endpoint)
     if not getattr(backend.update_endpoint_weights_and_capacities, "moto_fixed", False):
         backend.update_endpoint_weights_and_capacities = _keep_omitted_fields(
             backend.update_endpoint_weights_and_capacities

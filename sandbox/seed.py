@@ -23,6 +23,16 @@ from config import naming
 # Properties of each resource type that are API parameters of the call that creates it (the rest
 # are CloudFormation-only or not read by the CLI).
 MODEL_FIELDS = ("ModelName", "PrimaryContainer", "Containers", "ExecutionRoleArn", "EnableNetworkIsolation")
+# A variant with instance pools has InstancePools instead of InstanceType (sandbox/moto_fixes.py lets moto take them).
+VARIANT_FIELDS = (
+    "VariantName",
+    "ModelName",
+    "InitialInstanceCount",
+    "InstanceType",
+    "InstancePools",
+    "VariantInstanceProvisionTimeoutInSeconds",
+    "InitialVariantWeight",
+)
 ALARM_FIELDS = (
     "AlarmName", "AlarmDescription", "ActionsEnabled", "AlarmActions", "OKActions", "InsufficientDataActions",
     "MetricName", "Namespace", "Statistic", "ExtendedStatistic", "Dimensions", "Period", "Unit",
@@ -186,10 +196,7 @@ def create_models_and_config(sagemaker: Any, resolve: Resolver) -> str:
         sagemaker.create_model(**pick(props, MODEL_FIELDS))
     names = []
     for _, props in resolve.resources("AWS::SageMaker::EndpointConfig"):
-        variants = [
-            pick(v, ("VariantName", "ModelName", "InitialInstanceCount", "InstanceType", "InitialVariantWeight"))
-            for v in props["ProductionVariants"]
-        ]
+        variants = [pick(v, VARIANT_FIELDS) for v in props["ProductionVariants"]]
         capture = {"DataCaptureConfig": props["DataCaptureConfig"]} if props.get("DataCaptureConfig") else {}
         sagemaker.create_endpoint_config(
             EndpointConfigName=props["EndpointConfigName"], ProductionVariants=variants, **capture

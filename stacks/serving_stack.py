@@ -6,9 +6,11 @@ from aws_cdk import ArnFormat, CfnOutput, Stack
 
 from config import load_catalog, naming
 from config.cost import floor_and_ceiling_usd
-from config.schema import EnvironmentConfig
+from config.scaling_target import tracking_target
+from config.schema import Catalog, EnvironmentConfig
 from constructs import Construct
 from constructs.alarm_topic import AlarmTopic
+from constructs.capacity_watch import CapacityWatch
 from constructs.capture_bucket import CaptureBucket
 from constructs.encryption_key import service_key
 from constructs.image_repository import ImageRepository
@@ -46,9 +48,10 @@ class ServingStack(Stack):
             self, "Notifications", encryption_key=key, email_subscriptions=cfg.alarms.email_subscriptions
         )
         catalog = load_catalog()
+        # The CPU alarm's threshold scales with vCPUs (SageMaker sums CPUUtilization over them). A variant
+        # with instance pools may mix types; its alarm uses the preferred type's (priority 1) figure.
         vcpus = {v.name: catalog.instance_types[v.instance_type].vcpus for v in cfg.variants}
         alarms = ServingAlarms(self, "Alarms", cfg=cfg, vcpus=vcpus)
-        topic.notify(alarms.all_alarms)
         models.grant_describe_alarms([self._alarm_arn(a.alarm_name) for a in alarms.rollback_alarms])
 
         endpoint = InferenceEndpoint(
@@ -60,6 +63,16 @@ class ServingStack(Stack):
             capture=capture,
             guarded=guarded,
         )
+        watch = CapacityWatch(
+            self,
+            "CapacityWatch",
+            endpoint_name=cfg.endpoint_name,
+            variant_names=[v.name for v in cfg.variants],
+            scaled_variant_names=list(cfg.autoscaling),
+            encryption_key=key,
+            starts_after=endpoint.endpoint,
+        )
+        topic.notify([*alarms.all_alarms, *watch.alarms])
 
         for variant_name, scaling in cfg.autoscaling.items():
             VariantAutoscaling(
@@ -68,6 +81,7 @@ class ServingStack(Stack):
                 metrics=alarms.metrics[variant_name],
                 scaling=scaling,
                 endpoint=endpoint.endpoint,
+                target_value=tracking_target(cfg, variant_name),  # explicit, or derived from planning.capacity
             )
 
         dashboard = ServingDashboard(self, "Dashboard", cfg=cfg, alarms=alarms)
@@ -84,6 +98,18 @@ class ServingStack(Stack):
             capture_bucket=capture.bucket if capture else None,
         )
 
+        self._outputs(cfg, catalog, dashboard, endpoint, topic, alarms)
+
+    def _outputs(
+        self,
+        cfg: EnvironmentConfig,
+        catalog: Catalog,
+        dashboard: ServingDashboard,
+        endpoint: InferenceEndpoint,
+        topic: AlarmTopic,
+        alarms: ServingAlarms,
+    ) -> None:
+        """What the ops CLI and a reader of `cdk deploy` need: cost range, names, topic, rollback alarms."""
         floor, ceiling = floor_and_ceiling_usd(cfg, catalog)
         CfnOutput(
             self,

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from config.checks.capacity import check_target_within_capacity
+from config.checks.capacity import check_capacity_within_ceiling, check_target_within_capacity
 from config.checks.container import check_startup_timeout, check_warmup
 from config.checks.deployed import check_deployed
 from config.checks.deployment import check_deployment, check_production_bake, steps_to_full_traffic
@@ -67,7 +67,8 @@ def check_environment(
         (("deployment", "production"), lambda: check_production_bake(cfg)),
         (("autoscaling", "variants"), lambda: check_autoscaling(cfg)),
         (("autoscaling", "variants"), lambda: check_deployed(cfg, deployed)),
-        (("autoscaling", "variants", "planning"), lambda: check_target_within_capacity(cfg)),
+        (("autoscaling", "variants", "planning"), lambda: check_target_within_capacity(cfg, catalog)),
+        (("planning", "engine"), lambda: check_capacity_within_ceiling(cfg, catalog)),
         (("variants",), lambda: check_inference_amis(cfg, catalog)),
         (("deployment", "variants", "autoscaling"), lambda: check_blue_green_steps(cfg)),
         (("variants", "autoscaling", "endpoint_instance_quotas"), lambda: check_instance_quotas(cfg, catalog)),

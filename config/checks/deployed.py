@@ -7,6 +7,14 @@ would refuse them mid-deploy:
 - An update that changes the instance type of, or removes, a variant registered with Application
   Auto Scaling fails (DESIGN 3.2); the record says which variants were scaled, so deleting the
   `autoscaling` entry in the same edit does not get the change through.
+
+Instance pools: the instance type compared is the preferred one (`instance_type`, InstancePools
+priority 1), the only one the record holds. Whether SageMaker counts adding, removing or reordering
+fallback pools on a scaled variant (InstanceType replaced by InstancePools with the same first type)
+as an instance type change is not documented (realtime-endpoints-heterogeneous and
+endpoint-scaling-update say nothing about pools). We assume it does not while the preferred type
+stays; the deploy that first adds pools to a scaled variant is safest through `bin/ops deploy ENV`
+(deregister, update, re-register), which holds either way (docs/platform-notes.md "Instance pools").
 """
 
 from __future__ import annotations
@@ -78,7 +86,7 @@ def check_scaled_variants(cfg: EnvironmentConfig, deployed: Deployed) -> list[Pr
                     f"({RECORD.format(env=cfg.name)}){unlisted}; {why}",
                 )
             )
-        elif current[name].instance_type != was.instance_type:
+        elif current[name].instance_type != was.instance_type:  # the preferred type: see the module docstring
             problems.append(
                 (
                     variant_path(cfg.variants, name, "instance_type"),

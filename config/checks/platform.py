@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 
-from config.problems import Problem, did_you_mean, quote, variant_path
-from config.schema import Catalog, EnvironmentConfig, Variant
-from config.sections import is_none
+from config.checks.variants import pool_types
+from config.problems import Problem, did_you_mean, quote, refuse, variant_path
+from config.schema import Catalog, EnvironmentConfig, InferenceAmi, Variant
+from config.sections import is_none, skip_invalid
 
 # Both readings of the blue/green step-size rule, quoted in the refusals.
 GUIDE_CANARY_RULE = '"the canary size should be less than or equal to 50% of the new fleet\'s capacity"'
@@ -27,7 +28,11 @@ def instance_family(instance_type: str) -> str:
 
 
 def check_inference_amis(cfg: EnvironmentConfig, catalog: Catalog) -> list[Problem]:
-    """Each variant's host AMI must run the image's CUDA version and support its instance type."""
+    """Each variant's host AMI must run the image's CUDA version and support each of its instance types.
+
+    InferenceAmiVersion is one field of the production variant, so one AMI serves every pool; the
+    instance-pools guide does not say whether SageMaker checks it against the fallbacks, so we do.
+    """
     image = catalog.serving_image
     known = ", ".join(sorted(catalog.inference_amis))
     problems = []
@@ -48,17 +53,30 @@ def check_inference_amis(cfg: EnvironmentConfig, catalog: Catalog) -> list[Probl
                     f"{image.cuda_version}",
                 )
             )
-        if v.instance_type not in catalog.instance_types:
-            continue  # reported as an unknown instance type
-        if instance_family(v.instance_type) not in ami.instance_families:
-            problems.append(
-                (
-                    path,
-                    f"variant '{v.name}': {v.inference_ami_version} does not support {v.instance_type} "
-                    f"(families {', '.join(ami.instance_families)}); the image needs CUDA {image.cuda_version}",
-                )
-            )
+        for field, instance_type in pool_types(v):
+            problems += skip_invalid(_check_ami_family, cfg, v, ami, field, instance_type, catalog)
     return problems
+
+
+def _check_ami_family(
+    cfg: EnvironmentConfig, v: Variant, ami: InferenceAmi, field: str, instance_type: str, catalog: Catalog
+) -> list[Problem]:
+    if instance_type not in catalog.instance_types or instance_family(instance_type) in ami.instance_families:
+        return []  # an unknown type is reported by config.checks.variants
+    families = ", ".join(ami.instance_families)
+    cuda = catalog.serving_image.cuda_version
+    if field == "instance_type":
+        return refuse(
+            variant_path(cfg.variants, v.name, "inference_ami_version"),
+            f"variant '{v.name}': {v.inference_ami_version} does not support {instance_type} "
+            f"(families {families}); the image needs CUDA {cuda}",
+        )
+    return refuse(
+        variant_path(cfg.variants, v.name, field),
+        f"variant '{v.name}': its inference_ami_version {v.inference_ami_version} does not support fallback "
+        f"{instance_type} (families {families}); one AMI serves every pool of a variant, and the image needs "
+        f"CUDA {cuda}",
+    )
 
 
 def smallest_fleet(cfg: EnvironmentConfig, v: Variant) -> int:
@@ -130,12 +148,21 @@ def check_blue_green_steps(cfg: EnvironmentConfig) -> list[Problem]:
 
 
 def check_instance_quotas(cfg: EnvironmentConfig, catalog: Catalog) -> list[Problem]:
-    """Blue/green provisions a full second fleet: the quota must cover twice the largest fleet."""
+    """Blue/green provisions a full second fleet: the quota must cover twice the largest fleet.
+
+    With instance pools SageMaker picks the type per instance as capacity allows (creation, scale-out
+    and blue/green's green fleet alike), so any type of a variant's pools may have to carry the whole
+    fleet: each type's quota must cover twice the largest fleets of every variant that lists it. That
+    SageMaker checks every pool type's quota at creation is not documented by AWS; this covers it.
+    """
     largest: dict[str, int] = {}
+    users: dict[str, list[Variant]] = {}
     for v in cfg.variants:
-        if v.instance_type not in catalog.instance_types:
-            continue  # reported as an unknown instance type
-        largest[v.instance_type] = largest.get(v.instance_type, 0) + largest_fleet(cfg, v)
+        for instance_type in dict.fromkeys(t for _, t in pool_types(v)):  # a repeated type is refused elsewhere
+            if instance_type not in catalog.instance_types:
+                continue  # reported as an unknown instance type
+            largest[instance_type] = largest.get(instance_type, 0) + largest_fleet(cfg, v)
+            users.setdefault(instance_type, []).append(v)
     problems = []
     for instance_type, count in sorted(largest.items()):
         path = f"endpoint_instance_quotas.{instance_type}"
@@ -150,14 +177,14 @@ def check_instance_quotas(cfg: EnvironmentConfig, catalog: Catalog) -> list[Prob
                 )
             )
         elif quota < needed:
-            variants = " + ".join(
-                f"{v.name} {largest_fleet(cfg, v)}" for v in cfg.variants if v.instance_type == instance_type
-            )
+            variants = " + ".join(f"{v.name} {largest_fleet(cfg, v)}" for v in users[instance_type])
+            pools = any(v.fallback_instance_types for v in users[instance_type])
+            why = "; each pool type may have to carry its variant's whole fleet" if pools else ""
             problems.append(
                 (
                     path,
                     f"quota {quota} is below {needed}: blue/green provisions a second full fleet, and the "
-                    f"largest fleet is {count} x {instance_type} ({variants}, max_capacity), so a deploy at "
+                    f"largest fleet is {count} x {instance_type} ({variants}, max_capacity{why}), so a deploy at "
                     f"peak needs {BLUE_GREEN_FLEETS} x {count} = {needed}; request an increase or lower max_capacity",
                 )
             )

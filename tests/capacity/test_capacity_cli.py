@@ -16,8 +16,9 @@ from capacity_harness import start_engine
 from typer.testing import CliRunner
 
 from capacity.record import record_measurement
-from config import load_config_file
+from config import load_catalog, load_config_file
 from config.checks.capacity import measured_capacity_warnings
+from config.scaling_target import tracking_target
 from ops.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,8 +78,8 @@ def test_sigterm_stops_at_once_and_writes_what_was_measured(tmp_path, fixed_work
 
 
 RECORD = {
-    "requests_per_minute_per_instance": 910.0,
-    "concurrent_requests_per_instance_at_slo": 41.3,
+    "requests_per_minute_per_instance": 210.0,
+    "concurrent_requests_per_instance_at_slo": 15.3,
     "measured_at": "2026-11-25T03:00:00+00:00",
     "slo": {"ttft_p95_ms": 500.0, "max_error_percent": 1.0},
     "target": {"kind": "sagemaker", "environment": "staging", "variant": "canary", "image_tag": "v0.2.0"},
@@ -90,26 +91,28 @@ def test_write_config_records_the_measurement_keeping_comments(tmp_path):
     shutil.copy(REPO / "config" / "environments" / "prod.yaml", config_file)
     before = config_file.read_text()
     line = record_measurement(config_file, "ml.g5.xlarge", RECORD, Path("capacity-out/x/capacity.json"))
-    assert "910/min measured on staging/canary" in line
+    assert "210/min measured on staging/canary" in line
     after = config_file.read_text()
     comments = [text for text in before.splitlines() if text.strip().startswith("#")]
     assert all(comment in after for comment in comments)
     cfg = load_config_file(config_file, "prod")
     capacity = cfg.planning.capacity["ml.g5.xlarge"]
-    assert capacity.requests_per_minute == 910 and capacity.concurrent_sequences == 42
+    assert capacity.requests_per_minute == 210 and capacity.concurrent_sequences == 16
     assert capacity.provenance() == (
-        "measured: 910/min on staging/canary 2026-11-25, image v0.2.0 (TTFT p95 <= 500 ms)"
+        "measured: 210/min on staging/canary 2026-11-25, image v0.2.0 (TTFT p95 <= 500 ms)"
     )
-    # prod's target tracking (840/min) is above 85 % of 910, and prod deploys other images: both said.
-    warnings = measured_capacity_warnings(cfg)
-    assert any("target_value 840 is above 85% of the measured 910 requests/min" in w for w in warnings), warnings
+    # prod's target is a share of the measured concurrency, so the measurement moves it (0.55 x 16;
+    # ml.g6.xlarge's assumed 22 is larger, so ml.g5.xlarge still saturates first)...
+    assert tracking_target(cfg, "primary") == pytest.approx(0.55 * 16)
+    # ... and prod deploys other images than the one measured: said.
+    warnings = measured_capacity_warnings(cfg, load_catalog())
     assert any("was measured with image v0.2.0" in w and "re-measure" in w for w in warnings), warnings
 
 
 def test_an_unmeasured_capacity_says_it_is_assumed():
     cfg = load_config_file(REPO / "config" / "environments" / "prod.yaml", "prod")
-    assert cfg.planning.capacity["ml.g5.xlarge"].provenance().startswith("assumed: 1,200/min, the seeds' figure")
-    assert measured_capacity_warnings(cfg) == []
+    assert cfg.planning.capacity["ml.g5.xlarge"].provenance() == "assumed: 274/min, never measured (`ops capacity`)"
+    assert measured_capacity_warnings(cfg, load_catalog()) == []
 
 
 def test_the_run_stops_by_itself_within_its_time_budget(tmp_path, fixed_workload):

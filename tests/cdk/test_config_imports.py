@@ -18,7 +18,17 @@ def module_name(path: Path) -> str:
 def imports_of(module: Path) -> set[str]:
     """Every config module a module imports, at the top or inside a function."""
     found = set()
-    for node in ast.walk(ast.parse(module.read_text())):
+    tree = ast.parse(module.read_text())
+    # Imports only for type checkers never run, so they cannot make a circle at import time.
+    typing_only = {
+        id(child)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+        for child in ast.walk(node)
+    }
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("config"):
             names = [node.module] + [f"config.{a.name}" for a in node.names if node.module == "config"]
             found.update(name.removeprefix("config.") for name in names if name != "config")

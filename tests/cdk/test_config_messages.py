@@ -48,15 +48,15 @@ def test_unknown_environment_suggests_the_close_one() -> None:
     assert "unknown environment 'prd' (did you mean 'prod'?); known: dev, prod, staging" in str(error.value)
 
 
-@pytest.mark.parametrize("target", [1200, 2000])
+@pytest.mark.parametrize("target", [274, 1200])
 def test_a_target_at_or_above_what_an_instance_serves_is_refused(problems, target: int) -> None:
-    found = problems(lambda raw: raw["autoscaling"]["primary"]["target_tracking"].update(target_value=target))
+    found = problems(lambda raw: raw["autoscaling"]["primary"].update(target_tracking={"target_value": target}))
     assert found == [
-        f"autoscaling.primary.target_tracking.target_value: {target:,} is at or above the 1,200 requests/min one "
+        f"autoscaling.primary.target_tracking.target_value: {target:,} is at or above the 274 requests/min one "
         "ml.g5.xlarge serves within the latency objective (planning.capacity.ml.g5.xlarge.requests_per_minute; "
-        "assumed: 1,200/min, the seeds' figure, never measured (`ops capacity`)): target tracking would scale out "
-        "only after users queue; allowed: below 1,200 (70 % of it, 840, leaves room for the minutes a scale-out "
-        "takes)"
+        "assumed: 274/min, 50 % of the 549/min physical ceiling (config/physics.py), never measured "
+        "(`ops capacity`)): target tracking would scale out only after users queue; allowed: below 274 (70 % of "
+        "it, 192, leaves room for the minutes a scale-out takes)"
     ]
 
 
@@ -64,17 +64,17 @@ def test_the_high_resolution_target_is_held_to_concurrent_sequences(problems) ->
     def concurrency(raw: dict) -> None:
         raw["autoscaling"]["canary"]["target_tracking"] = {
             "metric": "SageMakerVariantConcurrentRequestsPerModelHighResolution",
-            "target_value": 90,
+            "target_value": 20,
         }
 
     found = problems(concurrency)
     assert len(found) == 1, found
     assert found[0].startswith(
-        "autoscaling.canary.target_tracking.target_value: 90 is at or above the 88 concurrent requests one ml.g5.xlarge"
+        "autoscaling.canary.target_tracking.target_value: 20 is at or above the 20 concurrent requests one ml.g5.xlarge"
     )
     assert (
         problems(
-            lambda raw: concurrency(raw) or raw["autoscaling"]["canary"]["target_tracking"].update(target_value=62)
+            lambda raw: concurrency(raw) or raw["autoscaling"]["canary"]["target_tracking"].update(target_value=14)
         )
         == []
     )

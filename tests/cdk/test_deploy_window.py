@@ -27,11 +27,11 @@ def test_prod_deploy_duration_comes_from_the_config() -> None:
 
 
 def test_a_deploy_ending_inside_the_magazine_day_window_is_refused_with_the_next_safe_start(capsys) -> None:
-    # Mon 15:50 JST: the 28-minute update would run into tokyo-magazine-days (16:00-21:00 JST).
-    assert main(["prod", "--now", "2026-11-23T06:50:00+00:00"]) == REFUSED
+    # Mon 17:20 JST: the 28-minute update would run into tokyo-magazine-days (17:30-21:00 JST).
+    assert main(["prod", "--now", "2026-11-23T08:20:00+00:00"]) == REFUSED
     err = capsys.readouterr().err
-    assert err.startswith("error: refusing to deploy prod at Mon 2026-11-23 15:50 JST (06:50 UTC): the blue/green")
-    assert "would overlap the peak window primary 'tokyo-magazine-days' Mon 2026-11-23 16:00-21:00 Asia/Tokyo" in err
+    assert err.startswith("error: refusing to deploy prod at Mon 2026-11-23 17:20 JST (08:20 UTC): the blue/green")
+    assert "would overlap the peak window primary 'tokyo-magazine-days' Mon 2026-11-23 17:30-21:00 Asia/Tokyo" in err
     assert "(autoscaling.primary.schedules: tokyo-magazine-days)" in err
     # Open until the US-Eastern evening (17:45 EST = 22:45 UTC) minus 28 minutes.
     assert "next safe window opens Mon 2026-11-23 21:00 JST (12:00 UTC), latest start Tue 2026-11-24 07:17 JST" in err
@@ -40,7 +40,7 @@ def test_a_deploy_ending_inside_the_magazine_day_window_is_refused_with_the_next
 
 
 def test_a_deploy_inside_an_open_window_is_refused() -> None:
-    verdict = check(PROD, utc("2026-11-23T08:00:00"))  # Mon 17:00 JST
+    verdict = check(PROD, utc("2026-11-23T08:40:00"))  # Mon 17:40 JST
     assert verdict.clash is not None and verdict.clash.name == "tokyo-magazine-days"
     assert verdict.safe_start == utc("2026-11-23T12:00:00")
 
@@ -73,8 +73,8 @@ def test_the_next_safe_start_is_given_in_the_windows_own_zone_across_dst(capsys)
 
 
 def test_during_peak_goes_ahead_with_a_warning(capsys) -> None:
-    assert main(["prod", "--during-peak", "--now", "2026-11-23T06:50:00+00:00"]) == 0
-    assert capsys.readouterr().out.startswith("warning (FORCE_PEAK): deploying prod at Mon 2026-11-23 15:50 JST")
+    assert main(["prod", "--during-peak", "--now", "2026-11-23T08:20:00+00:00"]) == 0
+    assert capsys.readouterr().out.startswith("warning (FORCE_PEAK): deploying prod at Mon 2026-11-23 17:20 JST")
 
 
 def test_a_safe_time_passes(capsys) -> None:

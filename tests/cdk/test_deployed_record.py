@@ -34,7 +34,7 @@ def refused(tmp_path: Path) -> Callable[..., list[tuple[str, str]]]:
 
     def load(mutate: Callable[[dict], None], deployed: Deployed) -> list[tuple[str, str]]:
         raw = copy.deepcopy(PROD_YAML)
-        raw["endpoint_instance_quotas"] = {"ml.g5.xlarge": 64, "ml.g6.xlarge": 64}  # room for any fleet here
+        raw["endpoint_instance_quotas"] = {"ml.g5.xlarge": 1000, "ml.g6.xlarge": 1000}  # room for any fleet here
         mutate(raw)
         path = tmp_path / "prod.yaml"
         with path.open("w") as handle:
@@ -49,7 +49,7 @@ def refused(tmp_path: Path) -> Callable[..., list[tuple[str, str]]]:
 
 
 def add_variant(raw: dict, name: str) -> None:
-    raw["variants"].append({**raw["variants"][1], "name": name, "initial_weight": 0})
+    raw["variants"].append({**copy.deepcopy(raw["variants"][1]), "name": name, "initial_weight": 0})
 
 
 def rename_canary(raw: dict) -> None:
@@ -113,7 +113,7 @@ def test_variants_changed_lifts_the_name_rule_but_not_the_scaling_rule(refused) 
 
 def test_changing_a_scaled_variants_type_is_refused(refused) -> None:
     def retype(raw: dict) -> None:
-        raw["variants"][0]["instance_type"] = "ml.g6.xlarge"
+        raw["variants"][0].update(instance_type="ml.g6.xlarge", fallback_instance_types=["ml.g5.xlarge"])
 
     assert refused(retype, Deployed(BOTH_SCALED)) == [
         (
@@ -128,7 +128,7 @@ def test_deleting_the_autoscaling_entry_in_the_same_edit_does_not_bypass_the_rul
     """The seeds' guard looked at the config's autoscaling; the live scalable target is still registered."""
 
     def retype_and_unscale(raw: dict) -> None:
-        raw["variants"][0]["instance_type"] = "ml.g6.xlarge"
+        raw["variants"][0].update(instance_type="ml.g6.xlarge", fallback_instance_types=["ml.g5.xlarge"])
         del raw["autoscaling"]["primary"]
 
     assert refused(retype_and_unscale, Deployed(BOTH_SCALED)) == [
@@ -142,7 +142,7 @@ def test_deleting_the_autoscaling_entry_in_the_same_edit_does_not_bypass_the_rul
 
 def test_a_variant_deployed_without_scaling_may_change_type(refused) -> None:
     def retype_and_unscale(raw: dict) -> None:
-        raw["variants"][0]["instance_type"] = "ml.g6.xlarge"
+        raw["variants"][0].update(instance_type="ml.g6.xlarge", fallback_instance_types=["ml.g5.xlarge"])
         del raw["autoscaling"]["primary"]
 
     unscaled = {**BOTH_SCALED, "primary": DeployedVariant("ml.g5.xlarge", False)}

@@ -89,7 +89,8 @@ def test_every_variant_runs_on_an_ami_whose_driver_runs_the_image(environment) -
     for variant in _variants(environment):
         ami = catalog.inference_amis[variant["InferenceAmiVersion"]]
         assert ami.cuda >= catalog.serving_image.cuda, variant["VariantName"]
-        assert variant["InstanceType"].split(".")[1] in ami.instance_families
+        types = [pool["InstanceType"] for pool in variant.get("InstancePools", [])] or [variant["InstanceType"]]
+        assert all(t.split(".")[1] in ami.instance_families for t in types), variant["VariantName"]
     assert {v["InferenceAmiVersion"] for v in _variants(environment)} == {"al2023-ami-sagemaker-inference-gpu-4-1"}
 
 

@@ -81,7 +81,7 @@ def test_a_linear_step_too_small_for_the_fleet_breaks_the_guide_reading(problems
         for v in raw["variants"]:
             v["initial_instance_count"] = 10
         raw["autoscaling"] = {}
-        raw["endpoint_instance_quotas"]["ml.g5.xlarge"] = 40
+        raw["endpoint_instance_quotas"].update({"ml.g5.xlarge": 40, "ml.g6.xlarge": 40})
         raw["deployment"].update(
             traffic_routing="LINEAR",
             step_size={"type": "INSTANCE_COUNT", "value": 1},
@@ -98,17 +98,19 @@ def test_a_linear_step_too_small_for_the_fleet_breaks_the_guide_reading(problems
 def test_a_quota_below_twice_the_largest_fleet_is_refused_with_the_numbers(problems) -> None:
     found = problems(lambda raw: raw["endpoint_instance_quotas"].update({"ml.g5.xlarge": 20}))
     assert found == [
-        "endpoint_instance_quotas.ml.g5.xlarge: quota 20 is below 32: blue/green provisions a second full fleet, "
-        "and the largest fleet is 16 x ml.g5.xlarge (primary 8 + canary 8, max_capacity), so a deploy at peak needs "
-        "2 x 16 = 32; request an increase or lower max_capacity"
+        "endpoint_instance_quotas.ml.g5.xlarge: quota 20 is below 88: blue/green provisions a second full fleet, "
+        "and the largest fleet is 44 x ml.g5.xlarge (primary 36 + canary 8, max_capacity; each pool type may have to "
+        "carry its variant's whole fleet), so a deploy at peak needs 2 x 44 = 88; request an increase or lower "
+        "max_capacity"
     ]
 
 
 def test_a_missing_quota_is_refused(problems) -> None:
     found = problems(lambda raw: raw.pop("endpoint_instance_quotas"))
     assert found == [
-        "endpoint_instance_quotas.ml.g5.xlarge: missing: record this account's quota 'ml.g5.xlarge for endpoint "
-        "usage' (Service Quotas, SageMaker); blue/green needs 32 (2 x 16)"
+        f"endpoint_instance_quotas.{t}: missing: record this account's quota '{t} for endpoint "
+        "usage' (Service Quotas, SageMaker); blue/green needs 88 (2 x 44)"
+        for t in ("ml.g5.xlarge", "ml.g6.xlarge")  # the fallback pool too
     ]
 
 

@@ -5,19 +5,41 @@ from __future__ import annotations
 import json
 
 import aws_cdk as cdk
+import pytest
 from aws_cdk.assertions import Capture, Match, Template
 
+from config.metric_names import HIGH_RESOLUTION
 from config.schema import VariantScaling
 from constructs.variant_autoscaling import VariantAutoscaling
 from constructs.variant_metrics import VariantMetrics
 from container.serving import contract
 
 
+@pytest.fixture(scope="module")
+def steps() -> Template:
+    """Engine step scaling as staging and older configs use it (prod has none since issue 31), synthesised once."""
+    stack = cdk.Stack(cdk.App(), "Steps")
+    endpoint = cdk.CfnResource(stack, "Endpoint", type="AWS::SNS::Topic")
+    scaling = VariantScaling(
+        min_capacity=2,
+        max_capacity=8,
+        target_tracking={"target_value": 190},
+        step_scaling=[
+            {"metric": contract.METRIC_QUEUE_DEPTH, "scale_out": [
+                {"at_or_above": 50, "add_instances": 1}, {"at_or_above": 100, "add_instances": 2},
+                {"at_or_above": 200, "add_instances": 4}]},
+            {"metric": contract.METRIC_RUNNING_SEQUENCES, "scale_out": [{"at_or_above": 110, "add_instances": 1}]},
+        ],
+    )  # fmt: skip
+    VariantAutoscaling(stack, "Scaling", metrics=VariantMetrics("ep", "primary"), scaling=scaling, endpoint=endpoint)
+    return Template.from_stack(stack)
+
+
 def test_scalable_targets_per_variant_depend_on_the_endpoint(prod) -> None:
     targets = prod.serving.find_resources("AWS::ApplicationAutoScaling::ScalableTarget")
     by_resource = {t["Properties"]["ResourceId"]: t for t in targets.values()}
     primary = by_resource["endpoint/mangaassist-llm-prod/variant/primary"]
-    assert (primary["Properties"]["MinCapacity"], primary["Properties"]["MaxCapacity"]) == (2, 8)
+    assert (primary["Properties"]["MinCapacity"], primary["Properties"]["MaxCapacity"]) == (2, 36)
     assert "endpoint/mangaassist-llm-prod/variant/canary" in by_resource
     (endpoint_id,) = prod.serving.find_resources("AWS::SageMaker::Endpoint")
     for target in targets.values():
@@ -27,23 +49,24 @@ def test_scalable_targets_per_variant_depend_on_the_endpoint(prod) -> None:
         )
 
 
-def test_target_tracking_with_asymmetric_cooldowns(prod) -> None:
-    prod.serving.has_resource_properties(
-        "AWS::ApplicationAutoScaling::ScalingPolicy",
-        {
-            "PolicyType": "TargetTrackingScaling",
-            "TargetTrackingScalingPolicyConfiguration": {
-                "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"},
-                "TargetValue": 840,
-                "ScaleOutCooldown": 60,
-                "ScaleInCooldown": 300,
-            },
-        },
+def test_high_resolution_target_tracking_derived_from_the_capacity(prod) -> None:
+    """Issue 31: 0.55 x the 20 concurrent sequences of an ml.g5.xlarge (planning.capacity), both variants."""
+    policies = prod.serving.find_resources(
+        "AWS::ApplicationAutoScaling::ScalingPolicy", {"Properties": {"PolicyType": "TargetTrackingScaling"}}
     )
+    configs = [p["Properties"]["TargetTrackingScalingPolicyConfiguration"] for p in policies.values()]
+    assert len(configs) == 2
+    for config in configs:
+        assert config == {
+            "PredefinedMetricSpecification": {"PredefinedMetricType": HIGH_RESOLUTION},
+            "TargetValue": 11,
+            "ScaleOutCooldown": 60,
+            "ScaleInCooldown": 300,
+        }
 
 
-def test_step_scaling_on_the_queue_depth_the_image_publishes(prod) -> None:
-    prod.serving.has_resource_properties(
+def test_step_scaling_on_the_queue_depth_the_image_publishes(steps: Template) -> None:
+    steps.has_resource_properties(
         "AWS::ApplicationAutoScaling::ScalingPolicy",
         {
             "PolicyType": "StepScaling",
@@ -52,7 +75,7 @@ def test_step_scaling_on_the_queue_depth_the_image_publishes(prod) -> None:
             ),
         },
     )
-    prod.serving.has_resource_properties(
+    steps.has_resource_properties(
         "AWS::CloudWatch::Alarm",
         {
             "Namespace": contract.METRIC_NAMESPACE,
@@ -74,10 +97,10 @@ def test_scheduled_peaks_use_iana_time_zones(prod) -> None:
     by_name = {a["ScheduledActionName"]: a for a in actions.as_array()}
     assert by_name["tokyo-evening-peak-start"]["Timezone"] == "Asia/Tokyo"
     assert by_name["tokyo-evening-peak-start"]["Schedule"] == "cron(45 17 ? * TUE,THU,SAT,SUN *)"
-    assert by_name["tokyo-evening-peak-start"]["ScalableTargetAction"] == {"MinCapacity": 5, "MaxCapacity": 8}
-    assert by_name["tokyo-evening-peak-end"]["ScalableTargetAction"] == {"MinCapacity": 2, "MaxCapacity": 8}
+    assert by_name["tokyo-evening-peak-start"]["ScalableTargetAction"] == {"MinCapacity": 17, "MaxCapacity": 19}
+    assert by_name["tokyo-evening-peak-end"]["ScalableTargetAction"] == {"MinCapacity": 2, "MaxCapacity": 36}
     assert by_name["us-eastern-evening-peak-start"]["Timezone"] == "America/New_York"
-    assert by_name["tokyo-friday-release-start"]["Schedule"] == "cron(0 16 ? * FRI *)"
+    assert by_name["tokyo-friday-release-start"]["Schedule"] == "cron(30 17 ? * FRI *)"
     assert all(name.endswith(("-start", "-end")) for name in by_name)
     assert len(by_name) == 10  # five windows, each with a return
 
@@ -96,7 +119,9 @@ def test_every_alarm_notifies_the_encrypted_topic(prod) -> None:
     )
     alarms = prod.serving.find_resources("AWS::CloudWatch::Alarm")
     own = {k: a for k, a in alarms.items() if "Autoscaling" not in k}  # scaling alarms trigger policies
-    assert len(own) == 2 * 13  # per variant: 3 rollback (incl. TTFT p95), 5 platform, 4 engine, 1 capacity
+    # per variant: 3 rollback (incl. TTFT p95), 5 platform, 4 engine, 1 capacity, and the capacity watch's
+    # instances-short and scaling-failed
+    assert len(own) == 2 * 13 + 4
     for alarm in own.values():
         assert "NotificationsTopic" in json.dumps(alarm["Properties"]["AlarmActions"])
 
@@ -200,9 +225,34 @@ def step_adjustments(template) -> list[int]:
     ]
 
 
-def test_prod_steps_only_scale_out_target_tracking_scales_in(prod) -> None:
-    adjustments = step_adjustments(prod.serving)
+def test_prod_scales_on_target_tracking_alone(prod) -> None:
+    """prod.yaml: with the high-resolution target the step policies never changed the plan, so none remain."""
+    assert step_adjustments(prod.serving) == []
+
+
+def test_steps_only_scale_out_unless_asked(steps: Template) -> None:
+    adjustments = step_adjustments(steps)
     assert adjustments and min(adjustments) >= 0
+
+
+def test_a_derived_target_needs_its_resolved_value() -> None:
+    stack = cdk.Stack(cdk.App(), "Derived")
+    endpoint = cdk.CfnResource(stack, "Endpoint", type="AWS::SNS::Topic")
+    scaling = VariantScaling(
+        min_capacity=1, max_capacity=4,
+        target_tracking={"metric": HIGH_RESOLUTION, "target_share_of_concurrency": 0.5},
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="target_share_of_concurrency"):
+        VariantAutoscaling(
+            stack, "Scaling", metrics=VariantMetrics("ep", "primary"), scaling=scaling, endpoint=endpoint
+        )
+    VariantAutoscaling(
+        stack, "Given", metrics=VariantMetrics("ep", "primary"), scaling=scaling, endpoint=endpoint, target_value=7.5
+    )
+    Template.from_stack(stack).has_resource_properties(
+        "AWS::ApplicationAutoScaling::ScalingPolicy",
+        {"TargetTrackingScalingPolicyConfiguration": Match.object_like({"TargetValue": 7.5})},
+    )
 
 
 def test_optional_step_scale_in_removes_one_instance_after_quiet_minutes() -> None:

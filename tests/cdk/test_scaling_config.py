@@ -32,9 +32,13 @@ def test_five_field_cron(problems) -> None:
 
 
 def test_peak_min_above_the_targets_max(problems) -> None:
-    found = problems(lambda raw: primary_windows(raw)[0].update(min_capacity=12))
+    def raise_the_floor(raw: dict) -> None:
+        primary_windows(raw)[0].pop("max_capacity", None)
+        primary_windows(raw)[0].update(min_capacity=40)
+
+    found = problems(raise_the_floor)
     assert found == [
-        "autoscaling.primary.schedules[0].min_capacity: must lie within the target's 1-8 (max_capacity), got 12"
+        "autoscaling.primary.schedules[0].min_capacity: must lie within the target's 1-36 (max_capacity), got 40"
     ]
 
 
@@ -68,7 +72,7 @@ def test_overlapping_windows(problems) -> None:
 def test_initial_count_outside_the_scaling_range(problems) -> None:
     found = problems(lambda raw: raw["autoscaling"]["primary"].update(min_capacity=5))
     assert (
-        "autoscaling.primary: variants[0].initial_instance_count 4 must lie in 5-8 (min_capacity-max_capacity)" in found
+        "autoscaling.primary: variants[0].initial_instance_count 4 must lie in 5-36 (min_capacity-max_capacity)" in found
     )
 
 
@@ -78,7 +82,8 @@ def test_scaling_for_an_unknown_variant(problems) -> None:
 
 
 def test_step_scaling_on_a_metric_the_image_does_not_emit(problems) -> None:
-    found = problems(lambda raw: raw["autoscaling"]["primary"]["step_scaling"][0].update(metric="queue_depth"))
+    step = {"metric": "queue_depth", "scale_out": [{"at_or_above": 50, "add_instances": 1}]}
+    found = problems(lambda raw: raw["autoscaling"]["primary"].update(step_scaling=[step]))
     assert found[0].startswith(
         "autoscaling.primary.step_scaling[0].metric: the serving image emits no 'queue_depth'; it emits QueueDepth"
     )
@@ -92,7 +97,7 @@ def test_a_variant_released_by_ops_deploy_may_change_type(tmp_path, monkeypatch)
         (loader.ENVIRONMENTS_DIR / "prod.yaml")
         .read_text()
         .replace("instance_type: ml.g5.xlarge", "instance_type: ml.g6.xlarge", 1)
-        .replace("  ml.g5.xlarge: 32", "  ml.g5.xlarge: 32\n  ml.g6.xlarge: 16")  # its endpoint quota
+        .replace("fallback_instance_types: [ml.g6.xlarge]", "fallback_instance_types: [ml.g5.xlarge]", 1)
     )
     (tmp_path / "prod.yaml").write_text(text)
     monkeypatch.setattr(loader, "ENVIRONMENTS_DIR", tmp_path)

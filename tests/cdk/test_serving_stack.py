@@ -16,7 +16,11 @@ def test_two_variants_from_config(prod) -> None:
                 Match.object_like(
                     {
                         "VariantName": "primary",
-                        "InstanceType": "ml.g5.xlarge",
+                        "InstanceType": Match.absent(),
+                        "InstancePools": [
+                            {"InstanceType": "ml.g5.xlarge", "Priority": 1},
+                            {"InstanceType": "ml.g6.xlarge", "Priority": 2},
+                        ],
                         "InitialInstanceCount": 4,
                         "InitialVariantWeight": 95,
                         "ContainerStartupHealthCheckTimeoutInSeconds": 900,
@@ -25,7 +29,11 @@ def test_two_variants_from_config(prod) -> None:
                 Match.object_like(
                     {
                         "VariantName": "canary",
-                        "InstanceType": "ml.g5.xlarge",
+                        "InstanceType": Match.absent(),
+                        "InstancePools": [
+                            {"InstanceType": "ml.g5.xlarge", "Priority": 1},
+                            {"InstanceType": "ml.g6.xlarge", "Priority": 2},
+                        ],
                         "InitialInstanceCount": 1,
                         "InitialVariantWeight": 5,
                         "ContainerStartupHealthCheckTimeoutInSeconds": 900,
@@ -240,5 +248,5 @@ def test_prod_stacks_target_the_configured_account(prod) -> None:
 
 
 def test_monthly_cost_output_uses_catalog_prices(prod) -> None:
-    # floor: (2 primary + 1 canary) x $1.408 x 730 h; ceiling: (8 + 8) x $1.408 x 730 h
-    assert prod.serving.find_outputs("MonthlyCostUsd")["MonthlyCostUsd"]["Value"] == "3084-16445"
+    # floor: (2 primary + 1 canary) x $1.408 x 730 h; ceiling: (36 + 8) x $1.408 x 730 h
+    assert prod.serving.find_outputs("MonthlyCostUsd")["MonthlyCostUsd"]["Value"] == "3084-45225"

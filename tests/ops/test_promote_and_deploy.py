@@ -278,13 +278,13 @@ def test_next_verify_is_printed_only_after_the_scaling_is_restored(primary_chang
 def test_a_deploy_overlapping_a_peak_window_is_refused_before_scaling_is_touched(primary_changes_type, cli):
     world = primary_changes_type
     before = world.scaling()
-    cli.runtime.now = lambda: datetime(2026, 11, 23, 6, 50, tzinfo=UTC)  # Mon 15:50 JST, magazine day at 16:00
+    cli.runtime.now = lambda: datetime(2026, 11, 23, 8, 20, tzinfo=UTC)  # Mon 17:20 JST, magazine day at 17:30
 
     result = cli("deploy", "prod")
 
     assert result.exit_code == 4
     assert "Traceback" not in result.stderr
-    assert "error: refusing to deploy prod at Mon 2026-11-23 15:50 JST (06:50 UTC)" in result.stderr
+    assert "error: refusing to deploy prod at Mon 2026-11-23 17:20 JST (08:20 UTC)" in result.stderr
     assert "next safe window opens Mon 2026-11-23 21:00 JST (12:00 UTC)" in result.stderr
     assert "bin/ops deploy prod --during-peak" in result.stderr
     assert world.scaling() == before  # the default deployer fails the test if called
@@ -293,18 +293,18 @@ def test_a_deploy_overlapping_a_peak_window_is_refused_before_scaling_is_touched
 def test_during_peak_deploys_anyway_with_a_warning(primary_changes_type, cli):
     deployer = RecordingDeployer(primary_changes_type)
     cli.runtime.deployer = deployer
-    cli.runtime.now = lambda: datetime(2026, 11, 23, 6, 50, tzinfo=UTC)
+    cli.runtime.now = lambda: datetime(2026, 11, 23, 8, 20, tzinfo=UTC)
 
     result = cli("deploy", "prod", "--during-peak")
 
     assert result.exit_code == 0, result.output
     assert deployer.calls == ["prod"]
-    assert "--during-peak: deploying prod at Mon 2026-11-23 15:50 JST" in result.output
+    assert "--during-peak: deploying prod at Mon 2026-11-23 17:20 JST" in result.output
 
 
 def test_promote_and_deploy_during_a_peak_is_refused_before_the_config_is_written(canary_on_v2, cli, environments):
     before = (environments / "prod.yaml").read_text()
-    cli.runtime.now = lambda: datetime(2026, 11, 23, 8, 0, tzinfo=UTC)  # Mon 17:00 JST, inside a magazine day
+    cli.runtime.now = lambda: datetime(2026, 11, 23, 8, 40, tzinfo=UTC)  # Mon 17:40 JST, inside a magazine day
 
     result = cli("promote", "prod", "--deploy")
 

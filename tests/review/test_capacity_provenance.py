@@ -1,4 +1,5 @@
-"""The review's plan section says what capacity each plan stands on: measured or the seeds' assumption."""
+"""The review's plan section says what capacity each plan stands on: measured or assumed, and its share of
+the instance type's physical ceiling (config/physics.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from review.capacity import compare_plans
 
 REPO = Path(__file__).resolve().parents[2]
 MEASURED = {
-    "requests_per_minute_per_instance": 950.0,
-    "concurrent_requests_per_instance_at_slo": 40.0,
+    "requests_per_minute_per_instance": 250.0,
+    "concurrent_requests_per_instance_at_slo": 18.0,
     "measured_at": "2026-11-25T03:00:00+00:00",
     "slo": {"ttft_p95_ms": 500.0},
     "target": {"kind": "sagemaker", "environment": "staging", "variant": "canary", "image_tag": "v0.1.0"},
@@ -22,7 +23,10 @@ def test_an_unchanged_config_still_says_its_capacity_is_assumed():
     prod = REPO / "config" / "environments" / "prod.yaml"
     comparison = compare_plans("prod", prod, prod)
     assert not comparison.changed
-    assert "stands on ml.g5.xlarge: assumed: 1,200/min, the seeds' figure, never measured" in comparison.markdown
+    assert (
+        "stands on ml.g5.xlarge: assumed: 274/min, 50 % of the 549/min physical ceiling (config/physics.py), "
+        "never measured (`ops capacity`)" in comparison.markdown
+    )
 
 
 def test_a_recorded_measurement_shows_on_the_head_side(tmp_path):
@@ -30,5 +34,8 @@ def test_a_recorded_measurement_shows_on_the_head_side(tmp_path):
     shutil.copy(REPO / "config" / "environments" / "prod.yaml", head)
     record_measurement(head, "ml.g5.xlarge", MEASURED, Path("capacity-out/x/capacity.json"))
     comparison = compare_plans("prod", REPO / "config" / "environments" / "prod.yaml", head)
-    assert "ml.g5.xlarge (base): assumed: 1,200/min" in comparison.markdown
-    assert "ml.g5.xlarge (head): measured: 950/min on staging/canary 2026-11-25, image v0.1.0" in comparison.markdown
+    assert "ml.g5.xlarge (base): assumed: 274/min, 50 % of the 549/min physical ceiling" in comparison.markdown
+    assert (
+        "ml.g5.xlarge (head): measured: 250/min on staging/canary 2026-11-25, image v0.1.0 (TTFT p95 <= 500 ms), "
+        "46 % of the 549/min physical ceiling (config/physics.py)" in comparison.markdown
+    )

@@ -35,7 +35,11 @@ def test_an_identical_template_has_none(prod) -> None:
 
 def test_a_scaled_variants_new_instance_type_needs_ops_deploy(prod) -> None:
     head = copy.deepcopy(prod)
-    resources(head, "AWS::SageMaker::EndpointConfig")[0]["ProductionVariants"][0]["InstanceType"] = "ml.g6.xlarge"
+    primary = resources(head, "AWS::SageMaker::EndpointConfig")[0]["ProductionVariants"][0]
+    primary["InstancePools"] = [  # the pools swapped: ml.g6.xlarge preferred
+        {"InstanceType": "ml.g6.xlarge", "Priority": 1},
+        {"InstanceType": "ml.g5.xlarge", "Priority": 2},
+    ]
     assert consequences(prod, head) == [
         "scaled variant 'primary' instance type ml.g5.xlarge → ml.g6.xlarge: needs `bin/ops deploy prod` "
         "(SageMaker refuses the update while it is registered with autoscaling)"

@@ -1,0 +1,62 @@
+"""How far the plan's two weakest assumptions can move before what its verdict found met stops holding.
+
+Capacity: every instance type's `requests_per_minute` and `concurrent_sequences` scaled by one factor
+(the targets stay as configured: the deployed template keeps them). Provisioning: the delay from a
+scale-out decision to an instance in service. Each is bisected on the configured scenario and the
+oracle alone, to whole percent and whole minutes, for the checks the plan meets at its assumptions
+(all of them when the verdict is met), on the assumption that less capacity and slower provisioning
+never help (true of shortfall and rejections; the cost ratio can wobble by a step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from planner.verdict import CHECK_NAMES
+
+# Searched: capacity down to a quarter of the assumption, provisioning up to an hour (the range
+# planning.provisioning_minutes allows).
+LOWEST_FACTOR_PERCENT = 25
+LONGEST_PROVISIONING_MINUTES = 60
+
+ChecksAt = Callable[[float, int], set[str]]  # (capacity factor, provisioning minutes) -> names of the met checks
+
+
+def margin_of(held: set[str], provisioning: int, capacities: dict[str, float], checks_at: ChecksAt) -> str:
+    """One line: 'holds down to 225/min per ml.g5.xlarge (−18 %); up to 11 min provisioning (assumed 8)'."""
+    if not held:
+        return "no check is met at the assumptions, so there is no margin to state"
+
+    def holds(factor: float, minutes: int) -> bool:
+        return held <= checks_at(factor, minutes)
+
+    percent = _lowest(lambda p: holds(p / 100, provisioning), LOWEST_FACTOR_PERCENT, 100)
+    minutes = _lowest(lambda m: not holds(1.0, m), provisioning, LONGEST_PROVISIONING_MINUTES + 1) - 1
+    capacity = f"down to {_rates(capacities, percent)}" + (" or less" if percent == LOWEST_FACTOR_PERCENT else "")
+    delay = f"{minutes}+ min" if minutes == LONGEST_PROVISIONING_MINUTES else f"{minutes} min"
+    core = f"{capacity}; up to {delay} provisioning (assumed {provisioning})"
+    missed = [CHECK_NAMES[name] for name in CHECK_NAMES if name not in held]
+    if not missed:
+        return f"holds {core}"
+    kept = ", ".join(CHECK_NAMES[name] for name in CHECK_NAMES if name in held)
+    return f"{kept} hold{'s' if len(held) == 1 else ''} {core}; not met at the assumptions: {', '.join(missed)}"
+
+
+def _rates(capacities: dict[str, float], percent: int) -> str:
+    rates = ", ".join(f"{rate * percent / 100:,.0f}/min per {name}" for name, rate in capacities.items())
+    change = f"{percent - 100:+d}".replace("-", "−")
+    return f"{rates} ({change} %)"
+
+
+def _lowest(passes: Callable[[int], bool], low: int, high: int) -> int:
+    """The least n in [low, high] with passes(n), for a `passes` that is false then true and taken as
+    true at `high` (not evaluated)."""
+    if passes(low):
+        return low
+    while high - low > 1:
+        middle = (low + high) // 2
+        if passes(middle):
+            high = middle
+        else:
+            low = middle
+    return high

@@ -1,0 +1,140 @@
+"""The capacity watch in the synthesised serving stacks (one synth per environment, shared): a function
+run every minute once the endpoint exists, with least privilege, and alarms on what it publishes
+(the handler's own metric names) that notify the alarm topic."""
+
+from __future__ import annotations
+
+import json
+
+import aws_cdk as cdk
+from aws_cdk import aws_kms as kms
+from aws_cdk.assertions import Match, Template
+
+from constructs.capacity_watch import NAMESPACE, SHORT_MINUTES, CapacityWatch
+from constructs.capacity_watch_handler.handler import FAILED_ACTIVITIES, INSTANCES_SHORT
+
+
+def _one(template, kind: str, prefix: str) -> tuple[str, dict]:
+    (found,) = [(k, r) for k, r in template.find_resources(kind).items() if k.startswith(prefix)]
+    return found
+
+
+def _watch_alarms(template) -> dict[str, dict]:
+    return {k: a for k, a in template.find_resources("AWS::CloudWatch::Alarm").items() if k.startswith("CapacityWatch")}
+
+
+def test_every_minute_once_the_endpoint_exists_and_never_retried(prod) -> None:
+    (endpoint,) = prod.serving.find_resources("AWS::SageMaker::Endpoint")
+    (function,) = prod.serving.find_resources("AWS::Lambda::Function", {"Properties": {"Handler": "handler.handler"}})
+    _, rule = _one(prod.serving, "AWS::Events::Rule", "CapacityWatch")
+    assert rule["Properties"]["ScheduleExpression"] == "rate(1 minute)"
+    (target,) = rule["Properties"]["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": [function, "Arn"]}
+    assert target["RetryPolicy"] == {"MaximumRetryAttempts": 0, "MaximumEventAgeInSeconds": 60}
+    assert endpoint in rule["DependsOn"]
+
+
+def test_the_function_watches_this_endpoints_variants_and_logs_encrypted_with_retention(prod) -> None:
+    prod.serving.has_resource_properties(
+        "AWS::Lambda::Function",
+        {
+            "Handler": "handler.handler",
+            "Runtime": "python3.14",
+            "Environment": {
+                "Variables": {
+                    "ENDPOINT_NAME": "mangaassist-llm-prod",
+                    "VARIANT_NAMES": "primary,canary",
+                    "METRIC_NAMESPACE": NAMESPACE,
+                }
+            },
+            "LoggingConfig": {"LogGroup": {"Ref": Match.string_like_regexp("^CapacityWatchLogs")}},
+        },
+    )
+    _, logs = _one(prod.serving, "AWS::Logs::LogGroup", "CapacityWatchLogs")
+    assert logs["Properties"]["RetentionInDays"] == 90
+    assert "KmsKeyId" in logs["Properties"]
+
+
+def test_least_privilege(prod) -> None:
+    _, policy = _one(prod.serving, "AWS::IAM::Policy", "CapacityWatchRoleDefaultPolicy")
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    by_action = {json.dumps(s["Action"]): s for s in statements}
+    describe = by_action['"sagemaker:DescribeEndpoint"']
+    assert ":endpoint/mangaassist-llm-prod" in json.dumps(describe["Resource"])
+    scaling = by_action[
+        '["application-autoscaling:DescribeScalableTargets", "application-autoscaling:DescribeScalingActivities"]'
+    ]
+    assert scaling["Resource"] == "*"
+    metrics = by_action['"cloudwatch:PutMetricData"']
+    assert metrics["Resource"] == "*"
+    assert metrics["Condition"] == {"StringEquals": {"cloudwatch:namespace": NAMESPACE}}
+    logs = by_action['["logs:CreateLogStream", "logs:PutLogEvents"]']
+    assert "CapacityWatchLogs" in json.dumps(logs["Resource"])
+    assert len(statements) == 4
+    _, role = _one(prod.serving, "AWS::IAM::Role", "CapacityWatchRole")
+    assert "ManagedPolicyArns" not in role["Properties"]
+
+
+def test_instances_short_for_twelve_minutes_pages_and_so_does_a_silent_watch(prod) -> None:
+    assert SHORT_MINUTES == 12  # + a minute to be seen + a minute to evaluate: the page within 15 min
+    for variant in ("primary", "canary"):
+        prod.serving.has_resource_properties(
+            "AWS::CloudWatch::Alarm",
+            {
+                "Namespace": NAMESPACE,
+                "MetricName": INSTANCES_SHORT,
+                "Dimensions": Match.array_with([{"Name": "VariantName", "Value": variant}]),
+                "Statistic": "Maximum",
+                "Period": 60,
+                "EvaluationPeriods": 12,
+                "Threshold": 0,
+                "ComparisonOperator": "GreaterThanThreshold",
+                "TreatMissingData": "breaching",
+            },
+        )
+
+
+def test_a_failed_scaling_activity_pages_at_once(prod) -> None:
+    for variant in ("primary", "canary"):
+        prod.serving.has_resource_properties(
+            "AWS::CloudWatch::Alarm",
+            {
+                "Namespace": NAMESPACE,
+                "MetricName": FAILED_ACTIVITIES,
+                "Dimensions": Match.array_with([{"Name": "VariantName", "Value": variant}]),
+                "EvaluationPeriods": 1,
+                "Threshold": 0,
+                "TreatMissingData": "notBreaching",
+            },
+        )
+
+
+def test_the_watch_alarms_notify_the_topic_and_start_after_the_schedule(prod) -> None:
+    (topic,) = prod.serving.find_resources("AWS::SNS::Topic")
+    rule, _ = _one(prod.serving, "AWS::Events::Rule", "CapacityWatch")
+    alarms = _watch_alarms(prod.serving)
+    assert len(alarms) == 4
+    for alarm in alarms.values():
+        assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic}]
+        assert alarm["Properties"]["OKActions"] == [{"Ref": topic}]
+        assert rule in alarm["DependsOn"]
+
+
+def test_a_variant_without_autoscaling_has_no_failed_scaling_alarm() -> None:
+    """A construct of its own (staging's canary is not autoscaled): a stack with only the watch."""
+    stack = cdk.Stack(cdk.App(), "Watch")
+    key = kms.Key(stack, "Key")
+    CapacityWatch(
+        stack,
+        "CapacityWatch",
+        endpoint_name="ep",
+        variant_names=["primary", "canary"],
+        scaled_variant_names=["primary"],
+        encryption_key=key,
+        starts_after=key,
+    )
+    alarms = _watch_alarms(Template.from_stack(stack))
+    names = sorted(
+        a["Properties"]["MetricName"] + " " + a["Properties"]["Dimensions"][1]["Value"] for a in alarms.values()
+    )
+    assert names == [f"{FAILED_ACTIVITIES} primary", f"{INSTANCES_SHORT} canary", f"{INSTANCES_SHORT} primary"]

@@ -1,0 +1,203 @@
+"""`status` on a variant with instance pools: instances by type, desired against in service, the
+capacity of every pool type beside its physical ceiling, every line under 120 columns; and
+`read_endpoint` against DescribeEndpoint's InstancePools as botocore's model shapes them (Stubber)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+from moto.sagemaker.models import sagemaker_backends
+
+from ops.endpoint import read_endpoint
+from tests.ops.conftest import World, edit_environment, image_uri
+
+
+@pytest.fixture
+def pooled(worlds, environments) -> World:
+    """prod in moto with its pools (ml.g4dn.xlarge, the moto world's type, then ml.g6.xlarge), and the
+    moto type's planning.capacity at half the T4's ceiling, as config.physics allows."""
+
+    def within_ceiling(doc) -> None:
+        doc["planning"]["capacity"]["ml.g4dn.xlarge"] = {"requests_per_minute": 247, "concurrent_sequences": 18}
+
+    edit_environment(environments, "prod", within_ceiling)
+    world = worlds("prod")
+    deploy_with_pools(world)
+    return world
+
+
+def deploy_with_pools(world: World) -> str:
+    """The endpoint as the prod template makes it: each variant's types as InstancePools, no InstanceType."""
+    sagemaker = world.client("sagemaker")
+    variants = []
+    for v in world.cfg.variants:
+        world.push_image(v.image_tag)
+        model = f"{world.endpoint}-{v.name}-pools"
+        sagemaker.create_model(ModelName=model, PrimaryContainer={"Image": image_uri(world.cfg, v.image_tag)})
+        pools = [{"InstanceType": t, "Priority": p} for p, t in enumerate(v.instance_types, start=1)]
+        variants.append(
+            {
+                "VariantName": v.name,
+                "ModelName": model,
+                "InitialInstanceCount": v.initial_instance_count,
+                "InitialVariantWeight": v.initial_weight,
+                "InstancePools": pools,
+                "VariantInstanceProvisionTimeoutInSeconds": v.instance_provision_timeout_seconds,
+            }
+        )
+    config_name = f"{world.endpoint}-pools"
+    sagemaker.create_endpoint_config(EndpointConfigName=config_name, ProductionVariants=variants)
+    sagemaker.create_endpoint(EndpointName=world.endpoint, EndpointConfigName=config_name)
+    world.config_names.append(config_name)
+    world.stack(config_name)
+    return config_name
+
+
+def rows(output: str, heading: str) -> list[list[str]]:
+    """The table under `heading`, split on runs of two or more spaces, header row first."""
+    lines = output.split(f"\n{heading}\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    return [re.split(r"\s{2,}", line.strip()) for line in lines]
+
+
+def test_status_shows_each_variants_instances_by_type(pooled, cli):
+    assert [v.instance_types for v in pooled.cfg.variants] == [["ml.g4dn.xlarge", "ml.g6.xlarge"]] * 2
+
+    result = cli("status", "prod")
+
+    assert result.exit_code == 0, result.output
+    table = rows(result.output, "Instances by type (instance pools by priority: 1 is preferred)")
+    assert table == [
+        ["VARIANT", "PRIORITY", "INSTANCE TYPE", "IN SERVICE"],
+        ["primary", "1", "ml.g4dn.xlarge", "4", "preferred"],
+        ["primary", "2", "ml.g6.xlarge", "0", "fallback"],
+        ["canary", "1", "ml.g4dn.xlarge", "1", "preferred"],
+        ["canary", "2", "ml.g6.xlarge", "0", "fallback"],
+    ]
+    assert max(len(line) for line in result.output.splitlines()) < 120, result.output
+
+
+def test_status_shows_a_fallback_in_service_and_instances_still_missing(pooled, cli):
+    """Two instances came up on the fallback and one not at all: the operator sees both."""
+    endpoint = sagemaker_backends[pooled.cfg.account][pooled.cfg.region].endpoints[pooled.endpoint]
+    primary = next(v for v in endpoint.production_variants if v["VariantName"] == "primary")
+    primary.update(
+        CurrentInstanceCount=5,
+        DesiredInstanceCount=6,
+        InstancePools=[
+            {"InstanceType": "ml.g4dn.xlarge", "CurrentInstanceCount": 3},
+            {"InstanceType": "ml.g6.xlarge", "CurrentInstanceCount": 2},
+        ],
+    )
+
+    result = cli("status", "prod")
+
+    assert result.exit_code == 0, result.output
+    variants = rows(result.output, "Variants")
+    assert variants[0][:3] == ["VARIANT", "IMAGE TAG", "IN SERVICE/DESIRED"]
+    assert variants[1][:3] == ["primary", "v0.1.0", "5/6"]
+    by_type = rows(result.output, "Instances by type (instance pools by priority: 1 is preferred)")
+    assert by_type[1][2:4] == ["ml.g4dn.xlarge", "3"] and by_type[2][2:4] == ["ml.g6.xlarge", "2"]
+    assert "! primary: 5 of 6 desired instances in service: scaling out, or capacity not arriving" in (result.output)
+    assert "canary: 1 of" not in result.output
+    assert max(len(line) for line in result.output.splitlines()) < 120, result.output
+
+
+def test_status_shows_the_capacity_of_every_pool_type_beside_its_ceiling(pooled, cli):
+    result = cli("status", "prod")
+
+    assert result.exit_code == 0, result.output
+    capacity = result.output.split("(planning.capacity)\n", 1)[1].split("\n\n", 1)[0]
+    assert capacity.startswith("  ml.g4dn.xlarge: assumed: 247/min")
+    assert "50 % of its physical ceiling, 496/min memory-bound: decode at batch 64" in " ".join(capacity.split())
+    assert "\n  ml.g6.xlarge: " in capacity
+    assert max(len(line) for line in capacity.splitlines()) < 120
+
+
+def described(pools: list[dict] | None, current: int, desired: int) -> dict:
+    variant = {
+        "VariantName": "primary",
+        "CurrentWeight": 1.0,
+        "DesiredWeight": 1.0,
+        "CurrentInstanceCount": current,
+        "DesiredInstanceCount": desired,
+    }
+    if pools is not None:
+        variant["InstancePools"] = pools
+    return {
+        "EndpointName": "ep",
+        "EndpointArn": "arn:aws:sagemaker:us-east-1:123456789012:endpoint/ep",
+        "EndpointConfigName": "ep-config",
+        "EndpointStatus": "InService",
+        "CreationTime": datetime(2026, 11, 25, tzinfo=UTC),
+        "LastModifiedTime": datetime(2026, 11, 25, tzinfo=UTC),
+        "ProductionVariants": [variant],
+    }
+
+
+def stubbed_endpoint(describe: dict, configured: dict):
+    sagemaker = boto3.client("sagemaker", region_name="us-east-1")
+    with Stubber(sagemaker) as stub:  # responses are validated against botocore's service model
+        stub.add_response("describe_endpoint", describe, {"EndpointName": "ep"})
+        stub.add_response(
+            "describe_endpoint_config",
+            {
+                "EndpointConfigName": "ep-config",
+                "EndpointConfigArn": "arn:aws:sagemaker:us-east-1:123456789012:endpoint-config/ep-config",
+                "ProductionVariants": [{"VariantName": "primary", "ModelName": "m", **configured}],
+                "CreationTime": datetime(2026, 11, 25, tzinfo=UTC),
+            },
+            {"EndpointConfigName": "ep-config"},
+        )
+        stub.add_response(
+            "describe_model",
+            {
+                "ModelName": "m",
+                "PrimaryContainer": {"Image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/r:v1"},
+                "CreationTime": datetime(2026, 11, 25, tzinfo=UTC),
+                "ModelArn": "arn:aws:sagemaker:us-east-1:123456789012:model/m",
+            },
+            {"ModelName": "m"},
+        )
+        (live,) = read_endpoint(sagemaker, "ep", "prod").variants
+    return live
+
+
+POOLS_CONFIGURED = {
+    "InstancePools": [{"InstanceType": "ml.g6.xlarge", "Priority": 2}, {"InstanceType": "ml.g5.xlarge", "Priority": 1}],
+    "VariantInstanceProvisionTimeoutInSeconds": 900,
+}
+
+
+def test_read_endpoint_exposes_instances_per_pool_type():
+    pools = [
+        {"InstanceType": "ml.g5.xlarge", "CurrentInstanceCount": 3},
+        {"InstanceType": "ml.g6.xlarge", "CurrentInstanceCount": 1},
+    ]
+    live = stubbed_endpoint(described(pools, current=4, desired=5), POOLS_CONFIGURED)
+
+    assert live.instance_type == "ml.g5.xlarge"  # priority 1, whatever order the pools come in
+    assert live.instance_types == ("ml.g5.xlarge", "ml.g6.xlarge")
+    assert live.instances_by_type() == {"ml.g5.xlarge": 3, "ml.g6.xlarge": 1}
+    assert live.serving_type() is None  # mixed: no single type to measure
+    assert (live.current_instance_count, live.desired_instance_count) == (4, 5)
+
+
+def test_read_endpoint_lists_a_pool_type_without_instances_as_zero():
+    pools = [{"InstanceType": "ml.g6.xlarge", "CurrentInstanceCount": 2}]
+    live = stubbed_endpoint(described(pools, current=2, desired=2), POOLS_CONFIGURED)
+
+    assert live.instances_by_type() == {"ml.g5.xlarge": 0, "ml.g6.xlarge": 2}
+    assert live.serving_type() == "ml.g6.xlarge"
+
+
+def test_read_endpoint_without_pools_is_one_type():
+    live = stubbed_endpoint(described(None, current=4, desired=4), {"InstanceType": "ml.g5.xlarge"})
+
+    assert live.instance_types == ("ml.g5.xlarge",)
+    assert not live.has_pools
+    assert live.instances_by_type() == {"ml.g5.xlarge": 4}
+    assert live.serving_type() == "ml.g5.xlarge"
