@@ -76,7 +76,7 @@ def test_the_documented_day_two_flow_runs_against_the_sandbox(running_sandbox, c
         described = sagemaker.describe_endpoint(EndpointName="mangaassist-llm-prod")
         return {v["VariantName"]: v["CurrentWeight"] for v in described["ProductionVariants"]}
 
-    def traffic(invocations: float = 1200) -> None:
+    def traffic(invocations: float = 280) -> None:
         """A minute of traffic split by the live weights, as the endpoint would serve it."""
         share = weights()["canary"] / 100
         for variant, part in (("canary", share), ("primary", 1 - share)):
@@ -93,7 +93,8 @@ def test_the_documented_day_two_flow_runs_against_the_sandbox(running_sandbox, c
     assert "6 of 6 invocations answered as expected" in smoke.output
 
     # A guarded step with a hold; the canary serves traffic while it is held.
-    traffic(invocations=3000)
+    for _ in range(3):  # three minutes: at 5 % the canary serves the 100 invocations a step needs
+        traffic(invocations=700)
     cli.sleep.on_call = lambda call: traffic()
     ramp = cli("shift", "prod", "--canary-weight", "25", "--hold", "30min", "--check-every", "10min")
     assert ramp.exit_code == 0, ramp.output
@@ -153,8 +154,9 @@ def test_the_documented_day_two_flow_runs_against_the_sandbox(running_sandbox, c
     assert reused.returncode == 0, reused.stderr
     assert reused.stderr.startswith("sandbox: reusing the sandbox for prod running since ")
     live_config = sagemaker.describe_endpoint(EndpointName="mangaassist-llm-prod")["EndpointConfigName"]
-    assert f"primary ml.g5.xlarge weight 95, canary ml.g5.xlarge weight 5 (endpoint config {live_config})" in (
-        reused.stderr
+    assert (
+        f"primary ml.g5.xlarge/ml.g6.xlarge weight 95, canary ml.g5.xlarge/ml.g6.xlarge weight 5 (endpoint config {live_config})"
+        in (reused.stderr)
     )
     assert "make sandbox-reset (or make sandbox FRESH=1)" in reused.stderr
     assert f"export AWS_ENDPOINT_URL={exports['AWS_ENDPOINT_URL']}" in reused.stdout

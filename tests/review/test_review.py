@@ -78,11 +78,11 @@ def reviews(tmp_path_factory) -> dict[str, Result]:
     canary = text.index("- name: canary")
     text = text[:canary] + text[canary:].replace("image_tag: v0.1.0", "image_tag: v0.2.0", 1)
     text = text.replace(
-        "end: cron(0 22 ? * TUE,THU,SAT,SUN *)\n        min_capacity: 5",
-        "end: cron(0 22 ? * TUE,THU,SAT,SUN *)\n        min_capacity: 6",
+        "end: cron(0 6 * * ? *)\n        min_capacity: 2\n",
+        "end: cron(0 6 * * ? *)\n        min_capacity: 6\n",
     )
     prod.write_text(text)
-    git(repo, "commit", "-qam", "prod: evening floor 6, canary v0.2.0, TTFT alarm at 800 ms")
+    git(repo, "commit", "-qam", "prod: off-peak floor 6, canary v0.2.0, TTFT alarm at 800 ms")
     results["changed"] = review(repo, "base", "prod", out / "changed.md")
     return results
 
