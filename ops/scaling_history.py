@@ -40,7 +40,7 @@ from ruamel.yaml.comments import CommentedMap
 from config import ConfigError, EnvironmentConfig, environment_file
 from config.editor import UnsafeEdit, edit_environment_file
 from ops.aws import AwsClients
-from ops.endpoint import describe_endpoint
+from ops.endpoint import configured_types, describe_endpoint
 from ops.errors import ExitCode, OpsError
 from ops.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
 
@@ -207,8 +207,7 @@ def variant_types(described: dict[str, Any], config: dict[str, Any]) -> tuple[Va
     found = []
     for configured in config["ProductionVariants"]:
         name = configured["VariantName"]
-        pools = sorted(configured.get("InstancePools") or [], key=lambda p: p["Priority"])
-        types = tuple(p["InstanceType"] for p in pools) or (configured.get("InstanceType", "serverless"),)
+        types = configured_types(configured)
         summary = live.get(name, {})
         if summary.get("InstancePools"):
             in_service = {p["InstanceType"]: p["CurrentInstanceCount"] for p in summary["InstancePools"]}

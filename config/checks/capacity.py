@@ -12,7 +12,7 @@ from __future__ import annotations
 from config.metric_names import HIGH_RESOLUTION
 from config.physics import ASSUMED_UTILISATION, Ceiling, assumed_capacity, ceiling_if_known
 from config.problems import Problem, field_path, refuse
-from config.scaling_target import tracking_target
+from config.scaling_target import limit_of, saturating_capacity, tracking_target
 from config.schema import Catalog, EnvironmentConfig, InstanceCapacity
 from config.sections import InvalidInput, is_none, skip_invalid
 from config.variant_lookup import by_name
@@ -27,26 +27,31 @@ def check_target_within_capacity(cfg: EnvironmentConfig, catalog: Catalog) -> li
 def _check_target(cfg: EnvironmentConfig, name: str, catalog: Catalog) -> list[Problem]:
     """Target tracking adds instances only after the metric has stayed above the target for minutes
     (3 one-minute periods for SageMakerVariantInvocationsPerInstance): a target at or above what an
-    instance serves scales out only once users already queue. The preferred instance type's figure;
-    fallback pools and a target derived from the capacity are config.checks.scaling's."""
+    instance serves scales out only once users already queue. Held to the variant's type that saturates
+    first (config.scaling_target): its preferred type or a smaller fallback pool. A target derived as a
+    share of the capacity stays below it by construction (the schema holds a share below 1)."""
     variant = by_name(cfg.variants, name)
     if variant is None:  # an autoscaling entry without a variant: reported by check_autoscaling
         return []
-    capacity = cfg.planning.capacity.get(variant.instance_type)
     tracking = cfg.autoscaling[name].target_tracking
-    if capacity is None or is_none(tracking.target_value):  # no figure: the planner names the type
+    found = saturating_capacity(cfg, variant, tracking.metric)
+    if found is None or is_none(tracking.target_value):  # no figure: the planner names the type
         return []
-    if tracking.metric == HIGH_RESOLUTION:
-        limit, unit, what = capacity.concurrent_sequences, "concurrent requests", "concurrent_sequences"
-    else:
-        limit, unit, what = capacity.requests_per_minute, "requests/min", "requests_per_minute"
+    instance_type, capacity = found
+    limit = limit_of(capacity, tracking.metric)
     if tracking.target_value < limit:
         return []
-    ceiling = _ceiling_if_readable(cfg, catalog, variant.instance_type)
+    unit, what = (
+        ("concurrent requests", "concurrent_sequences")
+        if tracking.metric == HIGH_RESOLUTION
+        else ("requests/min", "requests_per_minute")
+    )
+    pool = "" if instance_type == variant.instance_type else f" (a fallback pool of variant '{name}')"
+    ceiling = _ceiling_if_readable(cfg, catalog, instance_type)
     return refuse(
         f"autoscaling.{name}.target_tracking.target_value",
-        f"{tracking.target_value:,g} is at or above the {limit:,g} {unit} one {variant.instance_type} serves "
-        f"within the latency objective (planning.capacity.{variant.instance_type}.{what}; "
+        f"{tracking.target_value:,g} is at or above the {limit:,g} {unit} one {instance_type}{pool} serves "
+        f"within the latency objective (planning.capacity.{instance_type}.{what}; "
         f"{capacity.provenance(ceiling)}): target tracking would scale out only after users queue; allowed: below "
         f"{limit:,g} (70 % of it, {0.7 * limit:,.0f}, leaves room for the minutes a scale-out takes)",
     )

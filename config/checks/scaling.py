@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 from config.metric_names import HIGH_RESOLUTION
 from config.problems import Problem, field_path, quote, refuse, variant_path
-from config.scaling_target import limit_of, saturating_capacity
+from config.scaling_target import saturating_capacity
 from config.schedules import Cron, CronError, time_zone, utc_offset_changes
 from config.schema import EngineStepScaling, EnvironmentConfig, ScheduledWindow, VariantScaling
 from config.sections import is_none, skip_invalid
@@ -66,9 +66,8 @@ def _check_range(cfg: EnvironmentConfig, name: str, path: str, scaling: VariantS
 
 
 def _check_tracking(cfg: EnvironmentConfig, name: str, path: str) -> list[Problem]:
-    """One target, explicit or a share of the capacity figure; never at or above what the instance that
-    saturates first serves. The preferred type's own figure is config.checks.capacity's rule; this one adds
-    the fallback pools (a smaller fallback saturates first) and the derived target (config.scaling_target)."""
+    """One target: explicit, or a share of the capacity figure (config.scaling_target) that has a figure
+    to be a share of. An explicit target against the capacity is config.checks.capacity's rule."""
     tracking, variant = cfg.autoscaling[name].target_tracking, cfg.variant(name)
     explicit, share = not is_none(tracking.target_value), not is_none(tracking.target_share_of_concurrency)
     if explicit == share:
@@ -83,27 +82,13 @@ def _check_tracking(cfg: EnvironmentConfig, name: str, path: str) -> list[Proble
             f"is a share of planning.capacity.<type>.concurrent_sequences, for metric {HIGH_RESOLUTION} only; "
             f"metric {tracking.metric} takes target_value",
         )
-    found = saturating_capacity(cfg, variant, tracking.metric)
-    if found is None:
-        if not share:
-            return []  # the planner names the type without a figure
+    if share and saturating_capacity(cfg, variant, tracking.metric) is None:
         return refuse(
             f"{path}.target_share_of_concurrency",
             f"needs a planning.capacity figure for one of {', '.join(variant.instance_types)} "
             f"(variants '{name}'), found none",
         )
-    instance_type, capacity = found
-    if share or instance_type == variant.instance_type:
-        return []  # a share below 1 stays below the figure; the preferred type's: config.checks.capacity
-    limit = limit_of(capacity, tracking.metric)
-    if tracking.target_value < limit:
-        return []
-    return refuse(
-        f"{path}.target_value",
-        f"{tracking.target_value:,g} is at or above the {limit:,g} one {instance_type} (a fallback of variant "
-        f"'{name}') serves within the latency objective (planning.capacity.{instance_type}; {capacity.provenance()}): "
-        f"once the fallback pool serves, target tracking would scale out only after users queue; allowed: below {limit:,g}",
-    )
+    return []
 
 
 def _check_step_scaling(path: str, scaling: VariantScaling) -> list[Problem]:

@@ -78,3 +78,25 @@ def test_the_high_resolution_target_is_held_to_concurrent_sequences(problems) ->
         )
         == []
     )
+
+
+def test_a_target_is_held_to_the_fallback_pool_that_saturates_first(problems) -> None:
+    """prod's canary falls back to ml.g6.xlarge: when that type serves fewer sequences than the
+    preferred one, an explicit target must stay below the fallback's figure too."""
+
+    def small_fallback(raw: dict) -> None:
+        raw["autoscaling"]["canary"]["target_tracking"] = {
+            "metric": "SageMakerVariantConcurrentRequestsPerModelHighResolution",
+            "target_value": 12,
+        }
+        raw.setdefault("planning", {}).setdefault("capacity", {})["ml.g6.xlarge"] = {
+            "requests_per_minute": 150,
+            "concurrent_sequences": 10,
+        }
+
+    found = problems(small_fallback)
+    assert len(found) == 1, found
+    assert found[0].startswith(
+        "autoscaling.canary.target_tracking.target_value: 12 is at or above the 10 concurrent requests one "
+        "ml.g6.xlarge (a fallback pool of variant 'canary') serves"
+    )
