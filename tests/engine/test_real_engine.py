@@ -76,9 +76,16 @@ def test_ready_only_after_warmup_through_every_adapter(serving):
     warmup = next(e for e in serving.process.events("phase_finished") if e["phase"] == "warmup")
     assert warmup["status"] == "ok"
     assert {f"adapter:{name}" for name in ADAPTERS} | {"base", "shared-prefix"} <= set(warmup["by_label"])
-    warmup_lines = wait_until(lambda: [e for e in serving.process.events("request") if e["warmup"]], "warmup lines")
-    assert {line["adapter"] for line in warmup_lines} == set(MODELS)
-    assert all(line["status"] == 200 and line["output_tokens"] for line in warmup_lines)
+
+    def warmup_lines() -> list[dict]:
+        """Every model's line: the log file is read while the process still writes it (one failed fresh-clone
+        run saw two of four lines just after the warmup summary)."""
+        lines = [e for e in serving.process.events("request") if e["warmup"]]
+        return lines if {line["adapter"] for line in lines} >= set(MODELS) else []
+
+    lines = wait_until(warmup_lines, "a warmup line for every model")
+    assert {line["adapter"] for line in lines} == set(MODELS)
+    assert all(line["status"] == 200 and line["output_tokens"] for line in lines)
     # Meanwhile a customer's request was refused, retryably.
     assert serving.gate is not None and serving.gate.status_code == 503 and serving.gate.headers["retry-after"] == "1"
     assert serving.gate.json()["error"]["code"] == 503
