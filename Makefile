@@ -9,6 +9,10 @@ ENV ?= dev
 SCALING_RELEASED ?=
 # make plan-diff: the git revision whose config is the base of the comparison.
 BASE ?= main
+# make deploy: cdk deploy's --require-approval. `broadening` stops, at a terminal, to confirm a change that
+# widens IAM or security-group access; a CI job has no terminal, so the deploy workflow passes
+# APPROVAL=never and its gate is the GitHub environment's required reviewers (docs/deploying.md "CI pipelines").
+APPROVAL ?= broadening
 RELEASED_FLAG := $(if $(SCALING_RELEASED),-c scaling_released=$(SCALING_RELEASED))
 # VARIANTS_CHANGED=1: one deploy without the blue/green guardrails, to add, remove or rename a variant.
 RELEASED_FLAG += $(if $(VARIANTS_CHANGED),-c variants_changed=1)
@@ -22,7 +26,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export JSII_NODE := $(CURDIR)/$(VENV)/bin/node
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help deps synth cfn-lint diff deploy deploy-image bootstrap pin-base-image test test-slow lint ops sandbox sandbox-reset sandbox-stop plan plan-diff plan-docs bench clean review test-engine
+.PHONY: help deps synth cfn-lint diff deploy deploy-image deploy-ci-access bootstrap pin-base-image test test-slow lint ops sandbox sandbox-reset sandbox-stop plan plan-diff plan-docs bench clean review test-engine
 
 help:
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
@@ -35,6 +39,7 @@ help:
 	@echo "make deploy ENV=prod  cdk deploy one environment (needs AWS credentials)"
 	@echo "make bootstrap ENV=staging   cdk bootstrap the account and region ENV deploys to (once)"
 	@echo "make deploy-image ENV=prod   the image stack alone (repository and build)"
+	@echo "make deploy-ci-access ENV=prod   the deploy workflow's OIDC role (config ci:), as an administrator"
 	@echo "make ops ARGS='status prod'  the operations CLI (python -m ops --help)"
 	@echo "make sandbox          a local moto 'prod' to try the ops CLI on (reused while it runs)"
 	@echo "make sandbox-reset    the sandbox started clean; make sandbox-stop stops it"
@@ -76,14 +81,29 @@ review: deps
 	$(PY) -m review $(BASE) $(if $(filter command line environment,$(origin ENV)),--env $(ENV)) --out review-out/review.md
 
 # Refused when the blue/green update would overlap a scheduled peak window (FORCE_PEAK=1 overrides).
+# The image and serving stacks by name, not --all: the CI access stack (deploy-ci-access below) is never
+# deployed by the pipeline whose role it defines.
 deploy: deps
 	$(PY) -m tools.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
-	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) --all -o cdk.out/$(ENV) --require-approval broadening
+	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV) --require-approval $(APPROVAL) \
+		MangaAssist-$(ENV)-Image MangaAssist-$(ENV)-Serving
 	$(PY) -m tools.record_deployed $(ENV)
 
 # Once per account and region: CDK's bootstrap stack (asset bucket, deploy roles) where ENV deploys.
+# Its CloudFormation execution role gets the project's scoped policies, not AdministratorAccess:
+# tools/execution_policy.py creates or updates them first and prints their ARNs (docs/deploying.md);
+# EXECUTION_POLICIES=arn,arn passes policies your account already manages instead.
+EXECUTION_POLICIES ?=
 bootstrap: deps
-	$(CDK) bootstrap $(CDK_FLAGS) -c env=$(ENV) -o cdk.out/$(ENV)
+	policies="$(if $(EXECUTION_POLICIES),$(EXECUTION_POLICIES),$$($(PY) -m tools.execution_policy $(ENV)))"; \
+	$(CDK) bootstrap $(CDK_FLAGS) -c env=$(ENV) -o cdk.out/$(ENV) --cloudformation-execution-policies "$$policies"
+
+# ENV's CI access stack (config `ci:`): GitHub's OIDC provider and the deploy workflow's role, deployed with an
+# administrator's credentials after ENV's first deploy (docs/deploying.md "CI pipelines"); --exclusively: not
+# the serving stack it comes after.
+deploy-ci-access: deps
+	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) -o cdk.out/$(ENV) --require-approval broadening --exclusively \
+		MangaAssist-$(ENV)-CiAccess
 
 # The image stack alone (repository and build): a new account's prod needs a build to tag before its
 # first full deploy (docs/deploying.md, "Building an image").
@@ -101,11 +121,13 @@ ops: deps
 # Prints the variables to export: eval "$$(make -s sandbox)".
 SANDBOX_ENV := $(if $(filter command line,$(origin ENV)),$(ENV),prod)
 # A running sandbox is reused with its state (it says so); FRESH=1 or `make sandbox-reset` starts clean.
-sandbox: deps
+sandbox:  # deps' output (npm's "added N packages") to stderr: stdout is eval'd
+	@$(MAKE) --no-print-directory deps >&2
 	@test -f cdk.out/all/MangaAssist-$(SANDBOX_ENV)-Serving.template.json || $(MAKE) --no-print-directory synth >&2
 	@$(PY) -m sandbox start $(SANDBOX_ENV) $(if $(FRESH),--fresh)
 
-sandbox-reset: deps
+sandbox-reset:
+	@$(MAKE) --no-print-directory deps >&2
 	@test -f cdk.out/all/MangaAssist-$(SANDBOX_ENV)-Serving.template.json || $(MAKE) --no-print-directory synth >&2
 	@$(PY) -m sandbox start $(SANDBOX_ENV) --fresh
 
@@ -118,14 +140,22 @@ TRAFFIC_FLAG := $(if $(TRAFFIC),--traffic $(TRAFFIC))
 # provisioned in a peak window of the traffic or an ISO interval; fallback pools take over (docs/scaling-and-planning.md).
 comma := ,
 UNAVAILABLE_FLAGS := $(foreach u,$(subst $(comma), ,$(UNAVAILABLE)),--unavailable $(u))
+# For people at a terminal: make exits 2 on "not met" and on a broken config alike; CI gates on
+# `bin/plan ENV`, the same command with the planner's own exit code (docs/scaling-and-planning.md).
 plan: deps
 	$(PY) -m planner plan $(ENV) $(TRAFFIC_FLAG) $(UNAVAILABLE_FLAGS) --out plan-out/$(ENV)
 
+# BASE's config goes to a temporary file, removed afterwards; messages name it REVISION:FILE. A failed
+# comparison leaves no plan-out/ENV-diff.md (an earlier one is removed first).
 plan-diff: deps
-	@mkdir -p plan-out
-	@git show $(BASE):config/environments/$(ENV).yaml > plan-out/$(ENV)-base.yaml \
-		|| { echo "error: no config/environments/$(ENV).yaml at $(BASE)" >&2; exit 2; }
-	$(PY) -m planner diff $(ENV) --base plan-out/$(ENV)-base.yaml $(TRAFFIC_FLAG) --out plan-out/$(ENV)-diff.md
+	@mkdir -p plan-out && rm -f plan-out/$(ENV)-diff.md
+	@base="$$(mktemp)" && trap 'rm -f "$$base"' EXIT && \
+	if ! git show "$(BASE):config/environments/$(ENV).yaml" > "$$base"; then \
+		echo "error: no config/environments/$(ENV).yaml at BASE=$(BASE) (a git revision: make plan-diff BASE=main)" >&2; \
+		exit 2; \
+	fi && \
+	$(PY) -m planner diff $(ENV) --base "$$base" --base-name "$(BASE):config/environments/$(ENV).yaml" \
+		$(TRAFFIC_FLAG) --out plan-out/$(ENV)-diff.md
 
 # container/Dockerfile's vLLM base image by digest, beside its tag (tools/pin_base_image.py; needs
 # Docker Hub, not Docker). TAG defaults to config/catalog.yaml's serving_image.base_image.

@@ -16,6 +16,7 @@ import aws_cdk as cdk
 
 from config import ConfigError, known_environments, load_catalog, load_environment
 from config.checks.capacity import measured_capacity_warnings
+from stacks.ci_access_stack import build_ci_access
 from stacks.environment import add_compliance_checks, build_environment
 
 # What a synth writes into the cloud assembly directory; removed when the synth is refused.
@@ -54,7 +55,8 @@ def synthesise(app: cdk.App, env_name: str) -> int:
         for warning in measured_capacity_warnings(cfg, load_catalog()):
             print(f"warning: {warning}", file=sys.stderr)
     for cfg in configs:
-        build_environment(app, cfg, guarded=not variants_changed)
+        _, serving = build_environment(app, cfg, guarded=not variants_changed)
+        build_ci_access(app, cfg, serving)  # with a `ci` section only (docs/deploying.md "CI pipelines")
     add_compliance_checks(app)
     try:
         app.synth()

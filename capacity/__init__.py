@@ -2,7 +2,8 @@
 `bin/ops capacity` (ops/capacity_command.py) and importing nothing from `ops`.
 
 measurement  the entry: measure(target, workload, settings) -> Measurement, the report written
-workload     what is sent: MangaAssist-shaped chat streams (workload.yaml) or captured traffic (capture)
+workload     what is sent: conversations (default: sessions whose turns carry the history so far), single
+             MangaAssist-shaped chat streams (workload.yaml), or captured traffic (capture)
 targets      where it goes: a serving container's URL, or one variant through the SageMaker runtime
 load         one step: open-loop Poisson arrivals at a fixed rate, every request timed from its schedule
 sweep        rising steps until the objective breaks, then refined to within 10 %

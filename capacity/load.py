@@ -4,6 +4,16 @@ Requests are sent on their schedule whether or not earlier ones have answered, a
 measured from the scheduled send time, so a slow server (or a slow generator) cannot hide its queue:
 closed-loop "N users" figures hide exactly the queueing autoscaling has to prevent. The generator's own
 lag (actual send minus schedule) is reported so that a result it distorts can be refused.
+
+Conversations (`run_conversation_step`): sessions arrive as a Poisson process at the offered rate
+divided by the mean turns per session, so turns are offered at the step's rate. A session's first turn
+is sent at its arrival; turn k+1 is scheduled think time after turn k's last answer token, since its
+content is that answer (a user answers what they read). Every turn is sent at its scheduled time,
+whatever else is in flight, and timed from it; a slow server delays only the later turns of the
+sessions it is slow for, as it delays their users, while new sessions keep arriving on their own
+schedule. A step first runs `warmup_seconds` of the same process unmeasured, so that when its window
+opens conversations are under way in the proportions of a steady stream; only turns scheduled inside
+the window are counted, and turns falling after it are not sent. A turn that fails ends its session.
 """
 
 from __future__ import annotations
@@ -19,9 +29,12 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from capacity.targets import REQUEST_TIMEOUT_SECONDS, RequestRecord
+from capacity.workload import SessionPlan, SessionSource
 
 STOP_POLL_SECONDS = 0.2  # how soon Ctrl-C or SIGTERM stops a step
 MAX_ERROR_PERCENT = 1.0  # the objective: at most 1 % errors (5xx, 4xx, stream errors, timeouts)
+# Turn indexes the report groups TTFT and prompt tokens by: first turns against later ones.
+TURN_GROUPS = ((1, 1), (2, 2), (3, 4), (5, 8), (9, None))
 
 
 class Target(Protocol):
@@ -65,30 +78,87 @@ class StepResult:
     seconds: float
     held: bool = False
     verdict: str = ""
+    prompt_tokens_p50: float | None = None  # as the engine counted them (usage), over answered requests
+    prompt_tokens_p95: float | None = None
+    # Tokens found in vLLM's prefix cache over tokens looked up, during the step (None: not exposed).
+    prefix_cache_hit_percent: float | None = None
+    # Conversations only: the unmeasured warm-up, first against later turns, and each group of turns.
+    warmup_seconds: float = 0.0
+    warmup_requests: int = 0
+    ttft_first_turn_p95_ms: float | None = None
+    ttft_later_turns_p95_ms: float | None = None
+    trimmed_percent: float | None = None  # turns whose oldest exchanges were left out (prompt budget)
+    by_turn: list[dict[str, Any]] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         rounded = {k: round(v, 2) if isinstance(v, float) else v for k, v in asdict(self).items()}
         return rounded
 
 
+def _ttft_ms(records: list[RequestRecord]) -> list[float]:
+    return [(r.first - r.scheduled) * 1000.0 for r in records if r.first is not None]
+
+
+def turn_groups(ok: list[RequestRecord]) -> list[dict[str, Any]]:
+    """TTFT and prompt tokens of answered turns, by turn index (TURN_GROUPS); empty groups left out."""
+    groups = []
+    for low, high in TURN_GROUPS:
+        chosen = [r for r in ok if r.turn is not None and r.turn >= low and (high is None or r.turn <= high)]
+        if not chosen:
+            continue
+        ttft, prompts = _ttft_ms(chosen), [float(r.prompt_tokens) for r in chosen if r.prompt_tokens is not None]
+        groups.append(
+            {
+                "turns": str(low) if high == low else f"{low}+" if high is None else f"{low}-{high}",
+                "requests": len(chosen),
+                "ttft_p50_ms": _rounded(percentile(ttft, 0.50)),
+                "ttft_p95_ms": _rounded(percentile(ttft, 0.95)),
+                "prompt_tokens_p50": percentile(prompts, 0.50),
+                "prompt_tokens_p95": percentile(prompts, 0.95),
+                "trimmed": sum(r.trimmed for r in chosen),
+            }
+        )
+    return groups
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
+def conversation_figures(ok: list[RequestRecord], counted: list[RequestRecord]) -> dict[str, Any]:
+    """StepResult's conversation fields; none when no record is a conversation's turn."""
+    if not any(r.turn is not None for r in counted):
+        return {}
+    return {
+        "ttft_first_turn_p95_ms": percentile(_ttft_ms([r for r in ok if r.turn == 1]), 0.95),
+        "ttft_later_turns_p95_ms": percentile(_ttft_ms([r for r in ok if (r.turn or 0) > 1]), 0.95),
+        "trimmed_percent": 100 * sum(r.trimmed for r in counted) / len(counted),
+        "by_turn": turn_groups(ok),
+    }
+
+
 def summarise(
     records: list[RequestRecord], offered_rpm: float, instances: int, start: float, seconds: float
 ) -> StepResult:
-    ok = [r for r in records if r.ok]
+    """The step's figures over the records it counts (a conversation's warm-up turns are load, not
+    measurement); requests in flight over every record that overlapped the step."""
+    counted = [r for r in records if r.counted]
+    ok = [r for r in counted if r.ok]
     ms = 1000.0
-    ttft = [(r.first - r.scheduled) * ms for r in ok]
+    ttft = _ttft_ms(ok)
     e2e = [(r.done - r.scheduled) * ms for r in ok]
     itl = [(r.done - r.first) * ms / (r.output_tokens - 1) for r in ok if r.output_tokens and r.output_tokens >= 2]
-    lag = [max(0.0, r.sent - r.scheduled) * ms for r in records if r.sent]
+    lag = [max(0.0, r.sent - r.scheduled) * ms for r in counted if r.sent]
+    prompts = [float(r.prompt_tokens) for r in ok if r.prompt_tokens is not None]
     end = start + seconds
     busy = sum(max(0.0, min(r.done or end, end) - max(r.scheduled, start)) for r in records)
-    errors = len(records) - len(ok)
+    errors = len(counted) - len(ok)
     return StepResult(
         offered_rpm=offered_rpm,
         achieved_rpm=len(ok) / seconds * 60 / instances,
-        requests=len(records),
+        requests=len(counted),
         errors=errors,
-        error_percent=100 * errors / len(records) if records else 0.0,
+        error_percent=100 * errors / len(counted) if counted else 0.0,
         ttft_p50_ms=percentile(ttft, 0.50),
         ttft_p95_ms=percentile(ttft, 0.95),
         ttft_p99_ms=percentile(ttft, 0.99),
@@ -98,6 +168,10 @@ def summarise(
         send_lag_p99_ms=percentile(lag, 0.99),
         mean_in_flight=busy / seconds / instances,
         seconds=seconds,
+        prompt_tokens_p50=percentile(prompts, 0.50),
+        prompt_tokens_p95=percentile(prompts, 0.95),
+        warmup_requests=len(records) - len(counted),
+        **conversation_figures(ok, counted),
     )
 
 
@@ -133,17 +207,10 @@ async def run_step(
     payloads = [json.dumps(next(bodies)).encode() for _ in offsets]  # encoded before the clock starts
     records: list[RequestRecord] = []
     tasks: list[asyncio.Task[None]] = []
+    probe = CacheProbe(target)
+    await probe.begin()
     start = time.perf_counter() + 0.05
-
-    async def report_progress() -> None:
-        while True:
-            await asyncio.sleep(progress_seconds)
-            done = [r for r in records if r.ok]
-            p95 = percentile([(r.first - r.scheduled) * 1000 for r in done], 0.95)
-            shown = "-" if p95 is None else f"{p95:.0f} ms"
-            progress(f"    {len(records)} sent, {len(done)} answered, TTFT p95 so far {shown}")
-
-    ticker = asyncio.create_task(report_progress())
+    ticker = asyncio.create_task(report_progress(records, progress, progress_seconds))
     try:
         for offset, payload in zip(offsets, payloads, strict=True):
             if stop.is_set():
@@ -155,21 +222,169 @@ async def run_step(
             record = RequestRecord(scheduled=start + offset)
             records.append(record)
             tasks.append(asyncio.create_task(target.request(payload, record, stop)))
-        wait_until = time.perf_counter() + REQUEST_TIMEOUT_SECONDS
-        wait_until = min(wait_until, deadline) if deadline is not None else wait_until
-        pending = set(tasks)
-        while pending and not stop.is_set() and time.perf_counter() < wait_until:
-            _, pending = await asyncio.wait(pending, timeout=STOP_POLL_SECONDS)
-        for task in pending:
-            task.cancel()
-            for record in records:
-                if record.done is None:
-                    reason = "stopped" if stop.is_set() else "timeout"
-                    record.error, record.done = record.error or reason, time.perf_counter()
+        await settle(tasks, records, stop, time.perf_counter() + REQUEST_TIMEOUT_SECONDS, deadline)
     finally:
         ticker.cancel()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, ticker, return_exceptions=True)
     elapsed = min(seconds, time.perf_counter() - start) if stop.is_set() else seconds
-    return summarise(records, offered_rpm, target.instances, start, max(elapsed, 1e-3)), records
+    step = summarise(records, offered_rpm, target.instances, start, max(elapsed, 1e-3))
+    step.prefix_cache_hit_percent = await probe.hit_percent()
+    return step, records
+
+
+async def report_progress(records: list[RequestRecord], progress: Callable[[str], None], every: float) -> None:
+    while True:
+        await asyncio.sleep(every)
+        done = [r for r in records if r.ok and r.counted]
+        p95 = percentile(_ttft_ms(done), 0.95)
+        shown = "-" if p95 is None else f"{p95:.0f} ms"
+        progress(f"    {len(records)} sent, {len(done)} answered, TTFT p95 so far {shown}")
+
+
+async def settle(
+    tasks: list[asyncio.Task[None]], records: list[RequestRecord], stop: threading.Event, until: float,
+    deadline: float | None,
+) -> None:  # fmt: skip
+    """Waits for the step's requests until `until` (or `deadline`, or a stop); what is still unanswered
+    then is cancelled and recorded as an error (timeout or stopped)."""
+    until = min(until, deadline) if deadline is not None else until
+    pending = set(tasks)
+    while pending and not stop.is_set() and time.perf_counter() < until:
+        _, pending = await asyncio.wait(pending, timeout=STOP_POLL_SECONDS)
+    for task in pending:
+        task.cancel()
+    if pending:
+        for record in records:
+            if record.done is None:
+                reason = "stopped" if stop.is_set() else "timeout"
+                record.error, record.done = record.error or reason, time.perf_counter()
+
+
+class CacheProbe:
+    """The prefix-cache hit rate over a step, from counters read at its start and after its answers,
+    where the target exposes them (capacity.targets.UrlTarget.prefix_cache_counters)."""
+
+    def __init__(self, target: Target) -> None:
+        self.read = getattr(target, "prefix_cache_counters", None)
+        self.before: tuple[float, float] | None = None
+
+    async def begin(self) -> None:
+        self.before = await self.read() if self.read is not None else None
+
+    async def hit_percent(self) -> float | None:
+        after = await self.read() if self.read is not None and self.before is not None else None
+        if after is None or self.before is None or after[0] <= self.before[0]:
+            return None
+        return 100 * (after[1] - self.before[1]) / (after[0] - self.before[0])
+
+
+async def sleep_until(when: float, stop: threading.Event) -> None:
+    while (delay := when - time.perf_counter()) > 0 and not stop.is_set():
+        await asyncio.sleep(min(delay, STOP_POLL_SECONDS))
+
+
+@dataclass
+class Conversations:
+    """One conversation step's shared state: where its window starts and ends, what was sent."""
+
+    target: Target
+    source: SessionSource
+    stop: threading.Event
+    window: float  # time.perf_counter() at which the measured window opens
+    end: float
+    allowed: float  # requests the step may still send (the sweep's ceiling)
+    records: list[RequestRecord]
+
+    async def converse(self, plan: SessionPlan, at: float) -> None:
+        """One session: each turn at its time, the answer kept for the next; ends at the window's end,
+        on a failed turn, on a stop, or when the step's requests are spent."""
+        history: list[dict[str, str]] = []
+        last = len(plan.turns) - 1
+        for index in range(len(plan.turns)):
+            if at >= self.end or self.stop.is_set() or len(self.records) >= self.allowed:
+                return
+            await sleep_until(at, self.stop)
+            if self.stop.is_set():
+                return
+            body, trimmed = self.source.workload.request(plan, history, index)
+            record = RequestRecord(scheduled=at, turn=index + 1, counted=at >= self.window, trimmed=trimmed,
+                                   keep_answer=index < last)  # fmt: skip
+            self.records.append(record)
+            await self.target.request(json.dumps(body).encode(), record, self.stop)
+            if not record.ok or record.done is None or index == last:
+                return
+            history += [body["messages"][-1], {"role": "assistant", "content": record.answer or ""}]
+            at = record.done + plan.thinks[index]
+
+
+async def run_conversation_step(
+    target: Target,
+    source: SessionSource,
+    offered_rpm: float,
+    seconds: float,
+    stop: threading.Event,
+    rng: random.Random,
+    progress: Callable[[str], None],
+    warmup_seconds: float = 0.0,
+    progress_seconds: float = 10.0,
+    max_requests: int | None = None,
+    deadline: float | None = None,
+) -> tuple[StepResult, list[RequestRecord]]:
+    """Sessions at `offered_rpm` / mean turns per instance for `warmup_seconds` unmeasured, then for
+    `seconds` measured (the module's docstring); waits for the answers, summarises the window."""
+    session_rate = offered_rpm * target.instances / 60 / source.workload.mean_turns
+    arrivals = [offset - warmup_seconds for offset in poisson_arrivals(session_rate, warmup_seconds + seconds, rng)]
+    plans = [next(source.plans) for _ in arrivals]  # drawn before the clock starts
+    window = time.perf_counter() + 0.05 + warmup_seconds
+    allowed = float("inf") if max_requests is None else max_requests
+    step = Conversations(target, source, stop, window, window + seconds, allowed, [])
+    tasks: list[asyncio.Task[None]] = []
+    probe = CacheProbe(target)
+    ticker = asyncio.create_task(report_progress(step.records, progress, progress_seconds))
+    opened = asyncio.create_task(_open_window(probe, window, stop))
+    try:
+        for arrival, plan in zip(arrivals, plans, strict=True):
+            await sleep_until(window + arrival, stop)
+            if stop.is_set() or len(step.records) >= allowed:
+                break
+            tasks.append(asyncio.create_task(step.converse(plan, window + arrival)))
+        await sleep_until(step.end, stop)
+        await settle(tasks, step.records, stop, step.end + REQUEST_TIMEOUT_SECONDS, deadline)
+        await opened
+    finally:
+        ticker.cancel()
+        for task in [*tasks, opened]:
+            task.cancel()
+        await asyncio.gather(*tasks, ticker, opened, return_exceptions=True)
+    elapsed = min(seconds, max(time.perf_counter() - window, 0.0)) if stop.is_set() else seconds
+    result = summarise(step.records, offered_rpm, target.instances, window, max(elapsed, 1e-3))
+    result.warmup_seconds = warmup_seconds
+    result.prefix_cache_hit_percent = await probe.hit_percent()
+    return result, step.records
+
+
+async def _open_window(probe: CacheProbe, window: float, stop: threading.Event) -> None:
+    await sleep_until(window, stop)
+    await probe.begin()
+
+
+async def run_source_step(
+    target: Target,
+    source: Iterator[dict[str, Any]] | SessionSource,
+    offered_rpm: float,
+    seconds: float,
+    stop: threading.Event,
+    rng: random.Random,
+    progress: Callable[[str], None],
+    warmup_seconds: float = 0.0,
+    max_requests: int | None = None,
+    deadline: float | None = None,
+) -> tuple[StepResult, list[RequestRecord]]:
+    """One step of whatever the workload is: sessions (run_conversation_step) or bodies (run_step)."""
+    if isinstance(source, SessionSource):
+        return await run_conversation_step(target, source, offered_rpm, seconds, stop, rng, progress,
+                                           warmup_seconds, max_requests=max_requests, deadline=deadline)  # fmt: skip
+    return await run_step(target, source, offered_rpm, seconds, stop, rng, progress,
+                          max_requests=max_requests, deadline=deadline)  # fmt: skip

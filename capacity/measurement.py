@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from capacity.load import Target
 from capacity.report import RunFacts, write
 from capacity.sweep import SweepOutcome, SweepSettings, sweep
+from capacity.workload import SessionSource
 
 MIN_STEP_SECONDS = 60  # the default: about 1,000 requests a step at the seeds' rate, enough for a p95
 REPORTS_DIR = Path("capacity-out")
@@ -44,9 +45,9 @@ class MeasuredTarget(Target, Protocol):
 
 
 class RequestSource(Protocol):
-    """A Workload or a CapturedWorkload (capacity.workload)."""
+    """A ConversationWorkload, a Workload or a CapturedWorkload (capacity.workload)."""
 
-    def bodies(self, seed: int = 0) -> Iterator[dict[str, Any]]: ...
+    def source(self, seed: int = 0) -> Iterator[dict[str, Any]] | SessionSource: ...
 
     def describe(self) -> dict[str, Any]: ...
 
@@ -65,13 +66,23 @@ class MeasureSettings:
     max_send_lag_ms: float = 50.0  # a step whose send lag p99 exceeds this measured the client
     planned_rpm: float | None = None
     out: Path | None = None  # default: capacity-out/<target>-<UTC time>/
+    warmup_seconds: float | None = None  # conversations' unmeasured start of a step; default: the workload's
 
-    def sweep_settings(self) -> SweepSettings:
+    def sweep_settings(self, default_warmup_seconds: float | None = None) -> SweepSettings:
+        """The sweep's settings; `default_warmup_seconds` is a conversation workload's (None: a workload
+        of independent requests, which has no warm-up)."""
         planned = self.planned_rpm
         start = self.start_rpm or (planned * 0.1 if planned else 60.0)
         highest = self.max_rpm or (planned * 3 if planned else 3600.0)
         if start > highest:
             raise SettingsError(f"--start-rpm {start:g} is above --max-rpm {highest:g}")
+        warmup = 0.0 if default_warmup_seconds is None else self.warmup_seconds
+        warmup = default_warmup_seconds if warmup is None else warmup
+        if warmup + self.step_seconds > self.max_minutes * 60:
+            raise SettingsError(
+                f"--max-minutes {self.max_minutes:g} leaves no room for one step: {warmup:g} s of conversation "
+                f"warm-up (--warmup-seconds) and {self.step_seconds:g} s measured (--step-seconds)"
+            )
         return SweepSettings(
             slo_ttft_ms=self.slo_ttft_ms,
             step_seconds=self.step_seconds,
@@ -79,6 +90,7 @@ class MeasureSettings:
             start_rpm=start,
             max_rpm=highest,
             max_send_lag_ms=self.max_send_lag_ms,
+            warmup_seconds=warmup,
         )
 
 
@@ -114,13 +126,15 @@ def measure(
 
     SIGINT and SIGTERM stop it within a fraction of a second; what was measured is still written, and
     the result says `interrupted`. Must run in the main thread (signal handlers)."""
-    rates = settings.sweep_settings()
+    source = workload.source()
+    rates = settings.sweep_settings(source.workload.warmup_seconds if isinstance(source, SessionSource) else None)
     measured_at = datetime.now(UTC)
     out = settings.out or REPORTS_DIR / f"{target.directory_name}-{measured_at:%Y%m%dT%H%M%SZ}"
     say(
         f"Capacity sweep of {target.name} ({target.instances} instance(s)): objective TTFT p95 <= "
         f"{settings.slo_ttft_ms:g} ms and <= 1 % errors; steps of {settings.step_seconds:g} s from "
-        f"{rates.start_rpm:,.0f} up to at most {rates.max_rpm:,.0f} requests/min per instance; stops after "
+        f"{rates.start_rpm:,.0f} up to at most {rates.max_rpm:,.0f} requests/min per instance"
+        f"{_warmup_text(rates.warmup_seconds)}; stops after "
         f"{settings.max_minutes:g} min; at most {rates.request_ceiling(target.instances):,} requests in all. "
         f"Report: {out}/"
     )
@@ -131,15 +145,23 @@ def measure(
         workload=workload.describe(),
         measured_at=measured_at,
         settings={"step_seconds": settings.step_seconds, "max_minutes": settings.max_minutes,
-                  "start_rpm": rates.start_rpm, "max_rpm": rates.max_rpm, "max_send_lag_ms": rates.max_send_lag_ms},
+                  "start_rpm": rates.start_rpm, "max_rpm": rates.max_rpm, "max_send_lag_ms": rates.max_send_lag_ms,
+                  "warmup_seconds": rates.warmup_seconds},
     )  # fmt: skip
-    outcome = asyncio.run(_run(target, workload.bodies(), rates, say, lambda o: write(o, facts, out)))
+    outcome = asyncio.run(_run(target, source, rates, say, lambda o: write(o, facts, out)))
     return Measurement(outcome, write(outcome, facts, out), out)
+
+
+def _warmup_text(seconds: float) -> str:
+    """How a conversation step begins, as the run's first line says it."""
+    if not seconds:
+        return ""
+    return f" (conversations: each step after {seconds:g} s of unmeasured warm-up)"
 
 
 async def _run(
     target: MeasuredTarget,
-    bodies: Iterator[dict[str, Any]],
+    bodies: Iterator[dict[str, Any]] | SessionSource,
     rates: SweepSettings,
     say: Callable[[str], None],
     on_step: Callable[[SweepOutcome], None],

@@ -1,5 +1,6 @@
 """What `ops capacity` writes: capacity.json (the record), capacity.md (the table a reviewer reads in a
-pull request) and capacity.png (TTFT and throughput against offered load, readable without the table)."""
+pull request) and capacity.png (TTFT and throughput against offered load, readable without the table).
+The figure's title names what was measured and says when the answer is only a lower bound."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from capacity.sweep import SweepOutcome
+from capacity.sweep import BROKE, HELD, SweepOutcome, shown
 from config.loader import load_catalog
 from config.physics import ceiling, known_hardware
 
@@ -44,8 +45,50 @@ def document(outcome: SweepOutcome, facts: RunFacts) -> dict[str, Any]:
         "measured_at": facts.measured_at.isoformat(timespec="seconds"),
         "settings": facts.settings,
         "physical_ceiling": physical_ceiling(facts.target),
-        "steps": [step.as_dict() for step in outcome.steps],
+        "steps": [
+            {**step.as_dict(), "result": result} for step, result in zip(outcome.steps, outcome.results, strict=True)
+        ],
     }
+
+
+def step_result(step: dict[str, Any]) -> str:
+    """held, broke, client-limited or interrupted (capacity.sweep); a record without `result` (written
+    before it existed) has only `held`."""
+    return step.get("result") or (HELD if step["held"] else BROKE)
+
+
+def where(target: dict[str, Any]) -> str:
+    """'staging/canary (mangaassist-llm-staging)', or the URL: what was measured."""
+    if target.get("url"):
+        return str(target["url"])
+    endpoint = f" ({target['endpoint']})" if target.get("endpoint") else ""
+    return f"{target.get('environment')}/{target.get('variant')}{endpoint}"
+
+
+def answer_text(record: dict[str, Any]) -> str:
+    """The answer as the figure and the table state it: a lower bound unless the search was refined."""
+    answer = record["requests_per_minute_per_instance"]
+    if answer is None:
+        return "no rate held the objective"
+    if record["stopped"] == "refined":
+        return f"{answer:,.0f} requests/min per instance"
+    why = "the highest rate offered held" if record["stopped"] == "max rate held" else "the sweep did not finish"
+    return f"at least {answer:,.0f} requests/min per instance (a lower bound: {why})"
+
+
+def title(record: dict[str, Any]) -> str:
+    """capacity.png's title: the target and the answer; PARTIAL and why when the sweep stopped before
+    its search ended, LOWER BOUND when the answer is one; when it was measured."""
+    answer = record["requests_per_minute_per_instance"]
+    amount = "no rate held the objective" if answer is None else f"{answer:,.0f} requests/min per instance"
+    lower_bound = answer is not None and record["stopped"] != "refined"
+    lines = [f"Capacity of {where(record['target'])}: {'at least ' if lower_bound else ''}{amount}"]
+    marks = [f"PARTIAL: the sweep ended early ({record['stopped'].split(':', 1)[0]})"] if not record["complete"] else []
+    if lower_bound:
+        marks.append("LOWER BOUND" + ("" if marks else " (the highest rate offered held)"))
+    if record["target"].get("stand_in"):  # the sandbox (ops/capacity.py): no instance type's capacity
+        marks.append("SANDBOX STAND-IN, not an instance type")
+    return "\n".join([*lines, *(["; ".join(marks)] if marks else []), f"measured {record['measured_at']}"])
 
 
 def physical_ceiling(target: dict[str, Any]) -> dict[str, Any] | None:
@@ -93,37 +136,92 @@ def _ceiling_line(record: dict[str, Any]) -> str:
 def markdown(record: dict[str, Any]) -> str:
     answer = record["requests_per_minute_per_instance"]
     target = record["target"]
-    where = target.get("url") or f"{target.get('endpoint')} / {target.get('variant')}"
     lines = [
-        f"# Capacity: {where}",
+        f"# Capacity: {where(target)}",
         "",
-        f"**{answer:,.0f} requests/min per instance** within TTFT p95 <= {record['slo']['ttft_p95_ms']:g} ms and "
-        f"<= 1 % errors"
+        f"**{answer_text(record)}** within TTFT p95 <= {record['slo']['ttft_p95_ms']:g} ms and <= 1 % errors"
         if answer is not None
         else "**No rate held the objective.**",
         "",
         f"- measured {record['measured_at']} on {record['instances']} instance(s); image "
         f"{target.get('image_tag', 'not known (URL target)')}",
         _ceiling_line(record),
+        *([f"- **not a measurement of any instance type**: {target['stand_in']}"] if target.get("stand_in") else []),
         f"- in flight per instance at that rate: {record['concurrent_requests_per_instance_at_slo']}",
         f"- sweep ended: {record['stopped']}" + ("" if record["complete"] else " (**incomplete**)"),
         f"- workload: {record['workload'].get('source')}",
+        *_conversation_lines(record),
         "",
-        "| offered/min | answered/min | requests | errors % | TTFT p50 | TTFT p95 | TTFT p99 | ITL p95 | E2E p95 | "
-        "tokens/s | in flight | send lag p99 | verdict |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| offered/min | answered/min | requests | errors % | TTFT p50 | TTFT p95 | TTFT p99 | TTFT p95 turn 1 / later "
+        "| ITL p95 | E2E p95 | prompt p95 | prefix cache hits | tokens/s | in flight | send lag p99 | verdict |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for step in record["steps"]:
         cells = [
             f"{step['offered_rpm']:,.0f}", f"{step['achieved_rpm']:,.0f}", str(step["requests"]),
             f"{step['error_percent']:.1f}", _ms(step["ttft_p50_ms"]), _ms(step["ttft_p95_ms"]),
-            _ms(step["ttft_p99_ms"]), _ms(step["itl_p95_ms"]), _ms(step["e2e_p95_ms"]),
+            _ms(step["ttft_p99_ms"]), _first_and_later(step), _ms(step["itl_p95_ms"]), _ms(step["e2e_p95_ms"]),
+            _tokens(step.get("prompt_tokens_p95")), _percent(step.get("prefix_cache_hit_percent")),
             f"{step['output_tokens_per_s']:,.0f}", f"{step['mean_in_flight']:.1f}", _ms(step["send_lag_p99_ms"]),
-            ("held" if step["held"] else "broke") + f": {step['verdict']}",
+            shown(step_result(step), step["verdict"]),
         ]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "Rates are per instance; every time is measured from the request's scheduled send time (open loop)."]
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, *_turn_table(record)]) + "\n"
+
+
+def _first_and_later(step: dict[str, Any]) -> str:
+    first, later = step.get("ttft_first_turn_p95_ms"), step.get("ttft_later_turns_p95_ms")
+    return "-" if first is None and later is None else f"{_ms(first)} / {_ms(later)}"
+
+
+def _tokens(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f} %"
+
+
+def _conversation_lines(record: dict[str, Any]) -> list[str]:
+    """The conversation workload's shape, under the workload's line; nothing for single turns."""
+    conversation = record["workload"].get("conversation")
+    if not conversation:
+        return []
+    turns, think, contexts = conversation["turns"], conversation["think_seconds"], conversation["contexts"]
+    warmup = record["settings"].get("warmup_seconds") or 0
+    return [
+        f"- conversations: {turns['mean_after_cap']:g} turns a session on average (p95 {turns['p95']}, at most "
+        f"{turns['max']}), think time median {think['median']:g} s; prompts within "
+        f"{conversation['context_budget_tokens']:,} tokens (p95 context {contexts['p95_tokens']:,} tokens); each "
+        f"step measured after {warmup:g} s of warm-up; the next turn is sent its think time after the previous "
+        "answer's last token"
+    ]
+
+
+def _turn_table(record: dict[str, Any]) -> list[str]:
+    """TTFT and prompt tokens by turn index at the answer's rate (or, with no answer, the last step)."""
+    answer = record["requests_per_minute_per_instance"]
+    steps = [s for s in record["steps"] if s.get("by_turn")]
+    chosen = next((s for s in steps if s["offered_rpm"] == answer and step_result(s) == HELD), None)
+    chosen = chosen or (steps[-1] if steps else None)
+    if chosen is None:
+        return []
+    lines = [
+        "",
+        f"## By turn at {chosen['offered_rpm']:,.0f} requests/min per instance",
+        "",
+        "| turns | requests | TTFT p50 | TTFT p95 | prompt tokens p50 | prompt tokens p95 | trimmed |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for group in chosen["by_turn"]:
+        cells = [group["turns"], str(group["requests"]), _ms(group["ttft_p50_ms"]), _ms(group["ttft_p95_ms"]),
+                 _tokens(group["prompt_tokens_p50"]), _tokens(group["prompt_tokens_p95"]), str(group["trimmed"])]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    hits = chosen.get("prefix_cache_hit_percent")
+    lines += ["", f"Prefix cache over the step: {_percent(hits)} of prompt tokens found cached"
+              + ("" if hits is not None else " (not exposed: the target has no /metrics; see docs/capacity.md)")]  # fmt: skip
+    return lines
 
 
 def _ms(value: float | None) -> str:
@@ -131,6 +229,15 @@ def _ms(value: float | None) -> str:
 
 
 def plot(record: dict[str, Any], path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    drawn = figure(record)
+    drawn.savefig(path, dpi=110)
+    plt.close(drawn)
+
+
+def figure(record: dict[str, Any]) -> Any:
+    """capacity.png as a matplotlib Figure (the caller closes it)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -138,9 +245,15 @@ def plot(record: dict[str, Any], path: Path) -> None:
 
     steps = sorted(record["steps"], key=lambda s: s["offered_rpm"])
     offered = [s["offered_rpm"] for s in steps]
-    figure, latency = plt.subplots(figsize=(9, 5))
-    for key, label, style in (("ttft_p50_ms", "TTFT p50", "o-"), ("ttft_p95_ms", "TTFT p95", "s-")):
-        points = [(o, s[key]) for o, s in zip(offered, steps, strict=True) if s[key] is not None]
+    drawn, latency = plt.subplots(figsize=(9, 5))
+    for key, label, style in (
+        ("ttft_p50_ms", "TTFT p50", "o-"), ("ttft_p95_ms", "TTFT p95", "s-"),
+        ("ttft_first_turn_p95_ms", "TTFT p95, first turns", "v--"),
+        ("ttft_later_turns_p95_ms", "TTFT p95, later turns", "^--"),
+    ):  # fmt: skip
+        points = [(o, s.get(key)) for o, s in zip(offered, steps, strict=True) if s.get(key) is not None]
+        if not points:
+            continue
         latency.plot([p[0] for p in points], [p[1] for p in points], style, label=label)
     slo = record["slo"]["ttft_p95_ms"]
     latency.axhline(slo, color="red", linestyle="--", label=f"objective: TTFT p95 {slo:g} ms")
@@ -155,11 +268,9 @@ def plot(record: dict[str, Any], path: Path) -> None:
     handles = latency.get_legend_handles_labels()[0] + throughput.get_legend_handles_labels()[0]
     labels = latency.get_legend_handles_labels()[1] + throughput.get_legend_handles_labels()[1]
     latency.legend(handles, labels, loc="upper left", fontsize="small")
-    target = record["target"]
-    latency.set_title(f"Capacity of {target.get('url') or target.get('variant')}: {record['measured_at']}")
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    latency.set_title(title(record), fontsize="medium", color="black" if record["complete"] else "darkred")
+    drawn.tight_layout()
+    return drawn
 
 
 def write(outcome: SweepOutcome, facts: RunFacts, out: Path) -> dict[str, Any]:

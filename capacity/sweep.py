@@ -1,6 +1,11 @@
 """The search: offered rates rise step by step until the objective breaks, then the gap between the
 last rate that held and the first that broke is halved (geometrically) until they are within 10 %.
-The answer is the highest offered rate that held, per instance."""
+The answer is the highest offered rate that held, per instance.
+
+Each step ends with one of four results (`SweepOutcome.results`, `result` in capacity.json):
+`held` and `broke` judge the server against the objective; `client-limited` means the load generator
+could not send on schedule (its send lag p99 above `max_send_lag_ms`), so the step measured the client
+whatever its latencies say; `interrupted` means Ctrl-C or SIGTERM cut the step short, unjudged."""
 
 from __future__ import annotations
 
@@ -12,9 +17,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from capacity.load import StepResult, Target, judge, run_step
+from capacity.load import StepResult, Target, judge, run_source_step
+from capacity.workload import SessionSource
 
 PRECISION = 1.10  # stop refining when the first broken rate is within 10 % of the last held one
+HELD, BROKE, CLIENT_LIMITED, INTERRUPTED = "held", "broke", "client-limited", "interrupted"
 
 
 @dataclass(frozen=True)
@@ -27,6 +34,8 @@ class SweepSettings:
     growth: float = 1.5
     # A step whose own send lag p99 exceeds this is the generator's result, not the server's.
     max_send_lag_ms: float = 50.0
+    # Conversations: each step first runs this long unmeasured (capacity.load.run_conversation_step).
+    warmup_seconds: float = 0.0
 
     def request_ceiling(self, instances: int) -> int:
         """No run sends more: the highest rate for the whole time budget."""
@@ -36,12 +45,13 @@ class SweepSettings:
 @dataclass
 class SweepOutcome:
     steps: list[StepResult] = field(default_factory=list)
+    results: list[str] = field(default_factory=list)  # per step: HELD, BROKE, CLIENT_LIMITED or INTERRUPTED
     answer_rpm: float | None = None  # per instance; None when no rate held
     stopped: str = ""  # why the sweep ended
 
     @property
     def held(self) -> list[StepResult]:
-        return [s for s in self.steps if s.held]
+        return [s for s, result in zip(self.steps, self.results, strict=True) if result == HELD]
 
     @property
     def complete(self) -> bool:
@@ -53,7 +63,7 @@ class SweepOutcome:
 
 async def sweep(
     target: Target,
-    bodies: Iterator[dict[str, Any]],
+    bodies: Iterator[dict[str, Any]] | SessionSource,
     settings: SweepSettings,
     stop: threading.Event,
     say: Callable[[str], None],
@@ -71,35 +81,36 @@ async def sweep(
         if stop.is_set():
             outcome.stopped = "interrupted"
             break
-        if time.perf_counter() + settings.step_seconds > deadline or requests_left <= 0:
+        if time.perf_counter() + settings.warmup_seconds + settings.step_seconds > deadline or requests_left <= 0:
             outcome.stopped = f"time budget (--max-minutes {settings.max_minutes:g}) spent before the search finished"
             break
+        warmup = f" after {settings.warmup_seconds:g} s of warm-up" if settings.warmup_seconds else ""
         say(
             f"step {len(outcome.steps) + 1}: offering {rate:,.0f} requests/min per instance for {settings.step_seconds:g} s"
+            + warmup
         )
-        step, _ = await run_step(
-            target, bodies, rate, settings.step_seconds, stop, rng, say, max_requests=requests_left, deadline=deadline
-        )
-        requests_left -= step.requests
-        judge(step, settings.slo_ttft_ms)
-        if stop.is_set():
-            step.held, step.verdict = False, "interrupted"
+        step, _ = await run_source_step(
+            target, bodies, rate, settings.step_seconds, stop, rng, say, settings.warmup_seconds,
+            max_requests=requests_left, deadline=deadline,
+        )  # fmt: skip
+        requests_left -= step.requests + step.warmup_requests
+        result = _judged(step, settings, stop.is_set())
         outcome.steps.append(step)
+        outcome.results.append(result)
         say(
             f"  {step.requests} requests, {step.achieved_rpm:,.0f}/min answered, TTFT p95 "
             f"{_ms(step.ttft_p95_ms)}, errors {step.error_percent:.1f} %, send lag p99 {_ms(step.send_lag_p99_ms)}: "
-            f"{'held' if step.held else 'broke'} ({step.verdict})"
+            f"{shown(result, step.verdict)}"
         )
         on_step(outcome)
-        if stop.is_set():
+        if result == INTERRUPTED:
             outcome.stopped = "interrupted"
             break
-        if step.send_lag_p99_ms is not None and step.send_lag_p99_ms > settings.max_send_lag_ms:
+        if result == CLIENT_LIMITED:
             outcome.stopped = (
                 f"the generator fell behind: send lag p99 {step.send_lag_p99_ms:.0f} ms > {settings.max_send_lag_ms:g} ms "
                 "at this rate, so this step measures the client; run from a larger machine"
             )
-            step.held = False
             break
         if step.held:
             good = rate
@@ -121,6 +132,29 @@ async def sweep(
     best = outcome.best()
     outcome.answer_rpm = best.offered_rpm if best else None
     return outcome
+
+
+def _judged(step: StepResult, settings: SweepSettings, interrupted: bool) -> str:
+    """The step's result; `step.held` is True only for HELD, and `step.verdict` says why."""
+    if interrupted:  # cut short by Ctrl-C or SIGTERM: too few answers to judge
+        step.held, step.verdict = False, INTERRUPTED
+        return INTERRUPTED
+    judge(step, settings.slo_ttft_ms)
+    lag = step.send_lag_p99_ms
+    if lag is not None and lag > settings.max_send_lag_ms:
+        server = f"{'held' if step.held else 'broke'}: {step.verdict}"
+        step.held = False
+        step.verdict = (
+            f"send lag p99 {lag:.0f} ms > {settings.max_send_lag_ms:g} ms: the generator could not send on "
+            f"schedule, so the step measured the client (the server's figures: {server})"
+        )
+        return CLIENT_LIMITED
+    return HELD if step.held else BROKE
+
+
+def shown(result: str, verdict: str) -> str:
+    """'held (TTFT p95 310 ms <= 500 ms)', 'interrupted': a step's result with its reason, once."""
+    return result if verdict in ("", result) else f"{result} ({verdict})"
 
 
 def _ms(value: float | None) -> str:

@@ -4,8 +4,16 @@ Both targets stream: `UrlTarget` posts to a serving container's `/invocations` (
 `VariantTarget` calls InvokeEndpointWithResponseStream with TargetVariant (botocore's sagemaker-runtime
 model: the `PayloadPart` events carry the container's chunks). The first token is the first SSE `data:`
 event (vLLM sends its first event with the first generated token); output tokens come from the
-`usage` of the last event (vLLM's --enable-force-include-usage); an `{"error": ...}` event, a
-non-200 answer or a stream error is an error.
+`usage` of the last event (vLLM's --enable-force-include-usage), and so do the prompt's; an
+`{"error": ...}` event, a non-200 answer or a stream error is an error. A conversation's turn keeps
+its answer's text (`RequestRecord.keep_answer`): the next turn sends it back.
+
+vLLM's prefix-cache counters, where the target exposes them (`UrlTarget.prefix_cache_counters`: the
+container's /metrics, vLLM's Prometheus text passed through untouched), give a step's hit rate:
+`vllm:prefix_cache_queries` and `vllm:prefix_cache_hits`, tokens queried and tokens found cached
+(vllm/v1/metrics/loggers.py of the pinned engine; the exposition adds `_total` to a counter). Through
+the SageMaker runtime there is no /metrics: the container's PrefixCacheHitRatePercent metric in
+CloudWatch covers the same minutes (docs/capacity.md).
 """
 
 from __future__ import annotations
@@ -20,7 +28,12 @@ from typing import Any
 
 import httpx
 
+from container.serving.metrics import VLLM_PREFIX_HITS, VLLM_PREFIX_QUERIES
+from container.serving.prometheus import Exposition
+
 REQUEST_TIMEOUT_SECONDS = 70.0  # SageMaker's 60 s invocation timeout, and some
+METRICS_TIMEOUT_SECONDS = 5.0
+TAIL_BYTES = 8192  # enough for the last events, where usage is
 
 
 @dataclass
@@ -34,10 +47,25 @@ class RequestRecord:
     status: int | None = None
     error: str | None = None
     output_tokens: int | None = None
+    prompt_tokens: int | None = None  # as the engine counted them (usage)
+    # Conversations (capacity.load.run_conversation_step): which turn of its session this is, whether
+    # the step counts it (False for the warm-up's turns), whether older exchanges were dropped to fit
+    # the prompt budget, and the answer's text, kept when `keep_answer` is set.
+    turn: int | None = None
+    counted: bool = True
+    trimmed: bool = False
+    keep_answer: bool = False
+    answer: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.error is None and self.status == 200 and self.first is not None and self.done is not None
+
+    def finish(self, tail: bytes, whole: bytes | None) -> None:
+        """Usage and errors from the stream's tail; the answer's text from the whole stream if kept."""
+        read_last_event(self, tail)
+        if whole is not None:
+            self.answer = answer_text(whole)
 
 
 def read_last_event(record: RequestRecord, tail: bytes) -> None:
@@ -55,6 +83,33 @@ def read_last_event(record: RequestRecord, tail: bytes) -> None:
         return
     if isinstance(usage.get("completion_tokens"), int):
         record.output_tokens = usage["completion_tokens"]
+    if isinstance(usage.get("prompt_tokens"), int):
+        record.prompt_tokens = usage["prompt_tokens"]
+
+
+def answer_text(stream: bytes) -> str:
+    """What a stream answered: every chunk's `choices[].delta.content` (chat) or `text` (completion)."""
+    parts = []
+    for event in stream.split(b"\n\n"):
+        event = event.strip()
+        if not event.startswith(b"data: {"):
+            continue
+        try:
+            chunk = json.loads(event[len(b"data: ") :])
+        except ValueError:
+            continue
+        for choice in chunk.get("choices") or []:
+            text = (choice.get("delta") or {}).get("content") if "delta" in choice else choice.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+    return "".join(parts)
+
+
+def prefix_cache_counters(exposition_text: str) -> tuple[float, float] | None:
+    """(tokens queried, tokens found cached) summed over engines and models; None without the counters."""
+    exposition = Exposition(exposition_text)
+    queries, hits = exposition.total(VLLM_PREFIX_QUERIES), exposition.total(VLLM_PREFIX_HITS)
+    return None if queries is None or hits is None else (queries, hits)
 
 
 @dataclass
@@ -83,6 +138,15 @@ class UrlTarget:
         if self.client is not None:
             await self.client.aclose()
 
+    async def prefix_cache_counters(self) -> tuple[float, float] | None:
+        """vLLM's prefix-cache counters from the container's /metrics; None when it has none."""
+        assert self.client is not None
+        try:
+            answer = await self.client.get(f"{self.url}/metrics", timeout=METRICS_TIMEOUT_SECONDS)
+        except httpx.HTTPError:
+            return None
+        return prefix_cache_counters(answer.text) if answer.status_code == 200 else None
+
     async def request(self, body: bytes, record: RequestRecord, stop: threading.Event) -> None:
         assert self.client is not None
         record.sent = time.perf_counter()
@@ -94,12 +158,14 @@ class UrlTarget:
                     await answer.aread()
                     record.error = f"HTTP {answer.status_code}"
                     return
-                tail = b""
+                tail, whole = b"", bytearray() if record.keep_answer else None
                 async for chunk in answer.aiter_bytes():
                     if record.first is None and b"data: " in chunk:
                         record.first = time.perf_counter()
-                    tail = (tail + chunk)[-8192:]
-                read_last_event(record, tail)
+                    tail = (tail + chunk)[-TAIL_BYTES:]
+                    if whole is not None:
+                        whole += chunk
+                record.finish(tail, None if whole is None else bytes(whole))
         except httpx.HTTPError as error:
             record.error = f"{type(error).__name__}"
         finally:
@@ -149,7 +215,7 @@ class VariantTarget:
                 EndpointName=self.endpoint, Body=body, ContentType="application/json", TargetVariant=self.variant
             )
             record.status = answer["ResponseMetadata"]["HTTPStatusCode"]
-            stream, tail = answer["Body"], b""
+            stream, tail, whole = answer["Body"], b"", bytearray() if record.keep_answer else None
             for event in stream:
                 if stop.is_set():
                     stream.close()
@@ -161,8 +227,10 @@ class VariantTarget:
                     continue
                 if record.first is None and b"data: " in part["Bytes"]:
                     record.first = time.perf_counter()
-                tail = (tail + part["Bytes"])[-8192:]
-            read_last_event(record, tail)
+                tail = (tail + part["Bytes"])[-TAIL_BYTES:]
+                if whole is not None:
+                    whole += part["Bytes"]
+            record.finish(tail, None if whole is None else bytes(whole))
         except ClientError as error:
             record.status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
             record.error = error.response.get("Error", {}).get("Code", "ClientError")

@@ -1,15 +1,16 @@
-"""The one way to change an environment's YAML file (`ops promote`, `ops capacity --write-config`, and
-every writer to come): a ruamel.yaml round trip that keeps comments, quoting and layout; the result
-validated by the loader synth uses, from a staged copy beside the original; then the original
-replaced atomically (os.replace), so a reader never sees half a file and an invalid edit is never
-written. An environment's file is named after it (`config.environment_file`), so the file's stem is
-the environment name the result is validated as.
+"""The one way to change an environment's YAML file (`ops promote`, `ops capacity --write-config`,
+`ops scaling-history --write-config`, and every writer to come): the change is made on a ruamel.yaml
+round-trip document, then written back as line edits of the original text (config/yaml_splice.py), so
+every line outside the changed keys stays byte for byte; the result is validated by the loader synth
+uses, from a staged copy beside the original; then the original is replaced atomically (os.replace),
+so a reader never sees half a file and a file that would refuse synth is never written. An
+environment's file is named after it (`config.environment_file`), so the file's stem is the
+environment name the result is validated as.
 """
 
 from __future__ import annotations
 
 import difflib
-import io
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,18 +18,34 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
 
-from config.loader import ConfigError, load_config_file
+from config.loader import ConfigError, display_path, load_config_file
 from config.naming import environment_label
+from config.problems import Problem
 from config.schema import EnvironmentConfig
+from config.yaml_splice import SpliceError, splice
 
 
 class UnsafeEdit(Exception):
-    """A file a round trip would reformat: an edit would rewrite lines nobody asked to change."""
+    """A file whose layout the line edits cannot change safely: nothing is written."""
 
     def __init__(self, path: Path):
         self.path = path
-        super().__init__(f"{path.name} would be reformatted by a round trip, so it cannot be edited safely")
+        super().__init__(f"{path.name} has a layout the editor cannot change line by line, so it was not edited")
+
+
+class EditRefused(ConfigError):
+    """The edited file would refuse synth. `problems`: what the change would bring in (the problems
+    the file already had before it when it brings none); `already`: those earlier problems."""
+
+    def __init__(self, path: Path, brought: list[Problem], already: list[Problem]):
+        self.file, self.brought, self.already = display_path(path), brought, already
+        if brought:
+            earlier = f" (and {len(already)} it already had)" if already else ""
+            super().__init__(f"{self.file} after this change{earlier}", brought)
+        else:
+            super().__init__(f"{self.file} (already invalid before this change)", already)
 
 
 @dataclass(frozen=True)
@@ -56,39 +73,49 @@ class EnvironmentEdit:
 
     def write(self) -> EnvironmentConfig:
         """Validate the edited file exactly as synth would, then replace the original atomically.
-        An invalid result raises the loader's ConfigError and leaves the original (and no staged copy)."""
+        A result that would not load raises EditRefused (a ConfigError) and leaves the original (and
+        no staged copy)."""
         staged = self.path.with_name(f".{self.path.name}.edit")  # same directory: os.replace stays atomic
         staged.write_text(self.after)
         try:
             cfg = load_config_file(staged, self.env_name)
-        except ConfigError:
+        except ConfigError as error:
             staged.unlink()
-            raise
+            raise self._refusal(error) from None
         os.replace(staged, self.path)
         return cfg
 
+    def _refusal(self, error: ConfigError) -> EditRefused:
+        """The problems this change brings, told apart from those the file had before it."""
+        try:
+            load_config_file(self.path, self.env_name)
+            already: list[Problem] = []
+        except ConfigError as before:
+            already = before.problems
+        known = {path for path, _ in already}
+        return EditRefused(self.path, [p for p in error.problems if p[0] not in known], already)
+
 
 def edit_environment_file(path: Path, change: Callable[[Any], None]) -> EnvironmentEdit:
-    """The file with `change` applied to its round-tripped document (a ruamel CommentedMap, edited in
-    place). Raises UnsafeEdit when the round trip alone would not reproduce the file byte for byte."""
+    """The file with `change` applied to its round-trip document (a ruamel CommentedMap, edited in
+    place), written back as line edits. UnsafeEdit when the edits cannot reproduce the change."""
     before = path.read_text()
     yaml = round_trip_yaml()
-    document = yaml.load(before)
-    if _dump(yaml, document) != before:
+    original, document = yaml.load(before), yaml.load(before)
+    if not isinstance(original, CommentedMap) or not original:
         raise UnsafeEdit(path)
     change(document)
-    return EnvironmentEdit(path, before, _dump(yaml, document))
+    try:
+        after = splice(before, original, document, yaml)
+    except SpliceError:
+        raise UnsafeEdit(path) from None
+    return EnvironmentEdit(path, before, after)
 
 
 def round_trip_yaml() -> YAML:
+    """The layout of config/environments/*.yaml, for what the editor renders (changed keys only)."""
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
-    yaml.indent(mapping=2, sequence=4, offset=2)  # the layout of config/environments/*.yaml
+    yaml.indent(mapping=2, sequence=4, offset=2)
     yaml.width = 4096  # never re-wrap long lines
     return yaml
-
-
-def _dump(yaml: YAML, document: object) -> str:
-    buffer = io.StringIO()
-    yaml.dump(document, buffer)
-    return buffer.getvalue()

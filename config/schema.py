@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from config.metric_names import HIGH_RESOLUTION, INVOCATIONS_PER_INSTANCE
 from config.naming import environment_label
+from config.release_calendar import ReleaseCalendar
 from config.variant_lookup import by_name
 from container.serving import contract
 
@@ -184,6 +185,13 @@ class Container(Strict):
     # exits (container/serving/progress.py). Below SageMaker's 60 s invocation timeout, so it is
     # declared while clients still wait; at least 5 s, far above one prefill or decode step.
     engine_stall_seconds: int = Field(default=30, ge=5, lt=INVOCATION_TIMEOUT_MS // 1000)
+    # A GPU check failing this long after its first failure: the container drains and exits non-zero, so
+    # SageMaker replaces the instance (docs/container.md "Signals and failures"). At least two check
+    # intervals, so one failed nvidia-smi run never ends a container; the upper bound is
+    # config.checks.container (inside the startup health-check window, drain included).
+    unhealthy_exit_seconds: int = Field(
+        default=contract.DEFAULT_UNHEALTHY_EXIT_SECONDS, ge=2 * contract.GPU_CHECK_INTERVAL_SECONDS, le=3600
+    )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_retention_days: Literal[7, 14, 30, 60, 90, 180, 365, 731] = 90
 
@@ -203,13 +211,65 @@ class Deployment(Strict):
 
 
 class DataCapture(Strict):
+    """Users' prompts and answers: personal data (docs/configuration.md "Data capture"; config.checks.capture)."""
+
     enabled: bool
     sampling_percentage: int = Field(default=5, ge=1, le=100)
-    retention_days: int = Field(default=30, ge=1, le=3650)
+    # DataCaptureConfig.CaptureOptions: the request ("input": CaptureMode Input), the response
+    # ("output": Output) or "both" (Input and Output, as SageMaker's real-time capture guide writes it).
+    capture_options: Literal["input", "output", "both"] = "input"
+    # S3 lifecycle expiry of captured objects; null would keep them forever (refused when enabled).
+    retention_days: int | None = Field(default=7, ge=1, le=3650)
+    # Required beside retention_days above 7 in a production environment: why they are kept longer.
+    retention_reason: str | None = Field(default=None, min_length=1, max_length=500)
+    # "kms": the capture bucket's own customer-managed key, the only value accepted while enabled.
+    encryption: Literal["kms", "sse-s3", "none"] = "kms"
+
+
+class EndpointMetrics(Strict):
+    """The endpoint config's MetricsConfig, always set explicitly (botocore's sagemaker model; what each field
+    does and costs: docs/platform-notes.md "Endpoint metrics and a sick instance"), and the instance-outlier
+    alarm that the per-instance metrics make possible (constructs/instance_outlier.py)."""
+
+    # EnableEnhancedMetrics (API default False): invocation and utilisation metrics also per InstanceId.
+    enhanced_metrics: bool = True
+    # EnableDetailedObservability (API default True for new endpoint configs): SageMaker scrapes the
+    # container's /metrics on 8080, vLLM's whole Prometheus text, into CloudWatch. Off: the image already
+    # sends what alarms and scaling use as EMF (container/serving/contract.py).
+    detailed_observability: bool = False
+    # MetricPublishFrequencyInSeconds (API: 10, 30, 60, 120, 180, 240, 300; default 60). With enhanced
+    # metrics it applies to invocation metrics too: above 60 the 1-minute alarms would miss minutes.
+    publish_frequency_seconds: Literal[10, 30, 60] = 60
+    # Instance outlier (ticket): the slowest serving instance's mean ModelLatency at least this many times
+    # the fastest's ...
+    outlier_latency_ratio: float = Field(default=2.0, gt=1, le=100)
+    outlier_minutes: int = Field(default=10, ge=3, le=60)  # ... in this many consecutive minutes
 
 
 class ImageBuild(Strict):
     keep_images: int = Field(default=30, ge=2, le=1000)  # ECR lifecycle: newest N images kept
+
+
+EMAIL_PATTERN = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
+SNS_TOPIC_ARN_PATTERN = r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$"
+
+
+class AlarmDestination(Strict):
+    """Who hears one of the two alarm topics (docs/alarms.md "Two destinations"). The stack subscribes
+    each address and endpoint to its own topic; `topic_arn` is an existing topic in this environment's
+    account and region that the alarms publish to as well (its policy must let CloudWatch publish)."""
+
+    emails: list[Annotated[str, Field(pattern=EMAIL_PATTERN, max_length=320)]] = Field(
+        default_factory=list, max_length=10
+    )
+    # PagerDuty's or Opsgenie's Amazon SNS integration URL: the way they receive SNS notifications.
+    https_endpoints: list[Annotated[str, Field(pattern=r"^https://\S+$", max_length=2048)]] = Field(
+        default_factory=list, max_length=10
+    )
+    topic_arn: str | None = Field(default=None, pattern=SNS_TOPIC_ARN_PATTERN)
+
+    def is_empty(self) -> bool:
+        return not self.emails and not self.https_endpoints and self.topic_arn is None
 
 
 class Alarms(Strict):
@@ -233,9 +293,16 @@ class Alarms(Strict):
     queue_depth_critical: float = Field(default=80, gt=0, le=10_000)
     kv_cache_percent: float = Field(default=95, gt=0, le=100)
     prefix_cache_hit_min_percent: float = Field(default=50, ge=0, le=100)
-    email_subscriptions: list[Annotated[str, Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]] = Field(
-        default_factory=list
-    )
+    # What users feel now pages `paging`; the rest is a ticket (docs/alarms.md). Paging is required in
+    # prod and staging (config.checks.alerting). Replaces `email_subscriptions` (one topic for all).
+    paging: AlarmDestination = AlarmDestination()
+    ticket: AlarmDestination = AlarmDestination()
+    # capacity-ceiling (ticket): the load target tracking tracks stays above this % of its target for
+    # this long, longer than a scale-out takes (config.checks.alerting): the variant wants more than max.
+    capacity_ceiling_percent: float = Field(default=130, gt=100, le=1000)
+    capacity_ceiling_minutes: int = Field(default=15, ge=5, le=120)
+    # The monthly AWS Budgets limit: the configured scenario's cost in `make plan` times this margin.
+    budget_margin: float = Field(default=1.2, ge=1, le=10)
 
 
 class TargetTracking(Strict):
@@ -407,6 +474,45 @@ class Planning(Strict):
         )
 
 
+class PrefixAwareRouting(Strict):
+    """ProductionVariant.RoutingConfig.PrefixAwareRoutingConfig, read only with routing_strategy PREFIX_AWARE.
+    Ranges from botocore's sagemaker model; a field left out is derived (config/routing.py)."""
+
+    # Bytes from the start of the request body that decide the instance: the shared system prompt plus
+    # enough of the conversation's first turn to tell conversations apart.
+    prefix_length: int | None = Field(default=None, ge=1024, le=65536)
+    # In-flight requests on the chosen instance at which the next one goes elsewhere; default
+    # planning.capacity's concurrent_sequences of the variant's weakest instance type.
+    concurrency_threshold: int | None = Field(default=None, ge=1, le=1024)
+
+
+class Ci(Strict):
+    """The GitHub repository whose deploy workflow may deploy this environment: the optional stack
+    `MangaAssist-<env>-CiAccess` (stacks/ci_access_stack.py, docs/deploying.md "CI pipelines") gives it a
+    role that trusts GitHub's OIDC tokens of this repository, GitHub environment and branch only."""
+
+    # owner/name, or owner@ID/name@ID where GitHub issues immutable subject claims (repositories created
+    # from 15 July 2026 or opted in: GitHub Docs, "OpenID Connect reference", "Immutable subject claims").
+    github_repository: str = Field(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}(@\d+)?/[A-Za-z0-9._-]{1,100}(@\d+)?$", max_length=200
+    )
+    # The GitHub environment of the deploy job (`environment:` in .github/workflows/deploy.yml); no ':',
+    # which GitHub writes as %3A in the subject claim.
+    github_environment: str = Field(pattern=r"^[A-Za-z0-9._-]{1,255}$")
+    branch: str = Field(default="main", pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
+    # True: the subject claim carries the branch as well (`...:environment:ENV:ref:refs/heads/BRANCH`), which
+    # needs the repository's OIDC subject template set to repo, context, ref (docs/deploying.md "CI pipelines").
+    # False: GitHub's default subject (`repo:OWNER/NAME:environment:ENV`); the branch is then held only by
+    # the GitHub environment's deployment-branch rule.
+    pin_branch: bool = True
+    # "create": the stack creates the account's GitHub OIDC provider (IAM allows one per URL and account);
+    # else the ARN of the one that exists.
+    oidc_provider: str = Field(
+        default="create",
+        pattern=r"^(create|arn:aws[a-z-]*:iam::\d{12}:oidc-provider/token\.actions\.githubusercontent\.com)$",
+    )
+
+
 class UnknownVariant(LookupError):
     def __init__(self, env_name: str, name: str, known: list[str]):
         self.message = f"{environment_label(env_name)} has no variant '{name}' (it has: {', '.join(known)})"
@@ -432,15 +538,24 @@ class EnvironmentConfig(Strict):
     deployment: Deployment
     data_capture: DataCapture
     image_build: ImageBuild = ImageBuild()
+    endpoint_metrics: EndpointMetrics = EndpointMetrics()
     alarms: Alarms
     autoscaling: dict[str, VariantScaling]  # keyed by variant name
     planning: Planning = Planning()
+    # When users come for sure (audiences' evenings, release days): the windows `make plan` judges shortfall
+    # in, whatever traffic it replays and whatever the schedules say (config/release_calendar.py).
+    release_calendar: ReleaseCalendar
     # ProductionVariant.RoutingConfig.RoutingStrategy for every variant. Long streamed answers make
-    # RANDOM routing uneven; docs/configuration.md "Routing" says when prefix-aware routing would pay.
-    routing_strategy: Literal["LEAST_OUTSTANDING_REQUESTS", "RANDOM"] = "LEAST_OUTSTANDING_REQUESTS"
+    # RANDOM routing uneven; docs/configuration.md "Routing" says when each strategy pays. KV_AWARE is
+    # refused (config.checks.routing: CloudFormation does not take it, and it needs a SageMaker container).
+    routing_strategy: Literal["LEAST_OUTSTANDING_REQUESTS", "RANDOM", "PREFIX_AWARE", "KV_AWARE"] = (
+        "LEAST_OUTSTANDING_REQUESTS"
+    )
+    prefix_aware_routing: PrefixAwareRouting | None = None  # with PREFIX_AWARE only; None: all derived
     # This account's SageMaker quota "<instance type> for endpoint usage" (Service Quotas), per
     # instance type: blue/green provisions a second full fleet, so it must cover twice the largest.
     endpoint_instance_quotas: dict[str, Annotated[int, Field(ge=0, le=MAX_QUOTA)]] = Field(default_factory=dict)
+    ci: Ci | None = None  # None: no CI access stack (docs/deploying.md "CI pipelines")
 
     def variant(self, name: str) -> Variant:
         """The variant called `name`; UnknownVariant (a LookupError) names the ones there are."""

@@ -4,16 +4,19 @@ variant, the instances short of what was asked and the recently failed scaling a
 AWS sends no event for a failed scaling activity and has no instance-count metric), and two alarms
 per variant read them.
 
-- `<variant>-instances-short`: InstancesShort > 0 in each of SHORT_MINUTES consecutive minutes. A
+- `<variant>-instances-short` (page): InstancesShort > 0 in each of SHORT_MINUTES consecutive minutes. A
   normal scale-out is short for its provisioning time (planning.provisioning_minutes, 8 assumed; AWS
   measured a P50 of 346 s for an ml.g5.xlarge before container caching, ML blog 2026-06), so it stays
   quiet; one that is still short after 12 minutes pages. With the minute the watch needs to see the
   change and the minute CloudWatch needs to evaluate, the page arrives within 15 minutes of the raise.
   Missing data is breaching: a watch that stopped reporting (error, throttling, the endpoint gone) is
   blind to exactly this failure, so its silence pages after the same 12 minutes.
-- `<variant>-scaling-failed` (autoscaled variants): FailedScalingActivities > 0 in one minute, so a
-  refused scale-out (ResourceLimitExceeded) or a scheduled raise that failed pages at once. Missing
-  data is not breaching here: the silent watch already pages through instances-short.
+- `<variant>-scaling-failed` (autoscaled variants, ticket): FailedScalingActivities > 0 in one minute,
+  so a refused scale-out (ResourceLimitExceeded) or a scheduled raise that failed is written down at
+  once, with the StatusMessage to read. It does not page: instances-short pages when the capacity is
+  still missing, and a failed activity alone may be a scale-in, or one a retry or the fallback pool
+  fulfilled. Missing data keeps its state: the metric is a 15-minute level, so a lost sample must not
+  clear it and re-raise it a minute later; a silent watch pages through instances-short.
 
 The schedule starts once the endpoint exists (the rule depends on it) and the alarms once the
 schedule does, so a first deploy, when the endpoint takes its own minutes to create, pages nobody.
@@ -33,6 +36,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 
 from constructs import Construct, IConstruct
+from constructs.alarm_topic import MissingData, RoutedAlarm, define_alarm, page, ticket
 from constructs.capacity_watch_handler.handler import FAILED_ACTIVITIES, INSTANCES_SHORT
 from constructs.nag import INLINE_POLICY_REASON, acknowledge
 from constructs.variant_metrics import VariantMetrics
@@ -40,11 +44,20 @@ from constructs.variant_metrics import VariantMetrics
 HANDLER_DIR = Path(__file__).resolve().parent / "capacity_watch_handler"
 NAMESPACE = "MangaAssist/Capacity"
 SHORT_MINUTES = 12
-GT = cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD
+WATCH_SILENT_IS_SHORT = MissingData(
+    cloudwatch.TreatMissingData.BREACHING,
+    "a watch that stopped reporting is blind to exactly this failure: its silence pages after the same 12 "
+    "periods, and a gap never clears it",
+)
+KEEP_STATE = MissingData(
+    cloudwatch.TreatMissingData.IGNORE,
+    "the metric is a 15-minute level: a lost sample must not clear it and re-raise it a minute later; a silent "
+    "watch pages through instances-short",
+)
 
 
 class CapacityWatch(Construct):
-    """`alarms` go to the notification topic (the stack passes them to AlarmTopic.notify)."""
+    """`routed` go to the paging or the ticket topic (the stack passes them to route_alarms)."""
 
     def __init__(
         self,
@@ -68,11 +81,11 @@ class CapacityWatch(Construct):
             targets=[targets.LambdaFunction(self.function, retry_attempts=0, max_event_age=Duration.minutes(1))],
         )
         self.rule.node.add_dependency(starts_after)
-        self.alarms: list[cloudwatch.Alarm] = []
+        self.routed: list[RoutedAlarm] = []
         for variant in variant_names:
             self._alarms(VariantMetrics(endpoint_name, variant), scaled=variant in scaled_variant_names)
-        for alarm in self.alarms:
-            alarm.node.add_dependency(self.rule)
+        for routed in self.routed:
+            routed.alarm.node.add_dependency(self.rule)
 
     def _function(self, endpoint_name: str, variant_names: list[str], key: kms.IKey) -> lambda_.Function:
         role = iam.Role(self, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
@@ -111,32 +124,36 @@ class CapacityWatch(Construct):
     def _alarms(self, metrics: VariantMetrics, *, scaled: bool) -> None:
         name = metrics.variant_name
         short = metrics.metric(INSTANCES_SHORT, namespace=NAMESPACE, statistic="Maximum")
-        self.alarms.append(
-            short.create_alarm(
+        self.routed.append(
+            define_alarm(
                 self,
                 f"{name}-instances-short",
-                alarm_description=f"CRITICAL {name}: fewer instances in service than asked (desired count or the "
-                f"schedule's floor) for {SHORT_MINUTES} min, or the capacity watch stopped reporting. Run "
+                short,
+                route=page("capacity asked for did not arrive: the fleet is short now or at the next peak"),
+                missing=WATCH_SILENT_IS_SHORT,
+                description=f"{name}: fewer instances in service than asked (desired count or the schedule's "
+                f"floor) for {SHORT_MINUTES} min, or the capacity watch stopped reporting. Run "
                 "`bin/ops scaling-history ENV` and `bin/ops status ENV`; see docs/alarms.md",
                 threshold=0,
-                comparison_operator=GT,
-                evaluation_periods=SHORT_MINUTES,
-                treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
+                periods=SHORT_MINUTES,
             )
         )
         if not scaled:
             return
         failed = metrics.metric(FAILED_ACTIVITIES, namespace=NAMESPACE, statistic="Maximum")
-        self.alarms.append(
-            failed.create_alarm(
+        self.routed.append(
+            define_alarm(
                 self,
                 f"{name}-scaling-failed",
-                alarm_description=f"CRITICAL {name}: a scaling activity Failed or was Unfulfilled in the last 15 min "
+                failed,
+                route=ticket(
+                    "instances-short pages if the capacity stays missing; the StatusMessage is for the ticket"
+                ),
+                missing=KEEP_STATE,
+                description=f"{name}: a scaling activity Failed or was Unfulfilled in the last 15 min "
                 "(quota, insufficient capacity). Its StatusMessage: `bin/ops scaling-history ENV --days 1`",
                 threshold=0,
-                comparison_operator=GT,
-                evaluation_periods=1,
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                periods=1,
             )
         )
 

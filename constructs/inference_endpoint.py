@@ -5,6 +5,7 @@ from __future__ import annotations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 
+from config.routing import prefix_aware_settings
 from config.schema import EnvironmentConfig, Variant
 from constructs import Construct
 from constructs.capture_bucket import CaptureBucket
@@ -12,6 +13,10 @@ from constructs.nag import acknowledge
 
 Endpoint = sagemaker.CfnEndpoint
 EndpointConfig = sagemaker.CfnEndpointConfig
+# data_capture.capture_options -> DataCaptureConfig.CaptureOptions[].CaptureMode. Both as two options,
+# Input and Output, as SageMaker's guide "Capture data from real-time endpoint" writes it; the model's
+# third value, InputAndOutput (botocore CaptureMode enum), is not described for real-time endpoints.
+CAPTURE_MODES = {"input": ("Input",), "output": ("Output",), "both": ("Input", "Output")}
 
 
 class InferenceEndpoint(Construct):
@@ -45,6 +50,7 @@ class InferenceEndpoint(Construct):
             production_variants=[self._variant(cfg, v, model_names[v.name]) for v in cfg.variants],
             kms_key_id=cfg.endpoint_kms_key_arn,  # None on local-NVMe types (config.checks)
             data_capture_config=self._data_capture(cfg, capture),
+            metrics_config=self._metrics(cfg),
         )
         if cfg.endpoint_kms_key_arn is None:
             acknowledge(
@@ -102,7 +108,20 @@ class InferenceEndpoint(Construct):
             # The host driver must run the image's CUDA (config.checks.platform); SageMaker's
             # default AMI for ml.g5 has driver 470 / CUDA 11.4. One AMI serves every pool.
             inference_ami_version=v.inference_ami_version,
-            routing_config=EndpointConfig.RoutingConfigProperty(routing_strategy=cfg.routing_strategy),
+            routing_config=_routing(cfg, v),
+        )
+
+    @staticmethod
+    def _metrics(cfg: EnvironmentConfig) -> EndpointConfig.MetricsConfigProperty:
+        """Every field explicit: left out, EnableDetailedObservability is True for a new endpoint config
+        and SageMaker would scrape vLLM's whole /metrics on 8080 into CloudWatch (botocore sagemaker
+        model, MetricsConfig). Like every endpoint-config property, a change replaces the config: a
+        blue/green deployment (docs/platform-notes.md "Endpoint metrics and a sick instance")."""
+        m = cfg.endpoint_metrics
+        return EndpointConfig.MetricsConfigProperty(
+            enable_enhanced_metrics=m.enhanced_metrics,
+            enable_detailed_observability=m.detailed_observability,
+            metric_publish_frequency_in_seconds=m.publish_frequency_seconds,
         )
 
     @staticmethod
@@ -136,10 +155,24 @@ class InferenceEndpoint(Construct):
             destination_s3_uri=capture.destination_uri,
             kms_key_id=capture.encryption_key.key_arn,
             capture_options=[
-                EndpointConfig.CaptureOptionProperty(capture_mode="Input"),
-                EndpointConfig.CaptureOptionProperty(capture_mode="Output"),
+                EndpointConfig.CaptureOptionProperty(capture_mode=mode)
+                for mode in CAPTURE_MODES[cfg.data_capture.capture_options]
             ],
             capture_content_type_header=EndpointConfig.CaptureContentTypeHeaderProperty(
                 json_content_types=["application/json"]
             ),
         )
+
+
+def _routing(cfg: EnvironmentConfig, v: Variant) -> EndpointConfig.RoutingConfigProperty:
+    """RoutingConfig; with PREFIX_AWARE its PrefixAwareRoutingConfig, both fields required then (botocore).
+    A change of either replaces the endpoint config: a blue/green deployment (`make review` says so)."""
+    settings = prefix_aware_settings(cfg, v)
+    prefix_aware = None
+    if settings is not None:
+        prefix_aware = EndpointConfig.PrefixAwareRoutingConfigProperty(
+            prefix_length=settings.prefix_length, concurrency_threshold=settings.concurrency_threshold
+        )
+    return EndpointConfig.RoutingConfigProperty(
+        routing_strategy=cfg.routing_strategy, prefix_aware_routing_config=prefix_aware
+    )

@@ -1,58 +1,78 @@
-"""`MangaAssist-<env>-Operator`: the customer-managed policy an operator's role needs to run every
-command of the ops CLI (`bin/ops`) on this environment, and nothing else.
+"""`MangaAssist-<env>-Operator`: the customer-managed policy an operator's role needs to run the ops CLI
+(`bin/ops`) on this environment, and nothing else. It cannot deploy (no CDK bootstrap role: that is
+`MangaAssist-<env>-Deployer`, constructs/deployer_policy.py) and cannot read captured payloads (that is
+the break-glass `MangaAssist-<env>-CaptureReader`). Which command needs which: ops/permissions.py.
 
 The statements are built by `operator_statements` from plain strings, so the template and the test
-that proves the policy (tests/ops/operator_policy_check.py: every AWS call each ops command makes in
-the test suite, recorded with botocore's `before-parameter-build` hook and evaluated against these
-statements by moto's IAM policy engine) read one definition.
+that proves the policy (tests/operator_policy_check.py: every AWS call each ops command makes in the
+test suite, recorded with botocore's `before-parameter-build` hook, mapped to the IAM action and
+resource AWS authorises it as, and evaluated against these statements) read one definition.
 
-Where a statement's resource is wider than one of our resources, the reason is in `WIDER`:
-- CloudWatch GetMetricData and Application Auto Scaling's Describe* calls take no resource ARN at all.
-- Application Auto Scaling's write calls take a scalable target's ARN, an ID assigned at
-  registration that changes each time `ops deploy` deregisters and re-registers a variant.
-- Endpoint configs and models get names CloudFormation generates on every blue/green deploy; the CLI
-  only describes them.
-- `ops status` and the guards list the alarms in ALARM (DescribeAlarms with StateValue) and keep the
-  endpoint's own; a list call is not one alarm's.
-- `ops deploy` runs `make deploy`, whose CDK CLI assumes the bootstrap stack's roles (qualifier
-  hnb659fds, CDK's default); those roles, not the operator, hold CloudFormation's permissions.
-`sts:GetCallerIdentity` (every command checks the account first) needs no permission.
-Not here: `bedrock-import`, which works on an S3 artifact and a Bedrock role of its own, not on an
-environment (docs/operations.md, "Bedrock Custom Model Import").
+Every resource that is wider than one of ours carries its reason in `WIDER` (one list; the cdk-nag
+acknowledgements and docs/operations.md "Permissions" repeat it). `sts:GetCallerIdentity` (every
+command checks the account first) needs no permission (STS API reference).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Aws, CfnOutput, Stack
+from aws_cdk import Aws, CfnOutput
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_s3 as s3
 
 from config import naming
+from config.access import OPERATOR, SCALING_TAG_KEY, policy_name
 from constructs import Construct
 from constructs.nag import acknowledge
-
-CDK_QUALIFIER = "hnb659fds"  # the default bootstrap qualifier (cdk.json sets no other)
 
 # Read-only: what an operator needs to look before acting.
 ENDPOINT_READ = ["sagemaker:DescribeEndpoint"]
 ENDPOINT_WRITE = ["sagemaker:UpdateEndpointWeightsAndCapacities"]  # shift, rollback, shift --to-config
-ENDPOINT_INVOKE = ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream"]  # smoke, capacity
-SCALING = [
+# smoke and capacity. InvokeEndpointWithResponseStream is authorised as sagemaker:InvokeEndpoint: "Before
+# you can use this operation, your IAM permissions must allow the sagemaker:InvokeEndpoint action"
+# (SageMaker API reference, InvokeEndpointWithResponseStream; the same sentence is in botocore's model).
+ENDPOINT_INVOKE = ["sagemaker:InvokeEndpoint"]
+# Application Auto Scaling's Describe* take no resource (Service Authorization Reference).
+SCALING_READ = [
     "application-autoscaling:DescribeScalableTargets",
     "application-autoscaling:DescribeScalingPolicies",
     "application-autoscaling:DescribeScheduledActions",
-    "application-autoscaling:DescribeScalingActivities",  # scaling-history; no resource-level permission
-    # `ops deploy` moves a scaled variant's scaling aside and puts it back; `ops restore-scaling` too.
-    "application-autoscaling:RegisterScalableTarget",
+    "application-autoscaling:DescribeScalingActivities",  # scaling-history
+]
+# `ops deploy` moves a scaled variant's scaling aside and puts it back; `ops restore-scaling` too.
+SCALING_WRITE = [
     "application-autoscaling:DeregisterScalableTarget",
     "application-autoscaling:PutScalingPolicy",
     "application-autoscaling:DeleteScalingPolicy",
     "application-autoscaling:PutScheduledAction",
     "application-autoscaling:DeleteScheduledAction",
 ]
+# Registering a target anew (after `ops deploy` deregistered it) creates it with the tag in the request
+# (aws:RequestTag); TagResource is RegisterScalableTarget's dependent action (Service Authorization
+# Reference). Re-registering an existing target (new min/max) is an update of a tagged one (ScalingWrite).
+SCALING_REGISTER = ["application-autoscaling:RegisterScalableTarget"]
+SCALING_TAG = ["application-autoscaling:TagResource"]
 IMAGES = ["ecr:DescribeImages", "ecr:BatchGetImage", "ecr:PutImage"]  # verify; release-tag
+
+# The reason for every resource wider than one of ours, by statement id.
+WIDER = {
+    "Metrics": "cloudwatch:GetMetricData takes no resource (Service Authorization Reference: no resource type)",
+    "ScalingRead": "Application Auto Scaling's Describe* calls take no resource (Service Authorization Reference)",
+    "ScalingWrite": "a scalable target's ARN ends in an ID assigned at registration, which changes each time "
+    f"ops deploy re-registers a variant; the {SCALING_TAG_KEY} tag (aws:ResourceTag) names the endpoint instead",
+    "ScalingRegister": "as ScalingWrite; a target registered anew has no tags yet, so aws:RequestTag must carry "
+    f"{SCALING_TAG_KEY} with this endpoint's name, in the SageMaker namespace and variant dimension only. IAM "
+    "cannot tell a new target from another SageMaker endpoint's (no condition key holds the ResourceId), so this "
+    "allows re-registering another endpoint's variant in the account if the request tags it as ours",
+    "ScalingTag": "RegisterScalableTarget's dependent TagResource; TagResource has no service-namespace key, so "
+    f"only aws:RequestTag limits it: it can tag any scalable target {SCALING_TAG_KEY}=<this endpoint>, which "
+    "ScalingWrite then trusts. Deliberate, two calls, each a CloudTrail management event",
+    "EndpointConfigsAndModels": "endpoint config and model names are generated by CloudFormation on every "
+    "blue/green deploy; the CLI only describes them",
+    "Alarms": "ops lists the alarms in ALARM (DescribeAlarms by state, a list call) and keeps the endpoint's own; "
+    "read-only",
+    "Stacks": "a stack's ARN ends in an ID CloudFormation assigns at creation; the name before it is ours",
+}
 
 
 @dataclass(frozen=True)
@@ -65,8 +85,7 @@ class OperatorScope:
     account: str
     endpoint_name: str
     repository_arn: str
-    capture_bucket_arn: str | None
-    key_arn: str
+    topic_arns: tuple[str, ...] = ()  # the paging and ticket topics (`verify` reads their subscriptions)
 
     def arn(self, service: str, resource: str, *, region: bool = True, account: bool = True) -> str:
         return (
@@ -83,7 +102,13 @@ def operator_statements(scope: OperatorScope) -> list[dict]:
         scope.arn("cloudformation", f"stack/{name}/*")
         for name in (naming.serving_stack_name(scope.env_name), naming.image_stack_name(scope.env_name))
     ]
-    statements = [
+    targets = [scope.arn("application-autoscaling", "scalable-target/*")]
+    ours = scope.endpoint_name  # the value of the SCALING_TAG_KEY tag on this endpoint's scalable targets
+    sagemaker_variants = {
+        "application-autoscaling:service-namespace": "sagemaker",
+        "application-autoscaling:scalable-dimension": "sagemaker:variant:DesiredInstanceCount",
+    }
+    return [
         _allow("Endpoint", ENDPOINT_READ + ENDPOINT_WRITE + ENDPOINT_INVOKE, [endpoint]),
         _allow(
             "EndpointConfigsAndModels",
@@ -92,78 +117,67 @@ def operator_statements(scope: OperatorScope) -> list[dict]:
         ),
         _allow("Alarms", ["cloudwatch:DescribeAlarms"], [scope.arn("cloudwatch", "alarm:*")]),
         _allow("Metrics", ["cloudwatch:GetMetricData"], ["*"]),
-        _allow("Scaling", SCALING, ["*"]),
+        _allow("ScalingRead", SCALING_READ, ["*"]),
+        _allow(
+            "ScalingWrite",
+            SCALING_WRITE + ["application-autoscaling:RegisterScalableTarget"],  # an update of a tagged target
+            targets,
+            {"StringEquals": {f"aws:ResourceTag/{SCALING_TAG_KEY}": ours}},
+        ),
+        _allow(
+            "ScalingRegister",
+            SCALING_REGISTER,
+            targets,
+            {"StringEquals": {f"aws:RequestTag/{SCALING_TAG_KEY}": ours, **sagemaker_variants}},
+        ),
+        _allow("ScalingTag", SCALING_TAG, targets, {"StringEquals": {f"aws:RequestTag/{SCALING_TAG_KEY}": ours}}),
         _allow("ImageRepository", IMAGES, [scope.repository_arn]),
         _allow("Stacks", ["cloudformation:DescribeStacks"], stacks),
-        _allow(
-            "CdkDeployRoles",
-            ["sts:AssumeRole"],
-            [scope.arn("iam", f"role/cdk-{CDK_QUALIFIER}-*-{scope.account}-{scope.region}", region=False)],
-        ),
-    ]
-    if scope.capture_bucket_arn:  # `ops capacity --workload capture` replays what data capture stored
-        statements += [
-            _allow("CaptureList", ["s3:ListBucket"], [scope.capture_bucket_arn]),
-            _allow("CaptureRead", ["s3:GetObject"], [f"{scope.capture_bucket_arn}/*"]),
-            _allow("CaptureDecrypt", ["kms:Decrypt"], [scope.key_arn]),  # the capture bucket's SSE-KMS key
-        ]
-    return statements
+    ] + ([_allow("Topics", ["sns:ListSubscriptionsByTopic"], list(scope.topic_arns))] if scope.topic_arns else [])
 
 
-def _allow(sid: str, actions: list[str], resources: list[str]) -> dict:
-    return {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": resources}
+def _allow(sid: str, actions: list[str], resources: list[str], condition: dict | None = None) -> dict:
+    statement = {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": resources}
+    return {**statement, "Condition": condition} if condition else statement
 
 
 class OperatorPolicy(Construct):
     """The managed policy, named for the environment, and a stack output with its ARN."""
 
-    def __init__(
-        self, scope: Construct, id: str, *, operator_scope: OperatorScope, capture_bucket: s3.IBucket | None
-    ) -> None:
+    def __init__(self, scope: Construct, id: str, *, operator_scope: OperatorScope) -> None:
         super().__init__(scope, id)
         document = {"Version": "2012-10-17", "Statement": operator_statements(operator_scope)}
         self.policy = iam.ManagedPolicy(
             self,
             "Policy",
-            managed_policy_name=naming.operator_policy_name(operator_scope.env_name),
-            description=f"Everything the ops CLI (bin/ops) needs on {operator_scope.env_name}; attach it to operators' roles",
+            managed_policy_name=policy_name(operator_scope.env_name, OPERATOR),
+            description=f"bin/ops on {operator_scope.env_name}: every command but the deploy itself; "
+            "no captured payloads",
             document=iam.PolicyDocument.from_json(document),
         )
         CfnOutput(scope, naming.OUTPUT_OPERATOR_POLICY_ARN, value=self.policy.managed_policy_arn)
-        self._acknowledge_wider_resources(operator_scope.env_name, capture_bucket)
+        self._acknowledge_wider_resources(operator_scope.env_name)
 
-    def _acknowledge_wider_resources(self, env_name: str, capture_bucket: s3.IBucket | None) -> None:
+    def _acknowledge_wider_resources(self, env_name: str) -> None:
         # cdk-nag prints the ARNs as written: with CloudFormation's pseudo-parameters.
         pseudo = "arn:<AWS::Partition>:{service}:<AWS::Region>:<AWS::AccountId>:{resource}"
         wider = {
-            "*": "GetMetricData and Application Auto Scaling's Describe* take no resource; its write calls take a "
-            "scalable target ARN assigned at registration, which changes each time ops deploy re-registers a variant",
-            pseudo.format(service="sagemaker", resource="endpoint-config/*"): "endpoint config names are generated "
-            "by CloudFormation on every blue/green deploy; the CLI only describes them",
-            pseudo.format(service="sagemaker", resource="model/*"): "model names are generated by CloudFormation on "
-            "every deploy that changes a model; the CLI only describes them",
-            pseudo.format(service="cloudwatch", resource="alarm:*"): "ops lists the alarms in ALARM (DescribeAlarms "
-            "by state) and keeps the endpoint's own; read-only",
-            f"arn:<AWS::Partition>:iam::<AWS::AccountId>:role/cdk-{CDK_QUALIFIER}-*-<AWS::AccountId>-<AWS::Region>": (
-                "ops deploy runs make deploy, whose CDK CLI assumes the bootstrap stack's deploy, publishing and "
-                "lookup roles; they hold CloudFormation's permissions, not the operator"
+            "*": f"{WIDER['Metrics']}; {WIDER['ScalingRead']}",
+            pseudo.format(service="application-autoscaling", resource="scalable-target/*"): (
+                f"{WIDER['ScalingWrite']}; {WIDER['ScalingRegister']}; {WIDER['ScalingTag']}"
             ),
+            pseudo.format(service="sagemaker", resource="endpoint-config/*"): WIDER["EndpointConfigsAndModels"],
+            pseudo.format(service="sagemaker", resource="model/*"): WIDER["EndpointConfigsAndModels"],
+            pseudo.format(service="cloudwatch", resource="alarm:*"): WIDER["Alarms"],
         }
         for stack in (naming.serving_stack_name(env_name), naming.image_stack_name(env_name)):
-            wider[pseudo.format(service="cloudformation", resource=f"stack/{stack}/*")] = (
-                "a stack's ARN ends in an ID CloudFormation assigns at creation; the name before it is ours"
-            )
-        if capture_bucket is not None:
-            logical_id = Stack.of(self).get_logical_id(capture_bucket.node.default_child)
-            wider[f"<{logical_id}.Arn>/*"] = (
-                "data capture writes one object per batch under generated keys; the operator reads them all"
-            )
+            wider[pseudo.format(service="cloudformation", resource=f"stack/{stack}/*")] = WIDER["Stacks"]
         for resource, reason in wider.items():
             acknowledge(self.policy, f"AwsSolutions::AwsSolutions-IAM5[Resource::{resource}]", reason)
 
 
 def operator_scope_for_stack(
-    env_name: str, endpoint_name: str, repository_arn: str, capture_bucket_arn: str | None, key_arn: str
+    env_name: str, endpoint_name: str, repository_arn: str, topic_arns: tuple[str, ...] = ()
 ) -> OperatorScope:
     """The scope in a stack: partition, region and account as CloudFormation pseudo-parameters."""
     return OperatorScope(
@@ -173,6 +187,5 @@ def operator_scope_for_stack(
         account=Aws.ACCOUNT_ID,
         endpoint_name=endpoint_name,
         repository_arn=repository_arn,
-        capture_bucket_arn=capture_bucket_arn,
-        key_arn=key_arn,
+        topic_arns=topic_arns,
     )

@@ -9,6 +9,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 
 from config.schema import EnvironmentConfig
 from constructs import Construct
+from constructs.instance_outlier import InstanceOutlier
 from constructs.serving_alarms import ServingAlarms
 from constructs.variant_metrics import INSTANCE_NAMESPACE, VariantMetrics
 from container.serving import contract
@@ -18,7 +19,15 @@ INSTANCE_TYPE_DIMENSION = "InstanceType"  # on a pooled variant's metrics, besid
 
 
 class ServingDashboard(Construct):
-    def __init__(self, scope: Construct, id: str, *, cfg: EnvironmentConfig, alarms: ServingAlarms) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        cfg: EnvironmentConfig,
+        alarms: ServingAlarms,
+        instance_outlier: InstanceOutlier | None = None,
+    ) -> None:
         super().__init__(scope, id)
         self.dashboard = cloudwatch.Dashboard(self, "Dashboard", default_interval=Duration.hours(6))
         self.variants = alarms.metrics
@@ -79,6 +88,8 @@ class ServingDashboard(Construct):
         pools = {v.name: v.instance_types for v in cfg.variants if v.fallback_instance_types}
         if pools:
             self._by_instance_type(pools)
+        if instance_outlier is not None:  # one row per variant, a line per instance (enhanced metrics)
+            instance_outlier.add_to(self.dashboard)
 
     def _graph(
         self, title: str, metric_of: Callable[[VariantMetrics], cloudwatch.Metric], stacked: bool = False

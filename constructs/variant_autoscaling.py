@@ -6,10 +6,11 @@ is registered after the endpoint exists and deregistered before it is deleted.
 
 from __future__ import annotations
 
-from aws_cdk import Duration, Stack, TimeZone
+from aws_cdk import Duration, Stack, Tags, TimeZone
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_iam as iam
 
+from config.access import scaling_tags
 from config.metric_names import HIGH_RESOLUTION, INVOCATIONS_PER_INSTANCE
 from config.schema import EngineStepScaling, ScheduledWindow, VariantScaling
 from constructs import Construct, IDependable
@@ -58,6 +59,10 @@ class VariantAutoscaling(Construct):
             role=iam.Role.from_role_arn(self, "ServiceLinkedRole", SERVICE_LINKED_ROLE.format(stack=Stack.of(self))),
         )
         self.target.node.add_dependency(endpoint)
+        # The operator policy's Application Auto Scaling writes are conditioned on this tag (aws:ResourceTag):
+        # a scalable target's ARN ends in an ID assigned at registration (constructs/operator_policy.py).
+        for key, value in scaling_tags(metrics.endpoint_name).items():
+            Tags.of(self.target).add(key, value)
 
         tracking = scaling.target_tracking
         target = target_value if target_value is not None else tracking.target_value

@@ -1,28 +1,34 @@
 """`bin/ops capacity`, the part that needs an environment or AWS; the measuring is the capacity
 library's (capacity.measurement). Here: the refusals, the deployed variant made a target (account
 checked, endpoint InService, instances in service, a runtime client sized for the sweep), its captured
-traffic, the answer turned into the CLI's exit codes, and --write-config through the YAML editor."""
+traffic, the answer turned into the CLI's exit codes, and --write-config through the YAML editor.
+
+In the sandbox (`make sandbox`'s variables exported) a variant is the stand-in engine (standin/), not a
+SageMaker instance: the record says so (`target.stand_in`) and --write-config is refused before the
+sweep, so a stand-in's figure never becomes a `planning.capacity` measurement (docs/capacity.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from botocore.config import Config
 
 from capacity import Measurement, SettingsError
 from capacity.capture import captured_workload
-from capacity.record import record_measurement
+from capacity.record import NotAMeasurement, concurrent_sequences, floor_notes, record_measurement
 from capacity.targets import UrlTarget, VariantTarget
-from capacity.workload import CapturedWorkload, Workload, WorkloadError, load_workload
-from config import ConfigError, EnvironmentConfig, environment_file
-from config.editor import UnsafeEdit
+from capacity.workload import CapturedWorkload, ConversationWorkload, Workload, WorkloadError, load_workload
+from config import EnvironmentConfig, environment_file, environment_label
+from config.editor import EditRefused, UnsafeEdit
 from ops.aws import AwsClients
 from ops.endpoint import LiveEndpoint, read_endpoint
 from ops.environment import Environment, config_variant, connect, load_environment_config
 from ops.errors import ExitCode, OpsError
+from ops.sandbox_guard import SANDBOX_VARIABLE, sandbox_env
 
 NO_ANSWER = ExitCode.CHECK_FAILED  # 3: broke at the first rate, generator too slow, time budget spent
 # Enough connections for the sweep's requests in flight; one attempt: a retry would hide an error.
@@ -43,6 +49,21 @@ def refuse_usage(
         raise OpsError("--write-config records a deployed variant's measurement: give ENV --variant", ExitCode.USAGE)
     if url is not None and workload == "capture":
         raise OpsError("--workload capture reads a deployed variant's data capture: give ENV --variant", ExitCode.USAGE)
+    if write_config and stand_in() is not None:
+        raise OpsError(
+            f"--write-config in the sandbox: {stand_in()}, so its figure is no instance type's capacity and "
+            f"{environment_label(env or '')} is the real environment's file; measure without --write-config (the "
+            "report still says what the stand-in served)",
+            ExitCode.USAGE,
+        )
+
+
+def stand_in() -> str | None:
+    """What serves a variant in the sandbox, as the record and the refusals name it; None on AWS."""
+    sandbox = sandbox_env()
+    if sandbox is None:
+        return None
+    return f"the sandbox's stand-in engine ({SANDBOX_VARIABLE}={sandbox}) serves its variants, not SageMaker instances"
 
 
 def open_measured_environment(
@@ -66,7 +87,7 @@ class Subject:
     """What is measured: the target, the requests sent to it, and for a deployed variant its config."""
 
     target: UrlTarget | VariantTarget
-    workload: Workload | CapturedWorkload
+    workload: ConversationWorkload | Workload | CapturedWorkload
     cfg: EnvironmentConfig | None = None
     instance_type: str | None = None
     planned_rpm: float | None = None  # planning.capacity today: the default rates' base
@@ -85,7 +106,8 @@ def url_subject(url: str, workload: str) -> Subject:
 
 def variant_subject(environment: Environment, variant: str, workload: str) -> Subject:
     """The deployed variant as the sweep's target, refused (exit 4) while the endpoint is not InService
-    or the variant has no instance in service; `workload` is default, capture or a file."""
+    or the variant has no instance in service; `workload` is conversations, single, capture or a file.
+    Conversations keep their prompts within the engine's budget, as the container's guard does."""
     cfg, clients = environment.cfg, environment.clients
     live = read_endpoint(clients.sagemaker, cfg.endpoint_name, cfg.name)
     if live.status != "InService":
@@ -98,12 +120,16 @@ def variant_subject(environment: Environment, variant: str, workload: str) -> Su
     if instances < 1:
         raise OpsError(f"{variant} has no instance in service", ExitCode.REFUSED)
     chosen = _captured(clients, live, cfg, variant) if workload == "capture" else load_workload(workload)
+    if isinstance(chosen, ConversationWorkload):
+        chosen = chosen.within(cfg.engine.max_model_len - cfg.engine.generation_reserve_tokens)
     details = {
         "image": measured.image,
         "image_tag": measured.image_tag,
         "instance_type": measured.instance_type,
         "engine": cfg.engine.model_dump(mode="json"),
     }
+    if stand_in() is not None:
+        details["stand_in"] = stand_in()
     runtime = clients.session.client("sagemaker-runtime", config=RUNTIME_CLIENT)
     target = VariantTarget(runtime, cfg.name, cfg.endpoint_name, variant, instances, details)
     planned = cfg.planning.capacity.get(measured.instance_type)
@@ -139,17 +165,43 @@ def conclude(measurement: Measurement, slo_ttft_ms: float, say: Callable[[str], 
         f"answer: {answer:,.0f} requests/min per instance within TTFT p95 <= {slo_ttft_ms:g} ms "
         f"({record['concurrent_requests_per_instance_at_slo']} in flight); {outcome.stopped}; report in {out}/"
     )
+    if record["target"].get("stand_in"):
+        say(f"note: {record['target']['stand_in']}: this is not a measurement of any instance type")
     if not outcome.complete:
         raise OpsError(f"the sweep did not finish ({outcome.stopped}): {answer:,.0f}/min is a lower bound", NO_ANSWER)
 
 
 def record_answer(subject: Subject, measurement: Measurement) -> str:
-    """--write-config: planning.capacity.<instance type> in the environment's YAML, validated first."""
+    """--write-config: planning.capacity.<instance type> in the environment's YAML, validated first;
+    the lines to print (what was written, then the floors it leaves carrying less)."""
     assert subject.cfg is not None and subject.instance_type is not None
-    instance_type, path = subject.instance_type, environment_file(subject.cfg.name)
+    cfg, instance_type, record = subject.cfg, subject.instance_type, measurement.record
+    report = measurement.out / "capacity.json"
+    answer = record["requests_per_minute_per_instance"]
+    notes = [f"note: {line}" for line in floor_notes(cfg, instance_type, answer)]
+    if notes:
+        notes.append(f"note: `make plan ENV={cfg.name}` says whether the fleet still carries its traffic")
     try:
-        return record_measurement(path, instance_type, measurement.record, measurement.out / "capacity.json")
+        written = record_measurement(environment_file(cfg.name), instance_type, record, report)
+    except NotAMeasurement as error:
+        raise OpsError(f"{error}; report in {measurement.out}/", ExitCode.USAGE) from None
     except UnsafeEdit as error:
         raise OpsError(f"{error}: set planning.capacity.{instance_type} by hand", ExitCode.USAGE) from None
-    except ConfigError as error:
-        raise OpsError(f"the measured config would be invalid, nothing written: {error}", ExitCode.USAGE) from None
+    except EditRefused as error:
+        message = "\n".join([_refusal(error, instance_type, record, report), *notes])
+        raise OpsError(message, ExitCode.USAGE) from None
+    return "\n".join([written, *notes])
+
+
+def _refusal(error: EditRefused, instance_type: str, record: dict[str, Any], report: Path) -> str:
+    """What else must change before the measured figure can be written, and how to write it then."""
+    answer, sequences = record["requests_per_minute_per_instance"], concurrent_sequences(record)
+    figure = f"planning.capacity.{instance_type} ({answer:,g}/min, concurrent_sequences {sequences})"
+    fixes = "\n".join(f"  - {path}: {message}" for path, message in error.problems)
+    if not error.brought:
+        return f"{figure} not written: {error.file} is already invalid; fix these first:\n{fixes}"
+    return (
+        f"{figure} not written: with it {error.file} would refuse synth. "
+        f"Change these in the same commit first:\n{fixes}\nthen record the figure by hand from {report} "
+        "(or measure again with --write-config)"
+    )

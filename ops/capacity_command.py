@@ -4,6 +4,7 @@ capacity library's."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,6 +24,7 @@ from ops.capacity import (
 )
 from ops.command import RegionOpt, runtime
 from ops.errors import ExitCode
+from ops.output import JsonOpt
 
 
 def rate_option(help: str) -> Any:
@@ -54,8 +56,20 @@ def capacity_command(
         typer.Option(min=1, help="Refuse a step whose own send lag p99 exceeds this: it measured the client."),
     ] = 50.0,
     workload: Annotated[
-        str, typer.Option(help="'default' (capacity/workload.yaml), 'capture' (the variant's data capture) or a file.")
-    ] = "default",
+        str,
+        typer.Option(
+            help="'conversations' (multi-turn sessions, capacity/workload.yaml; 'default' is the same), 'single' "
+            "(independent turns), 'capture' (needs CaptureReader policy) or a file."
+        ),
+    ] = "conversations",
+    warmup_seconds: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            help="Conversations: unmeasured seconds before each step. Default: the workload's.",
+            show_default=False,
+        ),
+    ] = None,
     out: Annotated[
         Path | None, typer.Option(help="Report directory. Default: capacity-out/<target>-<UTC time>/.")
     ] = None,
@@ -67,24 +81,26 @@ def capacity_command(
         bool, typer.Option("--allow-production", help="Measure a production variant: its users will wait (see help).")
     ] = False,
     region: RegionOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Measure how many requests a minute one instance serves within the latency objective.
 
     Open-loop Poisson load at rising rates until TTFT p95 exceeds the objective or more than 1 % of
-    requests fail, then refined to within 10 %. Drives ENV's --variant through the SageMaker runtime
+    requests fail, then refined to within 10 %. By default the load is conversations: sessions arrive
+    open-loop, each turn sending the conversation so far (docs/capacity.md "Conversations"). Drives ENV's --variant through the SageMaker runtime
     (divided by its instance count), or a container at --url. Writes capacity.json, capacity.md and
     capacity.png. The sweep drives the variant past its objective on purpose: its TTFT alarms fire
     and real users on it wait, so a production environment needs --allow-production.
     Exit codes: 0 an answer; 2 usage; 3 no answer (broke at the first rate, generator too slow,
     time budget); 4 refused (production, endpoint not InService); 130 interrupted (report written).
     """
+    # --json: progress and the answer on stderr, capacity.json's record alone on stdout.
+    say = functools.partial(typer.echo, err=as_json)
     refuse_usage(env, variant, url, slo_ttft_ms, write_config, workload)
     with usage_errors():
         subject = _subject(ctx, env, variant, url, workload, allow_production, region)
         if step_seconds < MIN_STEP_SECONDS:
-            typer.echo(
-                f"note: steps of {step_seconds:g} s hold few requests at low rates; the report gives each step's count"
-            )
+            say(f"note: steps of {step_seconds:g} s hold few requests at low rates; the report gives each step's count")
         slo = subject.objective_ms(slo_ttft_ms)
         settings = MeasureSettings(
             slo_ttft_ms=slo,
@@ -95,15 +111,18 @@ def capacity_command(
             max_send_lag_ms=max_send_lag_ms,
             planned_rpm=subject.planned_rpm,
             out=out,
+            warmup_seconds=warmup_seconds,
         )
-        measurement = measure(subject.target, subject.workload, settings, say=typer.echo)
+        measurement = measure(subject.target, subject.workload, settings, say=say)
     if measurement.interrupted:
         steps, written = len(measurement.outcome.steps), measurement.out
         typer.echo(f"interrupted: {steps} step(s) measured, written to {written}/", err=True)
         raise typer.Exit(ExitCode.INTERRUPTED)
-    conclude(measurement, slo, typer.echo)
+    if as_json:  # before the verdict, which exits 3 when there is no answer: the record says why
+        typer.echo((Path(measurement.out) / "capacity.json").read_text().rstrip())
+    conclude(measurement, slo, say)
     if write_config:
-        typer.echo(record_answer(subject, measurement))
+        say(record_answer(subject, measurement))
 
 
 def _subject(

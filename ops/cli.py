@@ -9,8 +9,7 @@ from typing import Annotated
 
 import typer
 
-from config import EnvironmentConfig, environment_label
-from config.variant_lookup import share_percent
+from config import environment_label
 from ops.aws import AwsClients, open_session
 from ops.bedrock_import import ImportJob, submit_import, validate_artifact, wait_for_import
 from ops.capacity_command import capacity_command
@@ -29,142 +28,34 @@ from ops.endpoint import read_endpoint
 from ops.environment import config_variant, load_environment_config
 from ops.errors import ExitCode, OpsError
 from ops.guard import GuardPolicy, check_canary
-from ops.guard_options import MarginOpt, TtftMsOpt, TtftPercentOpt, WindowOpt, guard_policy, parse_duration
-from ops.output import Console, one_line, seconds
+from ops.guard_options import MarginOpt, TtftMsOpt, TtftPercentOpt, WindowOpt, guard_policy
+from ops.output import Console, JsonOpt, one_line
 from ops.peak_window import check_peak_windows
 from ops.promotion import plan_promotion, write_promotion
 from ops.release_tag import tag_release
+from ops.rollback_capacity import Floor, FloorRecord, restore_floor
 from ops.scaling import ScalingSnapshot, restore_scaling
 from ops.scaling_history_command import scaling_history_command
+from ops.shift_command import shift_command
 from ops.smoke import DEFAULT_PROMPT, SmokeRequest, smoke_adapter
-from ops.status import show_status
-from ops.traffic import ShiftPlan, Target, rollback, shift
+from ops.status import STATUS_WIDTH, show_status
+from ops.traffic import Target, rollback
+from ops.traffic_export_command import traffic_command
 from ops.verify import report, verify
 
 
 @app.command()
 @reports_errors
-def status(ctx: typer.Context, env: EnvArg, region: RegionOpt = None) -> None:
+def status(ctx: typer.Context, env: EnvArg, region: RegionOpt = None, as_json: JsonOpt = False) -> None:
     """Endpoint status, the endpoint config in service, each variant's image, instance type, instance
-    counts and weights, autoscaling targets with their scheduled actions (in local time), alarms in ALARM."""
-    environment = runtime(ctx).open(env, region)
-    show_status(environment.clients, environment.cfg, Console(runtime(ctx).zone))
+    counts and weights, autoscaling targets with their scheduled actions (in local time), alarms in ALARM.
+    Lines fit 120 columns; --json prints the same as one JSON document."""
+    access = runtime(ctx).open_for_emergency(env, region)  # an invalid config does not stop it
+    console = Console(runtime(ctx).zone, STATUS_WIDTH)
+    show_status(access.clients, access.identity, access.cfg, console, as_json=as_json)
 
 
-def check_interval(hold: float, check_every: float | None) -> float:
-    """How often a hold is checked: at most the hold, never 0 (that polls CloudWatch in a busy loop)."""
-    if check_every is None:
-        return min(60.0, hold) if hold else 60.0
-    if check_every <= 0:
-        raise typer.BadParameter(f"--check-every must be longer than 0, got {seconds(check_every)}")
-    if hold and check_every > hold:
-        raise typer.BadParameter(
-            f"--check-every {seconds(check_every)} is longer than --hold {seconds(hold)}: the hold would "
-            "never be checked; use a shorter interval"
-        )
-    return check_every
-
-
-def config_share(cfg: EnvironmentConfig, name: str) -> float:
-    """A variant's share of traffic in percent by the config's initial weights."""
-    return share_percent(config_variant(cfg, name).initial_weight, (v.initial_weight for v in cfg.variants))
-
-
-@app.command(name="shift")
-@reports_errors
-def shift_command(
-    ctx: typer.Context,
-    env: EnvArg,
-    canary_weight: Annotated[
-        float | None,
-        typer.Option(min=0, max=100, help="Percent of traffic the canary should end with.", show_default=False),
-    ] = None,
-    to_config: Annotated[
-        bool,
-        typer.Option(
-            "--to-config",
-            help="End at the config's weights (e.g. 95/5 after a promotion deployed at 0/100), so verify passes.",
-        ),
-    ] = False,
-    step: Annotated[
-        list[float] | None,
-        typer.Option(min=0, max=100, help="An intermediate canary percent; repeat it: --step 25 --step 50 --step 75."),
-    ] = None,
-    hold: Annotated[
-        float, typer.Option(parser=parse_duration, metavar="DURATION", help="Watch this long after each step.")
-    ] = 0,
-    check_every: Annotated[
-        float | None,
-        typer.Option(
-            parser=parse_duration,
-            metavar="DURATION",
-            help="Guard check interval during a hold: more than 0, at most the hold. Default: 60s or the hold.",
-            show_default=False,
-        ),
-    ] = None,
-    max_5xx_margin: MarginOpt = 1.0,
-    error_window: WindowOpt = 300,
-    max_ttft_increase: TtftPercentOpt = GuardPolicy.max_ttft_increase_percent,
-    min_ttft_increase_ms: TtftMsOpt = GuardPolicy.min_ttft_increase_ms,
-    min_canary_invocations: Annotated[
-        int,
-        typer.Option(
-            min=1, help="Canary invocations the error window must hold before a step from above 0%: the evidence."
-        ),
-    ] = GuardPolicy.min_invocations,
-    raise_canary_capacity: Annotated[
-        bool,
-        typer.Option(
-            "--raise-canary-capacity",
-            help="When the canary's instances in service cannot serve its next share (planning.capacity), add "
-            "instances and wait for InService instead of refusing.",
-        ),
-    ] = False,
-    override: Annotated[
-        str | None,
-        typer.Option(
-            metavar="REASON",
-            help="Skip the evidence and capacity checks (alarms and the 5XX margin still apply); says so and "
-            "logs the reason.",
-        ),
-    ] = None,
-    canary: CanaryOpt = "canary",
-    primary: PrimaryOpt = "primary",
-    region: RegionOpt = None,
-) -> None:
-    """Move traffic to (or from) the canary with UpdateEndpointWeightsAndCapacities, step by step.
-
-    Before each step that adds canary traffic, and during each hold, the guard refuses while an alarm
-    on the canary or the endpoint is in ALARM, the canary's 5XX rate exceeds the primary's by more
-    than --max-5xx-margin, or its time to first token p95 the primary's by more than the TTFT margin; before a step it also needs --min-canary-invocations in the error window
-    (from 0% the first step needs none, and the shift never jumps past it) and canary instances in
-    service that can serve the new share. The canary weight then goes back to where it started (exit 4).
-    Example, seeds' ramp: shift prod --canary-weight 100 --step 25 --step 50 --step 75 --hold 30m
-    """
-    if (canary_weight is None) == (not to_config):
-        raise typer.BadParameter("give either --canary-weight N or --to-config")
-    if override is not None and not override.strip():
-        raise typer.BadParameter("--override needs a reason, e.g. --override 'INC-123: canary carries the fix'")
-    policy = guard_policy(
-        max_5xx_margin, error_window, max_ttft_increase, min_ttft_increase_ms, min_invocations=min_canary_invocations
-    )
-    interval = check_interval(hold, check_every)
-    rt = runtime(ctx)
-    environment = rt.open(env, region, (canary, primary))
-    cfg = environment.cfg
-    plan = ShiftPlan(
-        config_share(cfg, canary) if to_config else float(canary_weight or 0),
-        tuple(step or ()),
-        hold,
-        interval,
-        policy,
-        first_step=config_share(cfg, canary) or None,
-        capacity_per_instance={name: c.requests_per_minute for name, c in cfg.planning.capacity.items()},
-        raise_capacity=raise_canary_capacity,
-        override=override,
-    )
-    target = Target(env, cfg.endpoint_name, canary, primary)
-    shift(environment.clients, target, plan, Console(rt.zone), rt.timing, rt.state_dir / "overrides.log")
+app.command(name="shift")(reports_errors(shift_command))
 
 
 @app.command(name="rollback")
@@ -177,15 +68,18 @@ def rollback_command(
     region: RegionOpt = None,
 ) -> None:
     """All traffic to the primary at once (canary weight 0), confirmed by describing the endpoint until
-    the weights are in effect. A bad *primary* image is rolled back through the deploy path instead:
-    revert the config commit and run `bin/ops deploy ENV` (see docs/operations.md)."""
+    the weights are in effect; then the primary's desired instances and its scalable target's minimum
+    raised to what the live traffic needs (planning.capacity), with a record `restore-scaling` puts the
+    minimum back from. A bad *primary* image is rolled back through the deploy path instead: revert the
+    config commit and run `bin/ops deploy ENV` (see docs/operations.md)."""
     rt = runtime(ctx)
-    environment = rt.open(env, region, (canary, primary))
+    access = rt.open_for_emergency(env, region, (canary, primary))  # an invalid config does not stop it
     rollback(
-        environment.clients.sagemaker,
-        Target(env, environment.cfg.endpoint_name, canary, primary),
+        access.clients,
+        Target(env, access.identity.endpoint_name, canary, primary, region),
         Console(rt.zone),
         rt.timing,
+        Floor.of(access.cfg, rt.state_dir),  # no capacity figures with an invalid config: the floor says so
     )
 
 
@@ -232,6 +126,8 @@ def promote(
     if not verdict.healthy:
         raise OpsError(f"promotion refused: {'; '.join(verdict.problems)}", ExitCode.REFUSED)
     console.ok(f"{canary} passes the guard ({verdict.summary})")
+    for note in verdict.not_checked:
+        console.warn(f"not checked: {note}")
     if deploy_now:
         check_peak_windows(cfg, rt.now(), during_peak, console)
     write_promotion(promotion)
@@ -267,19 +163,24 @@ def deploy_command(
 def restore_scaling_command(
     ctx: typer.Context,
     env: EnvArg,
-    snapshot: Annotated[Path, typer.Argument(help="Snapshot file written by `deploy` (its path is printed).")],
+    snapshot: Annotated[
+        Path, typer.Argument(help="Snapshot written by `deploy`, or floor record of `rollback`/`shift` (path printed).")
+    ],
     region: RegionOpt = None,
 ) -> None:
     """Register scaling targets, policies and scheduled actions again from a snapshot file, e.g. after
-    a deploy was killed before it could restore them."""
+    a deploy was killed before it could restore them; or, from a floor record, put back the minimum a
+    rollback raised (only while it is still the one the rollback set)."""
     rt = runtime(ctx)
-    environment = rt.open(env, region)
-    saved = ScalingSnapshot.load(snapshot)
-    if saved.endpoint != environment.cfg.endpoint_name:
-        raise OpsError(
-            f"{snapshot} is for endpoint {saved.endpoint}, not {environment.cfg.endpoint_name}", ExitCode.USAGE
-        )
-    restore_scaling(environment.clients.autoscaling, saved, Console(rt.zone), snapshot)
+    access = rt.open_for_emergency(env, region)  # an invalid config does not stop it
+    endpoint = access.identity.endpoint_name
+    saved = FloorRecord.load(snapshot) if FloorRecord.is_one(snapshot) else ScalingSnapshot.load(snapshot)
+    if saved.endpoint != endpoint:
+        raise OpsError(f"{snapshot} is for endpoint {saved.endpoint}, not {endpoint}", ExitCode.USAGE)
+    if isinstance(saved, FloorRecord):
+        restore_floor(access.clients.autoscaling, saved, Console(rt.zone))
+        return
+    restore_scaling(access.clients.autoscaling, saved, Console(rt.zone), snapshot)
 
 
 @app.command(name="verify")
@@ -300,9 +201,9 @@ def verify_command(
     config says, and no alarm is in ALARM. Exit 0 only if all hold, else 3."""
     rt = runtime(ctx)
     console = Console(rt.zone)
-    environment = rt.open(env, region)
-    console.line(f"Verifying {env} ({environment.cfg.endpoint_name}, {environment.clients.region})")
-    if not report(verify(environment, check_weights), console):
+    access = rt.open_for_emergency(env, region)  # an invalid config does not stop it
+    console.line(f"Verifying {env} ({access.identity.endpoint_name}, {access.clients.region})")
+    if not report(verify(access, check_weights), console):
         raise typer.Exit(ExitCode.CHECK_FAILED)
 
 
@@ -414,3 +315,4 @@ def bedrock_import(
 
 app.command(name="capacity")(reports_errors(capacity_command))
 app.command(name="scaling-history")(reports_errors(scaling_history_command))
+app.command(name="traffic")(reports_errors(traffic_command))

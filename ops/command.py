@@ -18,8 +18,8 @@ from typing import Annotated, Any
 import typer
 
 from ops.deploy import REPO_ROOT, Deployer, make_deploy
-from ops.environment import Environment, open_environment
-from ops.errors import EXPLAINED, ExitCode, explain
+from ops.environment import EmergencyAccess, Environment, open_environment, open_for_emergency
+from ops.errors import EXPLAINED, ExitCode, explain_for_command
 from ops.waiting import Timing
 
 EXIT_CODES = """Exit codes: 0 ok; 1 other AWS error; 2 usage, unknown environment/variant, invalid config or no
@@ -31,7 +31,7 @@ could NOT be restored (act now); 130 interrupted."""
 app = typer.Typer(
     help=f"Day-two operations for the MangaAssist LLM endpoint (SageMaker, primary + canary).\n\n{EXIT_CODES}",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # `bin/ops --install-completion` (bash, zsh, fish), or --show-completion to see it
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -64,6 +64,11 @@ class Runtime:
         """The environment's config (variants named on the command line checked first), then AWS."""
         return open_environment(env, region, self.client_overrides, variants)
 
+    def open_for_emergency(self, env: str, region: str | None, variants: tuple[str, ...] = ()) -> EmergencyAccess:
+        """For rollback, status, restore-scaling and verify: an invalid config is one line on stderr,
+        and the command goes on from the endpoint's identity (ops.environment.open_for_emergency)."""
+        return open_for_emergency(env, region, self.client_overrides, variants, lambda line: typer.echo(line, err=True))
+
 
 def runtime(ctx: typer.Context) -> Runtime:
     return ctx.obj if isinstance(ctx.obj, Runtime) else Runtime()
@@ -77,11 +82,12 @@ def reports_errors(command: Callable[..., None]) -> Callable[..., None]:
         try:
             command(*args, **kwargs)
         except EXPLAINED as error:
-            problem = explain(error)
+            problem = explain_for_command(error, kwargs.get("ctx"))
             typer.echo(f"error: {problem}", err=True)
             raise typer.Exit(problem.exit_code) from None
         except KeyboardInterrupt:
-            typer.echo("error: interrupted; nothing more was changed (see `bin/ops status ENV`)", err=True)
+            env = kwargs.get("env") or "ENV"
+            typer.echo(f"error: interrupted; nothing more was changed (see `bin/ops status {env}`)", err=True)
             raise typer.Exit(ExitCode.INTERRUPTED) from None
 
     return run

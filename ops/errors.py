@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from enum import IntEnum
+from typing import Any, Protocol
 
 from botocore.exceptions import (
     BotoCoreError,
@@ -20,6 +21,7 @@ from botocore.exceptions import (
 
 from config import ConfigError, UnknownEnvironment
 from ops.output import one_line
+from ops.permissions import needed_policies_hint
 
 
 class ExitCode(IntEnum):
@@ -27,7 +29,7 @@ class ExitCode(IntEnum):
     AWS_ERROR = 1  # an AWS error not covered below; the line names its code
     USAGE = 2  # bad option, unknown environment or variant, invalid config, no region (click uses 2 too)
     CHECK_FAILED = 3  # verify, smoke or an artifact validation found a problem
-    REFUSED = 4  # a guard refused (alarm in ALARM, 5XX margin, untested canary); weights rolled back
+    REFUSED = 4  # a guard refused (alarm, 5XX or TTFT margin, no evidence or nothing to compare); weights rolled back
     CREDENTIALS = 5  # no, expired or wrong-account credentials, or access denied
     NOT_FOUND = 6  # endpoint, stack or S3 prefix does not exist
     THROTTLED = 7  # still throttled after the retries
@@ -53,6 +55,7 @@ THROTTLING_CODES = {
     "RequestThrottled",
     "SlowDown",
 }
+ACCESS_DENIED = "access denied for"  # how an access denial's line starts, wherever it is wrapped (ops deploy)
 ACCESS_DENIED_CODES = {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnrecognizedClientException"}
 EXPIRED_CODES = {"ExpiredToken", "ExpiredTokenException", "RequestExpired", "InvalidClientTokenId"}
 # The request was signed, but not with a key AWS knows or not with the secret that belongs to it. S3
@@ -94,6 +97,25 @@ def explain(error: OpsError | ConfigError | ClientError | BotoCoreError) -> OpsE
     return OpsError(f"AWS SDK error: {one_line(str(error))}", ExitCode.AWS_ERROR)
 
 
+class Invocation(Protocol):
+    """What explain_for_command reads of a command's typer/click context."""
+
+    info_name: str | None
+    params: Mapping[str, Any]
+
+
+def explain_for_command(
+    error: OpsError | ConfigError | ClientError | BotoCoreError, invocation: Invocation | None
+) -> OpsError:
+    """`explain`, and for an access denial the environment's policies the running command needs
+    (ops/permissions.py): "… lacks that permission (…); `bin/ops shift` needs MangaAssist-prod-Operator"."""
+    problem = explain(error)
+    if invocation is None or not invocation.info_name or ACCESS_DENIED not in str(problem):
+        return problem
+    hint = needed_policies_hint(invocation.info_name, invocation.params)
+    return OpsError(f"{problem}; {hint}", problem.exit_code) if hint else problem
+
+
 def says_missing(error: ClientError, words: str) -> bool:
     """Whether AWS's message contains `words`: each service says "no such thing" its own way."""
     return words in error.response.get("Error", {}).get("Message", "")
@@ -132,7 +154,7 @@ def _explain_client_error(error: ClientError) -> OpsError:
         )
     if code in ACCESS_DENIED_CODES:
         return OpsError(
-            f"access denied for {operation}: the current role lacks that permission ({message})", ExitCode.CREDENTIALS
+            f"{ACCESS_DENIED} {operation}: the current role lacks that permission ({message})", ExitCode.CREDENTIALS
         )
     if code in BAD_KEY_CODES:
         return OpsError(

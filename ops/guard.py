@@ -5,7 +5,10 @@ canary's 5XX rate exceeds the primary's by more than a margin over a recent wind
 time to first token p95 over that window is worse than the primary's by more than a margin (once both
 streamed enough requests for a p95 to mean something), or, when evidence is required, while the canary
 served too few invocations in that window for its rate to mean anything (a canary at 0 % has no 5XX
-rate at all, so "no errors" is not a pass).
+rate at all, so "no errors" is not a pass) or, when latency evidence is required, while the two TTFT
+p95s cannot be compared (too few streams on either side, or no metric at all: "nothing to compare"
+is not a pass either). A check that did not run is named in `Verdict.not_checked`, never in the
+summary of what passed.
 """
 
 from __future__ import annotations
@@ -36,9 +39,10 @@ class GuardPolicy:
 @dataclass(frozen=True)
 class Verdict:
     problems: tuple[str, ...]
-    summary: str
+    summary: str  # the checks that ran, with their figures; never one that did not run
     canary_invocations: float = 0.0  # in the window
     total_invocations: float = 0.0  # both variants, in the window
+    not_checked: tuple[str, ...] = ()  # each check that did not run, and why
 
     @property
     def healthy(self) -> bool:
@@ -46,16 +50,25 @@ class Verdict:
 
 
 def check_canary(
-    cloudwatch: Any, endpoint: str, canary: str, primary: str, policy: GuardPolicy, require_evidence: bool = True
+    cloudwatch: Any,
+    endpoint: str,
+    canary: str,
+    primary: str,
+    policy: GuardPolicy,
+    require_evidence: bool = True,
+    require_latency: bool = False,
 ) -> Verdict:
+    """Alarms, the 5XX margin and the TTFT margin where there is something to compare; with
+    `require_evidence`, enough canary invocations; with `require_latency`, a TTFT comparison itself
+    (too few streams on either side, or no metric, is then a refusal, not a pass)."""
     problems = [
         f"alarm {alarm.name} is in ALARM ({alarm.reason})"
         for alarm in firing_alarms(cloudwatch, endpoint)
         if alarm.concerns(canary)
     ]
+    ran = [] if problems else ["alarms: none firing"]
+    not_checked = []
     counts = _counts(cloudwatch, endpoint, [canary, primary], policy.window_seconds)
-    rates = {variant: _percent(errors, invocations) for variant, (invocations, errors) in counts.items()}
-    canary_rate, primary_rate = rates[canary], rates[primary]
     canary_invocations = counts[canary][0]
     window = f"{policy.window_seconds // 60}min"
     if require_evidence and canary_invocations < policy.min_invocations:
@@ -63,35 +76,72 @@ def check_canary(
             f"not enough evidence: the canary served {canary_invocations:.0f} invocations in the last {window}, "
             f"a step needs {policy.min_invocations} (--min-canary-invocations): let it serve longer at this weight"
         )
-    if canary_rate is None:
-        summary = f"no canary invocations in the last {window}"
+    elif require_evidence:
+        ran.append(
+            f"evidence: {canary_invocations:.0f} canary invocations in {window}, {policy.min_invocations} needed"
+        )
+    error_rates, error_problem = _compare_errors(counts, canary, primary, policy)
+    if error_rates is None:
+        not_checked.append(f"5XX margin: no canary invocations in the last {window}")
     else:
-        summary = f"5XX over {window}: canary {canary_rate:.2f}%, primary {_rate(primary_rate)}"
-        margin = canary_rate - (primary_rate or 0.0)
-        if margin > policy.max_5xx_margin:
-            problems.append(
-                f"canary 5XX rate {canary_rate:.2f}% exceeds the primary's {_rate(primary_rate)} "
-                f"by {margin:.2f} points (allowed {policy.max_5xx_margin:g})"
-            )
-    latency_summary, latency_problem = _compare_first_token(cloudwatch, endpoint, canary, primary, policy)
-    summary += f"; {latency_summary}"
-    if latency_problem:
-        problems.append(latency_problem)
+        ran.append(error_rates)
+    latency, latency_problem = _compare_first_token(cloudwatch, endpoint, canary, primary, policy)
+    if latency_problem is None and latency.startswith(NOT_COMPARED):
+        if require_latency:
+            latency_problem = f"{latency}: {LATENCY_HINT}"
+        else:
+            not_checked.append(latency)
+    elif latency_problem is None:
+        ran.append(latency)
+    problems += [p for p in (error_problem, latency_problem) if p]
     total = sum(invocations for invocations, _ in counts.values())
-    return Verdict(tuple(problems), summary, canary_invocations, total)
+    return Verdict(tuple(problems), "; ".join(ran), canary_invocations, total, tuple(not_checked))
+
+
+NOT_COMPARED = "TTFT not compared"
+LATENCY_HINT = (
+    "a step needs both variants' TimeToFirstToken p95 (--min-canary-invocations streamed requests each); let "
+    "both serve streamed requests longer at this weight, check that the containers' metrics still arrive, or "
+    "skip the check with --override REASON (logged)"
+)
+
+
+def _compare_errors(
+    counts: dict[str, tuple[float, float]], canary: str, primary: str, policy: GuardPolicy
+) -> tuple[str | None, str | None]:
+    """(summary or None when the canary served nothing, problem or None): the 5XX margin."""
+    rates = {variant: _percent(errors, invocations) for variant, (invocations, errors) in counts.items()}
+    canary_rate, primary_rate = rates[canary], rates[primary]
+    if canary_rate is None:
+        return None, None
+    summary = f"5XX over {policy.window_seconds // 60}min: canary {canary_rate:.2f}%, primary {_rate(primary_rate)}"
+    margin = canary_rate - (primary_rate or 0.0)
+    if margin <= policy.max_5xx_margin:
+        return summary, None
+    return summary, (
+        f"canary 5XX rate {canary_rate:.2f}% exceeds the primary's {_rate(primary_rate)} "
+        f"by {margin:.2f} points (allowed {policy.max_5xx_margin:g})"
+    )
 
 
 def _compare_first_token(
     cloudwatch: Any, endpoint: str, canary: str, primary: str, policy: GuardPolicy
 ) -> tuple[str, str | None]:
-    """(summary, problem or None): the canary's TTFT p95 against the primary's over the window."""
+    """(summary, problem or None): the canary's TTFT p95 against the primary's over the window. The
+    summary starts with NOT_COMPARED, naming each side's streams, when there is nothing to compare."""
     times = first_token_times(cloudwatch, endpoint, [canary, primary], policy.window_seconds)
     mine, theirs = times[canary], times[primary]
     needed = policy.min_invocations
-    if min(mine.requests, theirs.requests) < needed or None in (mine.percentiles["p95"], theirs.percentiles["p95"]):
-        summary = f"TTFT not compared: {mine.requests:.0f}/{theirs.requests:.0f} streams, {needed} each needed"
-        return summary, None
     canary_p95, primary_p95 = mine.percentiles["p95"], theirs.percentiles["p95"]
+    if min(mine.requests, theirs.requests) < needed or canary_p95 is None or primary_p95 is None:
+        missing = [name for name, p95 in ((canary, canary_p95), (primary, primary_p95)) if p95 is None]
+        enough = min(mine.requests, theirs.requests) >= needed
+        no_p95 = f" (no p95 for {' or '.join(missing)})" if missing and enough else ""
+        summary = (
+            f"{NOT_COMPARED}: {canary} {mine.requests:.0f} streams, {primary} {theirs.requests:.0f} streams, "
+            f"{needed} each needed in the last {policy.window_seconds // 60}min{no_p95}"
+        )
+        return summary, None
     summary = f"TTFT p95 canary {canary_p95:.0f} ms, primary {primary_p95:.0f} ms"
     allowed = max(primary_p95 * policy.max_ttft_increase_percent / 100, policy.min_ttft_increase_ms)
     if canary_p95 - primary_p95 <= allowed:

@@ -5,10 +5,14 @@ Plain text on purpose: it reads the same in a terminal, a CI log and a pasted in
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from datetime import datetime, tzinfo
+from typing import Annotated
 
 import typer
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON document on stdout instead of text, for scripts.")]
 
 
 def local_zone() -> tzinfo:
@@ -18,26 +22,35 @@ def local_zone() -> tzinfo:
 
 
 class Console:
-    def __init__(self, zone: tzinfo | None = None):
+    """`width`: wrap longer lines at spaces, continuations indented four columns deeper than the line
+    (`status`: 119, so it fits a 120-column terminal); None leaves every line as it is."""
+
+    def __init__(self, zone: tzinfo | None = None, width: int | None = None):
         self.zone = zone or local_zone()
+        self.width = width
 
     def line(self, text: str = "") -> None:
-        typer.echo(text)
+        typer.echo(self.fit(text))
 
     def heading(self, text: str) -> None:
-        typer.echo(f"\n{text}")
+        typer.echo(f"\n{self.fit(text)}")
 
     def ok(self, text: str) -> None:
-        typer.echo(f"  ✓ {text}")
+        typer.echo(self.fit(f"  ✓ {text}"))
 
     def fail(self, text: str) -> None:
-        typer.echo(f"  ✗ {text}")
+        typer.echo(self.fit(f"  ✗ {text}"))
 
     def warn(self, text: str) -> None:
-        typer.echo(f"  ! {text}")
+        typer.echo(self.fit(f"  ! {text}"))
 
     def progress(self, text: str) -> None:
-        typer.echo(f"  … {text}")
+        typer.echo(self.fit(f"  … {text}"))
+
+    def fit(self, text: str) -> str:
+        if self.width is None:
+            return text
+        return "\n".join(_wrapped(line, self.width) for line in text.split("\n"))
 
     def error(self, text: str) -> None:
         typer.echo(f"error: {text}", err=True)
@@ -46,10 +59,19 @@ class Console:
         cells = [list(map(str, headers)), *[[str(c) for c in row] for row in rows]]
         widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
         for row in cells:
-            typer.echo("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+            typer.echo(self.fit("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()))
 
     def time(self, moment: datetime) -> str:
         return local_time(moment, self.zone)
+
+
+def _wrapped(line: str, width: int) -> str:
+    if len(line) <= width:
+        return line
+    indent = " " * (len(line) - len(line.lstrip(" ")))
+    return textwrap.fill(
+        line.lstrip(" "), width=width, initial_indent=indent, subsequent_indent=indent + "    ", break_on_hyphens=False
+    )
 
 
 def local_time(moment: datetime, zone: tzinfo) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 from config import environment_label, naming
 from ops.errors import ExitCode, OpsError
 from ops.output import Console
+from ops.sandbox_guard import sandbox_env
 from ops.stack import read_image_outputs
 
 # A release tag as the lifecycle policy matches it (`v*`) and ECR accepts it (ImageTag, 1-300 chars).
@@ -30,10 +31,13 @@ def tag_release(ecr: Any, cloudformation: Any, env_name: str, tag: str, source: 
     outputs = read_image_outputs(cloudformation, env_name)
     stack_name = naming.image_stack_name(env_name)
     if outputs is None:
+        first = (
+            "restart the sandbox, which seeds it: `make sandbox-reset`"
+            if sandbox_env()
+            else f"deploy it with `make deploy-image ENV={env_name}` (or check --region / AWS_PROFILE)"
+        )
         raise OpsError(
-            f"stack {stack_name} does not exist in {cloudformation.meta.region_name}: deploy it with "
-            f"`make deploy-image ENV={env_name}` (or check --region / AWS_PROFILE)",
-            ExitCode.NOT_FOUND,
+            f"stack {stack_name} does not exist in {cloudformation.meta.region_name}: {first}", ExitCode.NOT_FOUND
         )
     repository = outputs.repository_name
     if not repository:
@@ -64,9 +68,11 @@ def tag_release(ecr: Any, cloudformation: Any, env_name: str, tag: str, source: 
         manifest["imageManifestMediaType"] = image["imageManifestMediaType"]
     ecr.put_image(repositoryName=repository, imageTag=tag, **manifest)
     console.ok(f"tagged {repository}:{source} as {tag} ({digest})")
+    # In the sandbox `bin/ops deploy` is the deploy (into the sandbox); `make deploy` would go to AWS.
+    deploy = f"bin/ops deploy {env_name}" if sandbox_env() else f"make deploy ENV={env_name}"
     console.line(
         f"next: set the canary's image_tag to {tag} in {environment_label(env_name)}, commit, and "
-        f"`make deploy ENV={env_name}`; `bin/ops promote {env_name}` later copies it to the primary"
+        f"`{deploy}`; `bin/ops promote {env_name}` later copies it to the primary"
     )
 
 

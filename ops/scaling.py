@@ -16,6 +16,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from config.access import scaling_tags
 from ops.errors import ExitCode, OpsError, explain
 from ops.output import Console
 
@@ -130,7 +131,9 @@ def restore_scaling(autoscaling: Any, snapshot: ScalingSnapshot, console: Consol
     for scaling in snapshot.variants:
         rid = resource_id(snapshot.endpoint, scaling.variant)
         common = {"ServiceNamespace": SERVICE_NAMESPACE, "ResourceId": rid, "ScalableDimension": SCALABLE_DIMENSION}
-        steps = [(f"{scaling.variant} target", autoscaling.register_scalable_target, {**common, **scaling.target})]
+        # Re-registered with the endpoint's tag: the Operator policy changes only tagged targets.
+        target = {**common, **scaling.target, "Tags": scaling_tags(snapshot.endpoint)}
+        steps = [(f"{scaling.variant} target", autoscaling.register_scalable_target, target)]
         steps += [
             (f"{scaling.variant} policy {p['PolicyName']}", autoscaling.put_scaling_policy, {**common, **p})
             for p in scaling.policies

@@ -1,31 +1,71 @@
-"""`status`: what the endpoint is doing now, its scaling and its alarms, times in the operator's zone."""
+"""`status`: what the endpoint is doing now, its scaling and its alarms, times in the operator's zone.
+
+Read once (`read_status`), then shown as text that fits a 120-column terminal, or (`--json`) as one
+JSON document for scripts: the same facts, times in ISO 8601 UTC, no wrapping.
+"""
 
 from __future__ import annotations
 
+import json
 import re
-import textwrap
-from datetime import datetime, tzinfo
+from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+import typer
+
 from config import EnvironmentConfig, load_catalog
-from config.physics import ceiling_if_known
-from ops.alarms import firing_alarms
+from config.endpoint_identity import EndpointIdentity
+from config.physics import Ceiling, ceiling_if_known
+from config.schema import InstanceCapacity
+from ops.alarms import Alarm, firing_alarms
 from ops.aws import AwsClients
 from ops.endpoint import LiveEndpoint, read_endpoint
-from ops.latency import first_token_times
+from ops.latency import FirstTokenTimes, first_token_times
 from ops.output import Console, local_time, percent
 from ops.scaling import VariantScaling, read_scaling
 
 CRON_AT_FIXED_TIME = re.compile(r"^cron\((\d{1,2}) (\d{1,2}) ")
 LATENCY_WINDOW_SECONDS = 300  # time to first token over the last five minutes, like the canary guard
-STATUS_WIDTH = 119  # every line of `status` fits a 120-column terminal
+STATUS_WIDTH = 119  # every line of `status` fits a 120-column terminal (Console wraps longer ones)
 AT_TIME = re.compile(r"^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$")
 
 
-def show_status(clients: AwsClients, cfg: EnvironmentConfig, console: Console) -> None:
-    live = read_endpoint(clients.sagemaker, cfg.endpoint_name, cfg.name)
-    console.line(f"Endpoint {live.name} ({clients.region}): {live.status}")
+@dataclass(frozen=True)
+class Status:
+    live: LiveEndpoint
+    region: str
+    latency: dict[str, FirstTokenTimes]
+    scaling: dict[str, VariantScaling | None]  # by variant; None: not registered with autoscaling
+    alarms: list[Alarm]
+
+
+def read_status(clients: AwsClients, identity: EndpointIdentity) -> Status:
+    live = read_endpoint(clients.sagemaker, identity.endpoint_name, identity.name)
+    names = [v.name for v in live.variants]
+    latency = first_token_times(clients.cloudwatch, live.name, names, LATENCY_WINDOW_SECONDS, ("p50", "p95"))
+    registered = {s.variant: s for s in read_scaling(clients.autoscaling, live.name, names).variants}
+    alarms = firing_alarms(clients.cloudwatch, live.name)
+    return Status(live, clients.region, latency, {name: registered.get(name) for name in names}, alarms)
+
+
+def show_status(
+    clients: AwsClients,
+    identity: EndpointIdentity,
+    cfg: EnvironmentConfig | None,
+    console: Console,
+    *,
+    as_json: bool = False,
+) -> None:
+    """`cfg` None: the config failed validation (`bin/ops status` said so); the live endpoint is shown,
+    the capacity the config plans with is not."""
+    status = read_status(clients, identity)
+    if as_json:
+        typer.echo(json.dumps(status_document(status, identity, cfg), indent=2, default=str))
+        return
+    live = status.live
+    console.line(f"Endpoint {live.name} ({status.region}): {live.status}")
     console.line(f"  endpoint config in service: {live.config_name}")
     if live.pending_config_name:
         console.line(f"  deploying endpoint config:  {live.pending_config_name}")
@@ -33,34 +73,32 @@ def show_status(clients: AwsClients, cfg: EnvironmentConfig, console: Console) -
         console.line(f"  failure reason: {live.failure_reason}")
     console.line(f"  last modified: {console.time(live.last_modified)}")
 
-    _show_variants(clients, live, console)
+    _show_variants(status, console)
     _show_instances_by_type(live, console)
 
     console.heading("Autoscaling")
-    registered = read_scaling(clients.autoscaling, live.name, [v.name for v in live.variants])
-    by_variant = {s.variant: s for s in registered.variants}
-    for variant in live.variants:
-        scaling = by_variant.get(variant.name)
+    for variant, scaling in status.scaling.items():
         if scaling is None:
-            console.line(f"  {variant.name}: not registered")
+            console.line(f"  {variant}: not registered")
         else:
             _show_scaling(scaling, console)
 
-    _show_capacity(cfg, console)
+    if cfg is not None:
+        _show_capacity(cfg, console)
+    else:
+        console.heading("Capacity the plan and the canary guard stand on (planning.capacity)")
+        console.line("  not shown: the config is invalid (the warning above names its first problem)")
 
     console.heading("Alarms in ALARM")
-    alarms = firing_alarms(clients.cloudwatch, live.name)
-    if not alarms:
+    if not status.alarms:
         console.line("  none")
-    for alarm in alarms:
+    for alarm in status.alarms:
         console.fail(f"{alarm.name}: {alarm.reason}")
 
 
-def _show_variants(clients: AwsClients, live: LiveEndpoint, console: Console) -> None:
+def _show_variants(status: Status, console: Console) -> None:
     console.heading("Variants")
-    latency = first_token_times(
-        clients.cloudwatch, live.name, [v.name for v in live.variants], LATENCY_WINDOW_SECONDS, ("p50", "p95")
-    )
+    live, latency = status.live, status.latency
     console.table(
         ["VARIANT", "IMAGE TAG", "IN SERVICE/DESIRED", "WEIGHT now/desired", "SHARE",
          f"TTFT p50/p95 ({LATENCY_WINDOW_SECONDS // 60} min)"],
@@ -102,11 +140,7 @@ def _show_instances_by_type(live: LiveEndpoint, console: Console) -> None:
 def _show_capacity(cfg: EnvironmentConfig, console: Console) -> None:
     """planning.capacity for every type the config may run on, each beside its physical ceiling."""
     console.heading("Capacity the plan and the canary guard stand on (planning.capacity)")
-    catalog = load_catalog()
-    pool_types = [t for v in cfg.variants for t in v.instance_types]
-    for instance_type in sorted({*cfg.planning.capacity, *pool_types}):
-        capacity = cfg.planning.capacity.get(instance_type)
-        ceiling = ceiling_if_known(cfg, catalog, instance_type)
+    for instance_type, capacity, ceiling in _capacities(cfg):
         text = f"{instance_type}: {capacity.provenance() if capacity else 'no planning.capacity figure'}"
         if ceiling is None:
             text += "; no physical ceiling (the catalog lacks its GPU figures)"
@@ -115,13 +149,83 @@ def _show_capacity(cfg: EnvironmentConfig, console: Console) -> None:
         else:
             share = capacity.requests_per_minute / ceiling.requests_per_minute
             text += f"; {100 * share:.0f} % of its physical ceiling, {ceiling.describe()}"
-        console.line(
-            textwrap.fill(
-                text, width=STATUS_WIDTH, initial_indent="  ", subsequent_indent="      ", break_on_hyphens=False
-            )
-        )
-    provisioning = f"provisioning time (planning.provisioning_minutes): {cfg.planning.provisioning_provenance()}"
-    console.line(textwrap.fill(provisioning, width=STATUS_WIDTH, initial_indent="  ", subsequent_indent="      "))
+        console.line(f"  {text}")
+    console.line(f"  provisioning time (planning.provisioning_minutes): {cfg.planning.provisioning_provenance()}")
+
+
+def _capacities(cfg: EnvironmentConfig) -> list[tuple[str, InstanceCapacity | None, Ceiling | None]]:
+    """Every type in planning.capacity or in a variant's pools: its figure and physical ceiling, if known."""
+    catalog = load_catalog()
+    types = sorted({*cfg.planning.capacity, *(t for v in cfg.variants for t in v.instance_types)})
+    return [(t, cfg.planning.capacity.get(t), ceiling_if_known(cfg, catalog, t)) for t in types]
+
+
+def status_document(status: Status, identity: EndpointIdentity, cfg: EnvironmentConfig | None) -> dict[str, Any]:
+    """`status --json`: what the text shows, as data: counts as numbers, times ISO 8601 in UTC, the
+    autoscaling policies and scheduled actions as Application Auto Scaling returns them; `capacity` and
+    `provisioning_minutes` null when the config is invalid (`config_valid` false)."""
+    live = status.live
+    return {
+        "environment": identity.name,
+        "config_valid": cfg is not None,
+        "endpoint": {
+            "name": live.name,
+            "region": status.region,
+            "status": live.status,
+            "config_in_service": live.config_name,
+            "deploying_config": live.pending_config_name,
+            "failure_reason": live.failure_reason,
+            "last_modified": _utc(live.last_modified),
+        },
+        "variants": [
+            {
+                "name": v.name,
+                "image": v.image,
+                "image_tag": v.image_tag,
+                "instances": {"in_service": v.current_instance_count, "desired": v.desired_instance_count},
+                "weight": {"current": v.current_weight, "desired": v.desired_weight},
+                "share_percent": live.share(v.name),
+                "instances_by_type": [
+                    {"instance_type": t, "priority": n if v.has_pools else None, "in_service": count}
+                    for n, (t, count) in enumerate(v.instances_by_type().items(), start=1)
+                ],
+                "ttft_ms": {
+                    **status.latency[v.name].percentiles,
+                    "streams": status.latency[v.name].requests,
+                    "window_seconds": LATENCY_WINDOW_SECONDS,
+                },
+            }
+            for v in live.variants
+        ],
+        "autoscaling": {name: None if s is None else _scaling_document(s) for name, s in status.scaling.items()},
+        "capacity": {
+            t: {
+                "planning_capacity": capacity.model_dump(mode="json") if capacity else None,
+                "provenance": capacity.provenance() if capacity else None,
+                "physical_ceiling_per_minute": ceiling.requests_per_minute if ceiling else None,
+            }
+            for t, capacity, ceiling in (_capacities(cfg) if cfg is not None else [])
+        }
+        if cfg is not None
+        else None,
+        "provisioning_minutes": cfg.planning.provisioning_minutes if cfg is not None else None,
+        "alarms_in_alarm": [
+            {"name": a.name, "reason": a.reason, "variants": sorted(v or "(endpoint)" for v in a.variants)}
+            for a in status.alarms
+        ],
+    }
+
+
+def _scaling_document(scaling: VariantScaling) -> dict[str, Any]:
+    target = scaling.target
+    suspended = sorted(k for k, v in target.get("SuspendedState", {}).items() if v)
+    actions = [{k: _utc(v) if isinstance(v, datetime) else v for k, v in a.items()} for a in scaling.scheduled_actions]
+    return {"min": target["MinCapacity"], "max": target["MaxCapacity"], "suspended": suspended,
+            "policies": scaling.policies, "scheduled_actions": actions}  # fmt: skip
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat()
 
 
 def _short_tag(tag: str) -> str:

@@ -9,8 +9,6 @@ from __future__ import annotations
 import getpass
 import json
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,49 +16,29 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from config import environment_label
+from config.variant_lookup import share_percent
 from ops.aws import AwsClients
 from ops.endpoint import read_endpoint
 from ops.errors import ExitCode, OpsError, explain
-from ops.guard import GuardPolicy, Verdict, check_canary
+from ops.guard import Verdict, check_canary
 from ops.output import Console, percent, seconds
+from ops.rollback_capacity import Floor, carry_return, carry_rollback, keep_floor, warn_if_short
+from ops.sandbox_guard import evidence_hint
 from ops.scaling import SERVICE_NAMESPACE, resource_id
+from ops.shift_plan import (
+    ShiftPlan,
+    Target,
+    dry_run_lines,
+    plan_steps,
+    planned_duration,
+    resume_command,
+    rollback_command,
+)
 from ops.waiting import Timing, custom_waiter, wait
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where the shift happens: one endpoint and the two variants traffic moves between."""
-
-    env_name: str
-    endpoint: str
-    canary: str
-    primary: str
 
 
 class Refused(Exception):
     """The guard said no; str() says why."""
-
-
-def plan_steps(start: float, target: float, steps: Iterable[float], first_step: float | None = None) -> list[float]:
-    """The weights to pass through, in travel order, ending at the target.
-
-    A step outside the way from `start` to `target` is refused rather than silently dropped: the
-    operator asked for a hold there. From 0 % the canary has served nothing, so there is no evidence
-    for a large share: the way starts at the lowest step, or at `first_step` (the config's canary
-    share) when no step lies on it, and never jumps straight to a larger target.
-    """
-    low, high = sorted((start, target))
-    outside = sorted({s for s in steps if not low <= s <= high})
-    if outside:
-        raise OpsError(
-            f"--step {', '.join(percent(s) for s in outside)} is outside the way from {percent(start)} to "
-            f"{percent(target)}: drop it or change --canary-weight",
-            ExitCode.USAGE,
-        )
-    between = sorted({s for s in steps if low < s < high}, reverse=target < start)
-    if start == 0 and not between and first_step is not None and 0 < first_step < target:
-        between = [first_step]
-    return [*between, target]
 
 
 def set_canary_weight(sagemaker: Any, target: Target, weight: float, console: Console, timing: Timing) -> None:
@@ -95,32 +73,27 @@ def _describe_weights(response: dict[str, Any]) -> str:
     return f"{response['EndpointStatus']}; weights {weights}"
 
 
-def rollback(sagemaker: Any, target: Target, console: Console, timing: Timing) -> None:
-    live = read_endpoint(sagemaker, target.endpoint, target.env_name)
+def rollback(clients: AwsClients, target: Target, console: Console, timing: Timing, floor: Floor) -> None:
+    """Canary weight 0 at once; then the primary raised to what the live traffic needs (ops.rollback_capacity)."""
+    live = read_endpoint(clients.sagemaker, target.endpoint, target.env_name)
     live.variant(target.primary)
     before = live.share(target.canary)
     console.line(f"Rolling back {target.endpoint}: canary {percent(before)} → 0%, primary → 100%")
-    set_canary_weight(sagemaker, target, 0, console, timing)
+    set_canary_weight(clients.sagemaker, target, 0, console, timing)
     console.ok(f"all traffic on {target.primary}; {target.canary} weight 0 is in effect")
-
-
-@dataclass(frozen=True)
-class ShiftPlan:
-    weight: float
-    steps: tuple[float, ...] = ()
-    hold_seconds: float = 0
-    check_seconds: float = 60
-    policy: GuardPolicy = GuardPolicy()
-    first_step: float | None = None  # where a shift from 0 % starts when no --step says (config's share)
-    # Requests per minute one instance serves, by instance type (config `planning.capacity`).
-    capacity_per_instance: Mapping[str, float] = field(default_factory=dict)
-    raise_capacity: bool = False  # add canary instances before a step instead of refusing
-    override: str | None = None  # the operator's reason to skip the evidence and capacity checks
+    carry_rollback(clients, target, floor, console)
 
 
 def shift(
-    clients: AwsClients, target: Target, plan: ShiftPlan, console: Console, timing: Timing, log: Path | None = None
+    clients: AwsClients,
+    target: Target,
+    plan: ShiftPlan,
+    console: Console,
+    timing: Timing,
+    log: Path | None = None,
+    dry_run: bool = False,
 ) -> None:
+    """The shift, step by step; with `dry_run`, the plan only (the endpoint is read, nothing changed)."""
     live = read_endpoint(clients.sagemaker, target.endpoint, target.env_name)
     live.variant(target.primary)
     start = live.share(target.canary)
@@ -135,44 +108,109 @@ def shift(
     route = plan_steps(start, plan.weight, plan.steps, plan.first_step)
     guarded = plan.weight > start  # moving traffic away from the canary is the safe direction
     console.line(f"Shifting {target.endpoint}: canary {' → '.join(percent(w) for w in [start, *route])}")
+    console.line(f"  {planned_duration(route, plan)}")
     if guarded:
-        console.line(
-            f"  guard: alarms on {target.canary} or the endpoint, canary 5XX at most {plan.policy.max_5xx_margin:g} pp "
-            f"above the primary's, canary TTFT p95 at most +{plan.policy.max_ttft_increase_percent:g} % or "
-            f"+{plan.policy.min_ttft_increase_ms:g} ms above the primary's, at least {plan.policy.min_invocations} "
-            f"canary invocations per "
-            f"{seconds(plan.policy.window_seconds)} before a step from above 0%, canary capacity for its new share; "
-            f"hold {seconds(plan.hold_seconds)} after each step, checked every {seconds(plan.check_seconds)}"
-        )
-        if plan.override is not None:
-            _log_override(target, plan, console, log)
+        console.line(f"  guard: {_guard_description(target, plan)}")
+    if dry_run:
+        console.line("dry run, nothing changed; the shift would, step by step:")
+        for line in dry_run_lines(start, route, plan, guarded):
+            console.line(line)
+        return
+    if guarded and plan.override is not None:
+        _log_override(target, plan, console, log)
+    _run(clients, target, plan, route, (start, guarded), console, timing)
+    console.ok(f"shift complete: {target.canary} has {percent(plan.weight)} of traffic")
+
+
+def _guard_description(target: Target, plan: ShiftPlan) -> str:
+    policy = plan.policy
+    return (
+        f"alarms on {target.canary} or the endpoint, canary 5XX at most {policy.max_5xx_margin:g} pp above the "
+        f"primary's, canary TTFT p95 at most +{policy.max_ttft_increase_percent:g} % or "
+        f"+{policy.min_ttft_increase_ms:g} ms above the primary's; before a step from above 0%: at least "
+        f"{policy.min_invocations} canary invocations per {seconds(policy.window_seconds)} and as many streams on "
+        f"each variant for the TTFT comparison; canary capacity for its new share; "
+        f"hold {seconds(plan.hold_seconds)} after each step, checked every {seconds(plan.check_seconds)}"
+    )
+
+
+def _run(
+    clients: AwsClients,
+    target: Target,
+    plan: ShiftPlan,
+    route: list[float],
+    begin: tuple[float, bool],
+    console: Console,
+    timing: Timing,
+) -> None:
+    """The steps; a refusal or an AWS error puts the weight back where it started, Ctrl-C leaves it."""
+    start, guarded = begin
     current = start
     try:
         for weight in route:
             if guarded:
                 verdict = _require_healthy(clients.cloudwatch, target, plan, console, evidence=current > 0)
                 _require_capacity(clients, target, plan, weight, verdict, console, timing)
+            if plan.keep_rollback_floor:  # the primary at what a full rollback needs, before the step
+                coming = keep_floor(clients, target, plan.floor, console)
+                if coming:
+                    _wait_for_instances(clients.sagemaker, target, target.primary, coming, console, timing)
             console.line(f"step: canary {percent(current)} → {percent(weight)}")
             set_canary_weight(clients.sagemaker, target, weight, console, timing)
             current = weight
             console.ok(f"canary at {percent(weight)}, primary at {percent(100 - weight)}")
+            if plan.hold_seconds and weight and not plan.keep_rollback_floor:
+                warn_if_short(clients, target, plan.floor, console)
             _hold(clients.cloudwatch, target, plan, guarded, console, timing)
+    except KeyboardInterrupt:
+        raise _interrupted(clients.sagemaker, target, plan) from None
     except (Refused, OpsError, ClientError, BotoCoreError) as stopped:
         problem = stopped if isinstance(stopped, Refused | OpsError) else explain(stopped)
         code = ExitCode.REFUSED if isinstance(problem, Refused) else problem.exit_code
         if current == start:
             raise OpsError(f"shift stopped: {problem}; no weight was changed", code) from None
-        outcome = _return_to(clients.sagemaker, target, start, console, timing)
+        outcome = _return_to(clients, target, plan, start, console, timing)
         raise OpsError(f"shift stopped at canary {percent(current)}: {problem}; {outcome}", code) from None
-    console.ok(f"shift complete: {target.canary} has {percent(plan.weight)} of traffic")
 
 
-SKIPPED_BY_OVERRIDE = "the evidence check (minimum canary invocations) and the capacity check"
+def _interrupted(sagemaker: Any, target: Target, plan: ShiftPlan) -> OpsError:
+    """Ctrl-C mid-shift: nothing more is changed; say where the weights stand (read back now) and how
+    to go on or back. A weight change already sent still takes effect: SageMaker has it."""
+    try:
+        live = read_endpoint(sagemaker, target.endpoint, target.env_name)
+        now: float | None = live.share(target.canary)
+        desired = share_percent(live.variant(target.canary).desired_weight, (v.desired_weight for v in live.variants))
+        stands = f"canary {percent(now or 0)}, primary {percent(100 - (now or 0))} (read back just now)"
+        if desired != now:
+            stands += f"; SageMaker is still applying canary {percent(desired)} (endpoint {live.status})"
+    except (OpsError, ClientError, BotoCoreError) as error:
+        now = None
+        stands = f"weights unknown: reading them back failed ({explain(error)}); `bin/ops status {target.env_name}`"
+    if now == plan.weight:
+        resume = (
+            f"nothing left to shift, the hold after the last step was cut short (`bin/ops status {target.env_name}`)"
+        )
+    else:
+        resume = resume_command(target, plan, now)
+    return OpsError(
+        f"interrupted: {target.endpoint} ({target.env_name}) stands at {stands}; nothing more was changed\n"
+        f"  resume:    {resume}\n"
+        f"  roll back: {rollback_command(target)}",
+        ExitCode.INTERRUPTED,
+    )
+
+
+SKIPPED_BY_OVERRIDE = (
+    "the evidence checks (minimum canary invocations, enough streams to compare TTFT) and the capacity check"
+)
 
 
 def _log_override(target: Target, plan: ShiftPlan, console: Console, log: Path | None) -> None:
     """An override is said out loud and written down: who skipped what, when, on which endpoint, why."""
-    console.warn(f"override: skipping {SKIPPED_BY_OVERRIDE}; alarms and the 5XX margin still apply")
+    console.warn(
+        f"override: skipping {SKIPPED_BY_OVERRIDE}; alarms, the 5XX margin and the TTFT margin (where "
+        "there is enough to compare) still apply"
+    )
     console.warn(f"reason given: {plan.override}")
     if log is None:
         return
@@ -204,20 +242,27 @@ def _hold(cloudwatch: Any, target: Target, plan: ShiftPlan, guarded: bool, conso
 def _require_healthy(
     cloudwatch: Any, target: Target, plan: ShiftPlan, console: Console, *, evidence: bool, prefix: str = ""
 ) -> Verdict:
-    """Alarms and the 5XX margin always; before a step from above 0 %, also enough canary invocations."""
+    """Alarms, the 5XX and TTFT margins always; before a step from above 0 %, also evidence: enough
+    canary invocations and enough streams on both variants to compare TTFT (unless overridden).
+    ✓ goes only to checks that ran; each one that did not is named on a `!` line."""
+    required = evidence and plan.override is None
     verdict: Verdict = check_canary(
         cloudwatch,
         target.endpoint,
         target.canary,
         target.primary,
         plan.policy,
-        require_evidence=evidence and plan.override is None,
+        require_evidence=required,
+        require_latency=required,
     )
     if not verdict.healthy:
         for problem in verdict.problems:
             console.fail(f"{prefix}{problem}")
-        raise Refused("; ".join(verdict.problems))
+        hint = evidence_hint(target.env_name, verdict.problems, plan.policy.min_invocations)  # the sandbox's
+        raise Refused("; ".join(verdict.problems) + hint)
     console.ok(f"{prefix}guard passed ({verdict.summary})")
+    for skipped in verdict.not_checked:
+        console.warn(f"{prefix}not checked: {skipped}")
     return verdict
 
 
@@ -280,15 +325,21 @@ def _raise_canary(
         EndpointName=target.endpoint,
         DesiredWeightsAndCapacities=[{"VariantName": target.canary, "DesiredInstanceCount": count}],
     )
+    _wait_for_instances(clients.sagemaker, target, target.canary, count, console, timing)
+
+
+def _wait_for_instances(
+    sagemaker: Any, target: Target, variant: str, count: int, console: Console, timing: Timing
+) -> None:
     wait(
-        _instances_in_service(target.canary, count),
-        clients.sagemaker.describe_endpoint,
+        _instances_in_service(variant, count),
+        sagemaker.describe_endpoint,
         _describe_instances,
         console,
         timing,
         EndpointName=target.endpoint,
     )
-    console.ok(f"{target.canary} has {count} instances in service")
+    console.ok(f"{variant} has {count} instances in service")
 
 
 def _instances_in_service(variant: str, count: int) -> Any:
@@ -321,11 +372,15 @@ def _describe_instances(response: dict[str, Any]) -> str:
     return f"{response['EndpointStatus']}; instances {counts}"
 
 
-def _return_to(sagemaker: Any, target: Target, weight: float, console: Console, timing: Timing) -> str:
+def _return_to(
+    clients: AwsClients, target: Target, plan: ShiftPlan, weight: float, console: Console, timing: Timing
+) -> str:
+    """The canary back at `weight`, then the primary sized for its share as a rollback sizes it."""
     console.line(f"rolling canary back to {percent(weight)}")
     try:
-        set_canary_weight(sagemaker, target, weight, console, timing)
+        set_canary_weight(clients.sagemaker, target, weight, console, timing)
     except (ClientError, BotoCoreError) as error:
         failure = explain(error)
         return f"rolling back to {percent(weight)} ALSO failed ({failure}): run `bin/ops rollback {target.env_name}`"
-    return f"canary weight rolled back to {percent(weight)}"
+    primary = carry_return(clients, target, plan.floor, weight, console)
+    return f"canary weight rolled back to {percent(weight)}{primary}"

@@ -2,25 +2,35 @@
 
 Running the endpoint config the stack expects catches a silent rollback: SageMaker's blue/green
 auto-rollback returns the endpoint to the old config while the operator may only have seen the
-deploy command finish.
+deploy command finish. It also says which alarm subscriptions still wait for their confirmation (an
+e-mail address must click the link SNS sends, an HTTPS endpoint must answer it): until then that
+address or pager hears nothing (docs/alarms.md "Two destinations").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
+
+from botocore.exceptions import ClientError
 
 from config import naming
+from config.alerting import OUTPUT_TICKET_TOPIC_ARN
 from config.schema import Variant
 from config.variant_lookup import share_percent
 from ops.alarms import firing_alarms
 from ops.endpoint import LiveEndpoint, LiveVariant, read_endpoint
-from ops.environment import Environment
+from ops.environment import EmergencyAccess, Environment
 from ops.images import image_in_ecr
 from ops.output import Console, percent
 from ops.stack import ServingOutputs, read_serving_outputs, read_source_image_tag
 
 HEALTHY_STACK_STATES = {"CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE"}
+# The serving stack's topic outputs; a stack deployed before issue 27 has the one AlarmTopicArn.
+TOPIC_OUTPUTS = {naming.OUTPUT_ALARM_TOPIC_ARN: "paging", OUTPUT_TICKET_TOPIC_ARN: "ticket"}
+# What ListSubscriptionsByTopic gives as SubscriptionArn until the endpoint confirms (SNS API reference).
+PENDING = "PendingConfirmation"
 
 
 @dataclass(frozen=True)
@@ -29,33 +39,98 @@ class Check:
     text: str
 
 
-def verify(env: Environment, check_weights: bool) -> list[Check]:
-    cfg, clients = env.cfg, env.clients
-    outputs = read_serving_outputs(clients.cloudformation, env.name)
-    live = read_endpoint(clients.sagemaker, cfg.endpoint_name, env.name)
-    checks = [*_stack_checks(outputs, cfg.endpoint_name), *_endpoint_checks(live, outputs)]
-    wanted = {v.name: v for v in cfg.variants}
+NOT_COMPARED = (
+    "instance types, image tags and shares not compared with the config: it is invalid (the warning above names "
+    "its first problem); fix it, then verify again"
+)
+
+
+def verify(access: EmergencyAccess, check_weights: bool) -> list[Check]:
+    """Every check; with an invalid config (`access.cfg` None) those against the live endpoint and the
+    stack, and one failed check saying the comparison with the config was not made."""
+    identity, cfg, clients = access.identity, access.cfg, access.clients
+    outputs = read_serving_outputs(clients.cloudformation, identity.name)
+    live = read_endpoint(clients.sagemaker, identity.endpoint_name, identity.name)
+    checks = [*_stack_checks(outputs, identity.endpoint_name), *_endpoint_checks(live, outputs)]
     running = {v.name: v for v in live.variants}
+    wanted = identity.variant_names
     checks.append(
         Check(
             set(wanted) == set(running),
             f"variants live: {', '.join(sorted(running))}; config: {', '.join(sorted(wanted))}",
         )
     )
+    ecr = clients.client("ecr")
+    if cfg is None:
+        checks += [check for name in sorted(set(wanted) & set(running)) for check in _live_checks(running[name], ecr)]
+        checks.append(Check(False, NOT_COMPARED))
+    else:
+        checks += _config_checks(Environment(cfg, clients), live, check_weights)
+    alarms = firing_alarms(clients.cloudwatch, live.name, outputs.rollback_alarm_names)
+    checks.append(
+        Check(not alarms, "no alarm in ALARM" if not alarms else f"in ALARM: {', '.join(a.name for a in alarms)}")
+    )
+    topics = alarm_topics(clients.cloudformation, identity.name)
+    return checks + subscription_checks(clients.client("sns"), topics, identity.name)
+
+
+def _config_checks(env: Environment, live: LiveEndpoint, check_weights: bool) -> list[Check]:
+    """Each variant live against its config: instance type, image, and the share of traffic."""
+    cfg, clients = env.cfg, env.clients
+    wanted, running = {v.name: v for v in cfg.variants}, {v.name: v for v in live.variants}
     source_tag = None  # `image_tag: source` = the tag the image stack built
     if any(v.image_tag == naming.SOURCE_IMAGE_TAG for v in cfg.variants):
         source_tag = read_source_image_tag(clients.cloudformation, env.name)
+    checks = []
     for name in sorted(set(wanted) & set(running)):
         want, have = wanted[name], running[name]
         checks += _variant_checks(want, have, source_tag, clients.client("ecr"))
         if check_weights:
             expected = share_percent(want.initial_weight, (v.initial_weight for v in cfg.variants))
             checks.append(_share_check(env.name, live, name, expected))
-    alarms = firing_alarms(clients.cloudwatch, live.name, outputs.rollback_alarm_names)
-    checks.append(
-        Check(not alarms, "no alarm in ALARM" if not alarms else f"in ALARM: {', '.join(a.name for a in alarms)}")
-    )
     return checks
+
+
+def alarm_topics(cloudformation: Any, env_name: str) -> dict[str, str]:
+    """{"paging": arn, "ticket": arn} from the serving stack's outputs (the ones it has)."""
+    stack = cloudformation.describe_stacks(StackName=naming.serving_stack_name(env_name))["Stacks"][0]
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+    return {label: outputs[key] for key, label in TOPIC_OUTPUTS.items() if key in outputs}
+
+
+def subscription_checks(sns: Any, topics: dict[str, str], env_name: str) -> list[Check]:
+    """One failed check per subscription still waiting for its confirmation; one passed check per topic
+    whose subscriptions are all confirmed."""
+    checks = []
+    for label, arn in topics.items():
+        try:
+            pages = sns.get_paginator("list_subscriptions_by_topic").paginate(TopicArn=arn)
+            subscriptions = [s for page in pages for s in page["Subscriptions"]]
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != "NotFound":
+                raise
+            checks.append(Check(False, f"{label} topic {arn} does not exist: deploy {env_name} again"))
+            continue
+        pending = [s for s in subscriptions if s["SubscriptionArn"] == PENDING]
+        checks += [Check(False, _unconfirmed(label, s)) for s in pending]
+        if not pending:
+            confirmed = len(subscriptions)
+            checks.append(Check(True, f"{label} topic: {confirmed} subscription(s), none waiting for confirmation"))
+    return checks
+
+
+def _unconfirmed(label: str, subscription: dict) -> str:
+    protocol, endpoint = subscription["Protocol"], subscription["Endpoint"]
+    if protocol in ("email", "email-json"):
+        how = "open the mail from AWS Notifications and confirm the subscription"
+    else:  # an integration URL may hold a key: show only where it points
+        endpoint = f"{urlsplit(endpoint).scheme}://{urlsplit(endpoint).hostname}/…"
+        how = "the endpoint must answer SNS's SubscriptionConfirmation request (see its integration guide)"
+    return (
+        f"{label} topic: {protocol} {endpoint} has not confirmed its subscription and hears nothing: {how}; "
+        f"if the link expired, `aws sns subscribe --topic-arn {subscription['TopicArn']} --protocol {protocol} "
+        "--notification-endpoint ...` sends another"
+    )
 
 
 def _stack_checks(outputs: ServingOutputs, endpoint_name: str) -> list[Check]:
@@ -85,13 +160,20 @@ def _endpoint_checks(live: LiveEndpoint, outputs: ServingOutputs) -> list[Check]
 def _variant_checks(want: Variant, have: LiveVariant, source_tag: str | None, ecr: Any) -> list[Check]:
     """One variant live against its config: instance type, image (and that ECR still has it), settled weight."""
     name = have.name
-    in_ecr = image_in_ecr(ecr, have.image)
     return [
         Check(
             have.instance_type == want.instance_type,
             f"{name} instance type {have.instance_type}, config {want.instance_type}",
         ),
         _image_tag_check(name, have.image, have.image_tag, want.image_tag, source_tag),
+        *_live_checks(have, ecr),
+    ]
+
+
+def _live_checks(have: LiveVariant, ecr: Any) -> list[Check]:
+    """What needs no config: ECR still has the variant's image, and its weight is in effect."""
+    name, in_ecr = have.name, image_in_ecr(ecr, have.image)
+    return [
         Check(
             in_ecr,
             f"{name} image is in ECR"

@@ -214,7 +214,7 @@ def _pool(cfg: EnvironmentConfig, catalog: Catalog, variant: Variant, instance_t
 def assumptions(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> dict[str, str]:
     planning = cfg.planning
     lines = {
-        "traffic": f"{traffic.name}; peak windows {_peak_kinds(traffic)} (from the traffic, not the config)",
+        "traffic": f"{traffic.name}; peak windows {_peak_kinds(traffic)} (release_calendar, not the schedules)",
     }
     lines |= {
         f"capacity per {name}": f"{c.requests_per_minute:,.0f} requests/min at the SLO, {c.concurrent_sequences} "

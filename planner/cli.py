@@ -24,7 +24,7 @@ from config.schema import EnvironmentConfig
 from planner.build import PlanError, build_plan
 from planner.compare import render_comparison
 from planner.doc_block import PLAN_DOC, with_summary
-from planner.environment_traffic import recorded, traffic_for
+from planner.environment_traffic import traffic_of
 from planner.outages import Outage, OutageError, parse_outages
 from planner.reference_week import reference_week
 from planner.results import Plan
@@ -75,10 +75,12 @@ def plan(
     """Simulate ENV's scaling and write summary.md and plot.png (default directory: plan-out/ENV).
 
     Exits 1 when the verdict is "not met", after writing both files."""
+    out = out or Path("plan-out") / env
+    for stale in (out / "summary.md", out / "plot.png") if out.is_dir() else ():
+        stale.unlink(missing_ok=True)  # a failed plan leaves no earlier run's files to be taken for its own
     cfg = _config(env)
     profile = _traffic(traffic, cfg)
     result = _plan(cfg, profile, _outages(unavailable or [], profile, cfg), with_margin=True)
-    out = out or Path("plan-out") / env
     out.mkdir(parents=True, exist_ok=True)
     summary = render_summary(result)
     (out / "summary.md").write_text(summary)
@@ -99,12 +101,21 @@ def diff(
     head: Annotated[Path | None, typer.Option(help="default: config/environments/ENV.yaml", dir_okay=False)] = None,
     traffic: Traffic = None,
     out: Annotated[Path | None, typer.Option(help="also write the Markdown here", dir_okay=False)] = None,
+    base_name: Annotated[
+        str | None,
+        typer.Option(help="the base as messages name it (make plan-diff: REVISION:config/environments/ENV.yaml)"),
+    ] = None,
 ) -> None:
-    """Compare the cost and shortfall of two configs of ENV on the same traffic (head's planning.traffic)."""
+    """Compare the cost and shortfall of two configs of ENV on the same traffic (head's planning.traffic).
+
+    `--out` is written only when the comparison succeeds; a failure removes an earlier one."""
+    if out:
+        out.unlink(missing_ok=True)
     head_cfg = _config(env, head)
     profile = _traffic(traffic, head_cfg)
-    base_plan = _plan(_config(env, base), profile)
-    head_plan = _plan(head_cfg, profile)
+    base_name = base_name or str(base)
+    base_plan = _plan(_config(env, base, base_name), profile, source=base_name)
+    head_plan = _plan(head_cfg, profile, source=str(head) if head else None)
     comparison = render_comparison(base_plan, head_plan)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -138,26 +149,28 @@ def export_traffic(out: Annotated[Path, typer.Argument(help="CSV file to write",
     typer.echo(f"wrote {out}")
 
 
-def _config(env: str, path: Path | None = None) -> EnvironmentConfig:
-    """ENV's own config, or (`path`) another revision's file of it, e.g. plan-diff's base."""
+def _config(env: str, path: Path | None = None, name: str | None = None) -> EnvironmentConfig:
+    """ENV's own config, or (`path`) another revision's file of it, e.g. plan-diff's base, which
+    messages call `name` (plan-diff's is a temporary copy of `git show REVISION:FILE`)."""
     try:
         if path is None:
             return load_environment(env, against_deployed=False)
         if env not in known_environments():
             raise UnknownEnvironment(env, known_environments())
         if not path.is_file():
-            _fail(f"{path}: no such config file")
+            _fail(f"{name or path}: no such config file")
         return load_config_file(path, env)
     except UnknownEnvironment as error:
         _fail(error.message)
     except ConfigError as error:
-        _fail(str(error))
+        _fail(str(ConfigError(name, error.problems) if name else error))
 
 
 def _traffic(path: Path | None, cfg: EnvironmentConfig) -> TrafficProfile:
-    """`--traffic` (the environment's own recorded counts) or the config's `planning.traffic`."""
+    """`--traffic` (the environment's own recorded counts) or the config's `planning.traffic`, judged in
+    the peak windows of its `release_calendar`."""
     try:
-        return recorded(path) if path else traffic_for(cfg.planning.traffic)
+        return traffic_of(cfg, path)
     except TrafficError as error:
         _fail(str(error))
 
@@ -172,11 +185,15 @@ def _outages(values: list[str], traffic: TrafficProfile, cfg: EnvironmentConfig)
         _fail(str(error))
 
 
-def _plan(cfg: EnvironmentConfig, traffic: TrafficProfile, outages=(), *, with_margin: bool = False) -> Plan:
+def _plan(
+    cfg: EnvironmentConfig, traffic: TrafficProfile, outages=(), *, with_margin: bool = False, source: str | None = None
+) -> Plan:
+    """`source`: the file the config came from, named in an error when it is not ENV's own."""
     try:
         return build_plan(cfg, load_catalog(), traffic, outages=outages, with_margin=with_margin)
     except PlanError as error:
-        _fail(f"{environment_label(cfg.name)}: {error}")
+        where = f"{environment_label(cfg.name)} ({source})" if source else environment_label(cfg.name)
+        _fail(f"{where}: {error}")
 
 
 def _draw_plot(result: Plan, path: Path) -> None:

@@ -12,6 +12,7 @@ from config.physics import ceiling_if_known
 from config.schema import EnvironmentConfig
 from planner.build import PlanError, build_plan
 from planner.compare import render_comparison
+from planner.environment_traffic import with_release_calendar
 from planner.reference_week import reference_week
 from planner.traffic import TrafficProfile
 
@@ -41,7 +42,11 @@ def compare_plans(env: str, base_file: Path, head_file: Path) -> PlanComparison:
         return PlanComparison(False, f"{environment_label(env)} unchanged: same plan; it stands on {stands_on}")
     try:
         base_cfg, head_cfg = (load_config_file(f, env) for f in (base_file, head_file))
-        base, head = (build_plan(cfg, load_catalog(), _week()) for cfg in (base_cfg, head_cfg))
+        # Each side judged in its own release calendar's peak windows, as `make plan` judges it.
+        base, head = (
+            build_plan(cfg, load_catalog(), with_release_calendar(_week(), cfg.release_calendar))
+            for cfg in (base_cfg, head_cfg)
+        )
         comparison = render_comparison(base, head)
         comparison += f"\n\nThe plans stand on: {_stands_on((('base', base_cfg), ('head', head_cfg)))}\n"
     except ConfigError as error:

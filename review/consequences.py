@@ -6,8 +6,12 @@
 - a scaled variant whose instance type changes needs `bin/ops deploy` (SageMaker refuses the
   update while the variant is registered with Application Auto Scaling);
 - a variant added or removed cannot go through the blue/green guardrails (same variant names);
+- a variant's routing changed (strategy or prefix-aware settings) replaces the endpoint config: a
+  blue/green deployment whose green fleet starts with empty prefix caches;
 - a rollback alarm removed or loosened weakens the automatic rollback;
-- IAM broadened: the CDK CLI's own judgement (`cdk diff --fail-on broadening`).
+- IAM broadened: a new or widened sts:AssumeRole or iam:PassRole, or a `*` resource, with what was
+  added; other permissions added listed apart; an asset hash changed inside an ARN is no change
+  (review/iam.py).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ HASH = re.compile(r"[0-9A-F]{8}$")
 def deploy_consequences(
     env: str, base: Template | None, head: Template | None, diffs: list[StackDiff], cfg: EnvironmentConfig | None
 ) -> list[str]:
-    found = [f"IAM broadened in {d.stack} (see its IAM Statement Changes)" for d in diffs if d.broadening]
+    found = [line for d in diffs for line in d.iam.lines(d.stack)]
     if base is None or head is None:  # a new or deleted environment: nothing is updated in place
         return found
     serving = next((d for d in diffs if d.stack.endswith("-Serving")), None)
@@ -40,6 +44,7 @@ def deploy_consequences(
     ):
         found.append(_blue_green(cfg))
     found += _variant_changes(env, base, head)
+    found += _routing_changes(base, head)
     paths = {c.logical_id: c.path for c in changes if c.path}  # construct paths, as the CLI shows them
     found += _rollback_changes(base, head, paths)
     return found
@@ -78,6 +83,37 @@ def _variant_changes(env: str, base: Template, head: Template) -> list[str]:
                 f"`bin/ops deploy {env}` (SageMaker refuses the update while it is registered with autoscaling)"
             )
     return sorted(found)
+
+
+def _routing_changes(base: Template, head: Template) -> list[str]:
+    """RoutingConfig is create-only (CloudFormation template reference: "Update requires: Replacement")."""
+    before, after = _routing(base), _routing(head)
+    return [
+        f"variant '{name}' routing {_describe_routing(before[name])} → {_describe_routing(after[name])}: the "
+        "endpoint config is replaced, so this is a blue/green deployment; the green fleet starts with empty "
+        'prefix caches (docs/configuration.md "Routing")'
+        for name in sorted(before.keys() & after.keys())
+        if before[name] != after[name]
+    ]
+
+
+def _routing(template: Template) -> dict[str, Template]:
+    return {
+        v["VariantName"]: v.get("RoutingConfig") or {}
+        for config in _resources(template, "AWS::SageMaker::EndpointConfig")
+        for v in config.get("ProductionVariants", [])
+    }
+
+
+def _describe_routing(routing: Template) -> str:
+    strategy = routing.get("RoutingStrategy", "RANDOM (SageMaker's default)")
+    prefix = routing.get("PrefixAwareRoutingConfig")
+    if not prefix:
+        return strategy
+    return (
+        f"{strategy} (PrefixLength {prefix.get('PrefixLength')}, "
+        f"ConcurrencyThreshold {prefix.get('ConcurrencyThreshold')})"
+    )
 
 
 def _rollback_changes(base: Template, head: Template, paths: dict[str, str]) -> list[str]:

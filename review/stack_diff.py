@@ -2,7 +2,8 @@
 
 `--app` points at HEAD's cloud assembly, so nothing is synthesised again, and `--template` makes the
 CLI compare two local templates ("Implies --method=template"): no AWS call, no credentials. The CLI
-also judges replacements and, with `--fail-on broadening`, IAM broadening (exit 1).
+also judges replacements. IAM is judged here, from the two templates (review/iam.py): the CLI's
+`--fail-on broadening` counts a new asset hash inside an ARN as broadening.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from review.iam import IamChanges, iam_changes
 from review.revisions import CDK, CDK_FLAGS, Assembly, tool_env
 
 # `[~] AWS::SageMaker::Model Models/Model-primary ModelsModelprimary19DEA415 replace`
@@ -35,7 +37,7 @@ class StackDiff:
     stack: str
     text: str = ""  # the CLI's rendering, colour off
     changes: list[ResourceChange] = field(default_factory=list)
-    broadening: bool = False
+    iam: IamChanges = field(default_factory=IamChanges)  # grants added, asset hashes ignored
     note: str | None = None  # stack added or removed, or why it could not be compared
 
     @property
@@ -51,14 +53,15 @@ def diff_stack(stack: str, base: Assembly, head: Assembly, scratch: Path) -> Sta
         base_template = scratch / f"{stack}.empty.json"
         base_template.write_text(json.dumps({"Resources": {}}))
     command = [
-        str(CDK), "diff", *CDK_FLAGS, "--no-color", "--fail-on", "broadening",
+        str(CDK), "diff", *CDK_FLAGS, "--no-color",
         "--app", str(head.out), "--template", str(base_template), "--exclusively", stack,
     ]  # fmt: skip
     result = subprocess.run(command, cwd=head.source, env=tool_env(), capture_output=True, text=True)
     text = (result.stdout + result.stderr).strip()
     if f"Stack {stack}" not in text:
         return StackDiff(stack, text=text, note=f"`cdk diff` failed (exit {result.returncode})")
-    diff = StackDiff(stack, text=text, changes=parse_resources(text), broadening=result.returncode == 1)
+    iam = iam_changes(json.loads(base_template.read_text()), json.loads(head_template.read_text()))
+    diff = StackDiff(stack, text=text, changes=parse_resources(text), iam=iam)
     if base.template(stack) is None:
         diff.note = "added by this change"
     return diff

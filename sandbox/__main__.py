@@ -6,8 +6,10 @@ start    a moto server seeded from the synthesised serving template (`make synth
          reused, state and all, and says so on stderr; `--fresh` (`make sandbox FRESH=1`,
          `make sandbox-reset`) stops it first and starts from the templates again.
 stop     stops it.
-traffic  records invocations (and 5XX errors) per variant in the sandbox's CloudWatch, as a live
-         endpoint's traffic would: the canary guard needs evidence before it lets a step through.
+traffic  a minute of users' traffic, the evidence the canary guard needs before it lets a step through:
+         --streams requests per variant really streamed through the runtime API (their time to first
+         token reaches CloudWatch; they are data-captured), the rest of --per-minute recorded as
+         invocations (and 5XX errors) per variant in the sandbox's CloudWatch (sandbox/traffic.py).
 deploy   the sandbox's `make deploy`: `make synth`, then the endpoint moves onto the new templates'
          models and endpoint config, keeping weights and instance counts. `bin/ops deploy`
          runs it instead of `make deploy` while the sandbox's variables are exported.
@@ -29,13 +31,13 @@ from pathlib import Path
 import httpx
 
 from config import naming
-from sandbox.runtime import DEPLOY_PATH, record_invocations
+from ops.sandbox_guard import EXPORTED, SANDBOX_VARIABLE  # exported: ops commands then act on the sandbox
+from sandbox.runtime import DEPLOY_PATH
 from sandbox.server import PATIENCE_SECONDS, REPO, State, serve
+from sandbox.traffic import record_traffic
 
 STATE_DIR = REPO / ".sandbox"
 TEMPLATES = REPO / "cdk.out" / "all"
-# Exported with the sandbox's variables: tells `bin/ops deploy` to deploy into the sandbox.
-SANDBOX_VARIABLE = "MANGAASSIST_SANDBOX"
 
 
 def state_file(env_name: str, state_dir: Path = STATE_DIR) -> Path:
@@ -151,22 +153,9 @@ def stop(env_name: str, state_dir: Path, quiet: bool = False) -> int:
         time.sleep(0.2)
     # stderr when start --fresh stops it: start's stdout is eval'd
     print(f"stopped the sandbox for {env_name} (pid {state.pid})", file=sys.stderr if quiet else sys.stdout)
+    if not quiet:
+        print(f"the variables it exported now point at nothing: unset {' '.join(EXPORTED)}")
     return 0
-
-
-def record_traffic(state: State, per_minute: float, canary_5xx_percent: float) -> str:
-    """A minute of the endpoint's traffic, split by the live weights, in the sandbox's CloudWatch."""
-    session = state.session()
-    described = session.client("sagemaker", endpoint_url=state.moto_url).describe_endpoint(EndpointName=state.endpoint)
-    weights = {v["VariantName"]: float(v.get("CurrentWeight") or 0) for v in described["ProductionVariants"]}
-    cloudwatch = session.client("cloudwatch", endpoint_url=state.moto_url)
-    served = []
-    for variant, weight in weights.items():
-        invocations = round(per_minute * weight / sum(weights.values()))
-        errors = round(invocations * canary_5xx_percent / 100) if variant == "canary" else 0
-        record_invocations(cloudwatch, state.endpoint, variant, invocations, errors)
-        served.append(f"{variant} {invocations}" + (f" ({errors} 5XX)" if errors else ""))
-    return ", ".join(served)
 
 
 def deploy(state: State, templates: Path, synth: bool, released: str) -> int:
@@ -223,6 +212,12 @@ def main(argv: list[str]) -> int:
             command.add_argument("--per-minute", type=float, default=2400, help="invocations, split by the weights")
             command.add_argument("--canary-5xx-percent", type=float, default=0, help="share of canary calls failing")
             command.add_argument("--follow", action="store_true", help="again every minute until interrupted")
+            command.add_argument(
+                "--streams",
+                type=int,
+                default=100,
+                help="of each variant's share, streamed requests really served (TTFT for the guard; 0: none)",
+            )
     args = parser.parse_args(argv)
     if args.command == "start":
         return start(args.env, args.templates, args.state_dir, args.fresh)
@@ -240,7 +235,7 @@ def main(argv: list[str]) -> int:
     if args.command == "model":
         return set_model_mode(state, args.variant, args.mode, args.prefill_seconds)
     while True:
-        served = record_traffic(state, args.per_minute, args.canary_5xx_percent)
+        served = record_traffic(state, args.per_minute, args.canary_5xx_percent, args.streams)
         print(f"sandbox traffic, last minute: {served}", flush=True)
         if not args.follow:
             return 0

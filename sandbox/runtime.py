@@ -6,7 +6,8 @@ the live weights read from the moto server), forwards the body to that variant's
 and relays a streamed answer as `PayloadPart` events in AWS's event-stream framing
 (`application/vnd.amazon.eventstream`), which botocore decodes as it would AWS's. Every invocation
 is counted in CloudWatch (`AWS/SageMaker` Invocations and Invocation5XXErrors per variant), so the
-canary guard sees the traffic the sandbox served.
+canary guard sees the traffic the sandbox served, and captured to S3 as the endpoint config's data capture
+says (sandbox/capture.py), so `ops capacity --workload capture` has traffic to replay.
 
 Routes and headers follow botocore's sagemaker-runtime service model (2017-05-13):
 POST /endpoints/{EndpointName}/invocations and /invocations-response-stream, request headers
@@ -30,6 +31,8 @@ from typing import Any
 
 import httpx
 from botocore.exceptions import ClientError
+
+from sandbox.capture import DataCapture
 
 DEPLOY_PATH = "/_sandbox/deploy"
 ROUTE = re.compile(r"^/endpoints/(?P<endpoint>[^/]+)/(?P<kind>invocations|invocations-response-stream)$")
@@ -69,9 +72,15 @@ class RuntimeFront:
     """Owns the HTTP server; `sagemaker` and `cloudwatch` are boto3 clients on the moto server."""
 
     def __init__(
-        self, model_urls: dict[str, str], sagemaker: Any, cloudwatch: Any, deploy: Callable[[Path], str]
+        self,
+        model_urls: dict[str, str],
+        sagemaker: Any,
+        cloudwatch: Any,
+        deploy: Callable[[Path], str],
+        capture: DataCapture | None = None,
     ) -> None:
         self.model_urls = model_urls  # variant -> its model server
+        self.capture = capture
         self.deploy = deploy  # POST /_sandbox/deploy {"templates": DIR}: the sandbox's `make deploy`
         self.sagemaker = sagemaker
         self.cloudwatch = cloudwatch
@@ -107,6 +116,16 @@ class RuntimeFront:
 
     def count(self, endpoint: str, variant: str, failed: bool) -> None:
         record_invocations(self.cloudwatch, endpoint, variant, 1, int(failed))
+
+    def captured(self, endpoint: str, variant: str, request: tuple[bytes, str], response: tuple[bytes, str]) -> None:
+        """Data capture of one invocation, after its answer went out; a failure is logged, never raised
+        (the invocation has been answered)."""
+        if self.capture is None:
+            return
+        try:
+            self.capture.record(endpoint, variant, request, response)
+        except Exception as error:  # noqa: BLE001 - the sandbox's log says what capture could not write
+            print(f"sandbox: data capture of {endpoint}/{variant} failed: {type(error).__name__}: {error}", flush=True)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         """RuntimeHandler bound to this front (http.server makes one handler object per request)."""
@@ -162,6 +181,9 @@ class RuntimeHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(answer.content)))
         self.end_headers()
         self.wfile.write(answer.content)
+        self.wfile.flush()
+        answered = (answer.content, answer.headers.get("content-type", "application/json"))
+        front.captured(endpoint, variant, (body, headers["Content-Type"]), answered)
 
     def stream(self, endpoint: str, variant: str, body: bytes, headers: dict[str, str]) -> None:
         front = self.front
@@ -180,9 +202,13 @@ class RuntimeHandler(BaseHTTPRequestHandler):
             self.send_header("X-Amzn-Invoked-Production-Variant", variant)
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
+            streamed = []
             for data in answer.iter_bytes():
                 self.chunk(payload_part(data))
+                streamed.append(data)
             self.chunk(b"")
+        answered = (b"".join(streamed), answer.headers.get("content-type", "text/event-stream"))
+        front.captured(endpoint, variant, (body, headers["Content-Type"]), answered)
 
     def chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

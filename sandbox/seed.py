@@ -48,6 +48,14 @@ SCHEDULED_ACTION_FIELDS = (
     "EndTime",
 )
 REPLACED_ON_DEPLOY = {"AWS::SageMaker::Model", "AWS::SageMaker::EndpointConfig"}
+# ARNs whose shape is not `arn:aws:SERVICE:REGION:ACCOUNT:KIND/NAME`, and the types whose Ref is their ARN,
+# not their name (CloudFormation template reference, each type's "Return values").
+ARN_SHAPES = {
+    "AWS::SNS::Topic": "arn:aws:sns:{region}:{account}:{name}",
+    "AWS::IAM::ManagedPolicy": "arn:aws:iam::{account}:policy/{name}",
+    "AWS::IAM::Role": "arn:aws:iam::{account}:role/{name}",
+}
+REF_IS_ARN = {"AWS::SNS::Topic", "AWS::IAM::ManagedPolicy"}
 POLICY_CONFIGURATIONS = ("TargetTrackingScalingPolicyConfiguration", "StepScalingPolicyConfiguration")
 
 
@@ -81,7 +89,10 @@ class Resolver:
         return name.lower() if resource["Type"] == "AWS::ECR::Repository" else name  # ECR names are lowercase
 
     def arn(self, logical: str) -> str:
-        _, service, kind = self.template["Resources"][logical]["Type"].split("::")
+        kind_name = self.template["Resources"][logical]["Type"]
+        if kind_name in ARN_SHAPES:
+            return ARN_SHAPES[kind_name].format(region=self.region, account=self.account, name=self.physical[logical])
+        _, service, kind = kind_name.split("::")
         return f"arn:aws:{service.lower()}:{self.region}:{self.account}:{kind.lower()}/{self.physical[logical]}"
 
     def exports(self) -> dict[str, str]:
@@ -103,7 +114,7 @@ class Resolver:
                 return self._ref(argument)
             if key == "Fn::GetAtt":
                 logical, attribute = argument if isinstance(argument, list) else argument.split(".", 1)
-                return self.arn(logical) if attribute.endswith("Arn") else self.physical[logical]
+                return self._attribute(logical, attribute)
             if key == "Fn::Join":
                 separator, items = argument
                 return separator.join(str(self(item)) for item in self(items))
@@ -121,6 +132,16 @@ class Resolver:
                 return self.imports[self(argument)]
         return {key: self(item) for key, item in value.items()}
 
+    def _attribute(self, logical: str, attribute: str) -> Any:
+        """Fn::GetAtt. A custom resource's attributes are what its handler returns as `Data`; the
+        project's one (Custom::ServingImageBuild, constructs/image_build_handler) returns its ImageTag
+        property as built, so a property of the same name stands in for the handler's answer."""
+        resource = self.template["Resources"][logical]
+        properties = resource.get("Properties", {})
+        if resource["Type"].startswith("Custom::") and attribute in properties:
+            return self(properties[attribute])
+        return self.arn(logical) if attribute.endswith("Arn") else self.physical[logical]
+
     def _ref(self, name: str) -> str:
         pseudo = {
             "AWS::AccountId": self.account,
@@ -133,6 +154,8 @@ class Resolver:
             return pseudo[name]
         if "." in name:  # Fn::Sub's ${Logical.Attribute}
             return self({"Fn::GetAtt": name.split(".", 1)})
+        if self.template["Resources"].get(name, {}).get("Type") in REF_IS_ARN:
+            return self.arn(name)
         return self.physical[name]
 
     def resources(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
@@ -206,36 +229,91 @@ def create_models_and_config(sagemaker: Any, resolve: Resolver) -> str:
     return name
 
 
-def record_stack(cloudformation: Any, resolve: Resolver, env_name: str) -> dict[str, str]:
-    """The serving stack as `verify` reads it: its outputs, as literal values."""
+def record_stack(cloudformation: Any, resolve: Resolver) -> dict[str, str]:
+    """The template's stack (the serving stack as `verify` reads it, or the image stack as `release-tag`
+    reads it): its outputs, as literal values."""
     outputs = resolve.outputs()
     template = {
         "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},  # moto needs one resource; the CLI reads outputs
         "Outputs": {key: {"Value": value} for key, value in outputs.items()},
     }
-    stack_name = naming.serving_stack_name(env_name)
+    stack_name = resolve.stack_name
     if any(s["StackName"] == stack_name for s in cloudformation.list_stacks()["StackSummaries"]):
         cloudformation.delete_stack(StackName=stack_name)
     cloudformation.create_stack(StackName=stack_name, TemplateBody=json.dumps(template))
     return outputs
 
 
-def seed_serving_stack(clients: Callable[[str], Any], resolve: Resolver, env_name: str) -> dict[str, str]:
+def seed_image_stack(clients: Callable[[str], Any], resolve: Resolver) -> dict[str, str]:
+    """The image stack as its first deploy leaves it: the repository holding the build of `container/`
+    under its SourceImageTag (`src-<hash>`), and the stack's outputs, which `release-tag` reads."""
+    outputs = resolve.outputs()
+    put_image(clients("ecr"), outputs[naming.OUTPUT_REPOSITORY_NAME], outputs[naming.OUTPUT_SOURCE_IMAGE_TAG])
+    return record_stack(clients("cloudformation"), resolve)
+
+
+# `bin/ops bedrock-import` in the sandbox (docs/operations.md, "Bedrock Custom Model Import"): the AWQ
+# checkpoint the vLLM image serves, laid out as Bedrock would refuse it (quantized, no tokenizer), and
+# an unquantized bfloat16 one that passes the checks. Shards are a few bytes: only names and sizes count.
+BEDROCK_BUCKET = "mangaassist-bedrock-import"
+LLAMA_CONFIG = {"architectures": ["LlamaForCausalLM"], "max_position_embeddings": 8192, "torch_dtype": "bfloat16"}
+SHARDS = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
+BEDROCK_ARTIFACTS: dict[str, dict[str, Any]] = {
+    "llama3-domain-v1/": {
+        "config.json": {
+            **LLAMA_CONFIG,
+            "torch_dtype": "float16",
+            "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128},
+        },
+        "tokenizer_config.json": {"model_max_length": 8192},
+        **{shard: b"\0" * 64 for shard in SHARDS},
+    },
+    "llama3-domain-v1-bf16/": {
+        "config.json": LLAMA_CONFIG,
+        "tokenizer.json": {"version": "1.0"},
+        "tokenizer_config.json": {"model_max_length": 8192},
+        "model.safetensors.index.json": {"weight_map": {"embed": SHARDS[0], "head": SHARDS[1]}},
+        **{shard: b"\0" * 64 for shard in SHARDS},
+    },
+}
+
+
+def create_bucket(s3: Any, bucket: str, region: str) -> None:
+    location = {} if region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": region}}
+    s3.create_bucket(Bucket=bucket, **location)
+
+
+def seed_bedrock_artifacts(s3: Any, region: str) -> None:
+    create_bucket(s3, BEDROCK_BUCKET, region)
+    for prefix, files in BEDROCK_ARTIFACTS.items():
+        for name, body in files.items():
+            data = body if isinstance(body, bytes) else json.dumps(body).encode()
+            s3.put_object(Bucket=BEDROCK_BUCKET, Key=prefix + name, Body=data)
+
+
+def seed_topics(sns: Any, resolve: Resolver) -> None:
+    """The alarm topics and their subscriptions (`verify` lists them); moto answers email and HTTPS
+    subscriptions as confirmed, so the sandbox never shows one waiting for its confirmation."""
+    for logical, props in resolve.resources("AWS::SNS::Topic"):
+        sns.create_topic(Name=resolve.physical[logical])
+        for inline in props.get("Subscription", []):
+            sns.subscribe(TopicArn=resolve.arn(logical), Protocol=inline["Protocol"], Endpoint=inline["Endpoint"])
+    for _, props in resolve.resources("AWS::SNS::Subscription"):
+        sns.subscribe(TopicArn=props["TopicArn"], Protocol=props["Protocol"], Endpoint=props["Endpoint"])
+
+
+def seed_serving_stack(clients: Callable[[str], Any], resolve: Resolver) -> dict[str, str]:
     """Create models, endpoint config, endpoint, alarms, scaling and the stack; return its outputs."""
     sagemaker = clients("sagemaker")
     push_model_images(clients("ecr"), resolve)
     s3 = clients("s3")  # the data-capture bucket `ops capacity --workload capture` reads
     for logical, _ in resolve.resources("AWS::S3::Bucket"):
-        location = (
-            {}
-            if resolve.region == "us-east-1"
-            else {"CreateBucketConfiguration": {"LocationConstraint": resolve.region}}
-        )
-        s3.create_bucket(Bucket=resolve.physical[logical], **location)
+        create_bucket(s3, resolve.physical[logical], resolve.region)
     create_models_and_config(sagemaker, resolve)
     for _, props in resolve.resources("AWS::SageMaker::Endpoint"):
         sagemaker.create_endpoint(EndpointName=props["EndpointName"], EndpointConfigName=props["EndpointConfigName"])
 
+    seed_topics(clients("sns"), resolve)
     cloudwatch = clients("cloudwatch")
     for _, props in resolve.resources("AWS::CloudWatch::Alarm"):
         cloudwatch.put_metric_alarm(**pick(props, ALARM_FIELDS))
@@ -262,4 +340,4 @@ def seed_serving_stack(clients: Callable[[str], Any], resolve: Resolver, env_nam
             **target,
             **pick(props, POLICY_CONFIGURATIONS),
         )
-    return record_stack(clients("cloudformation"), resolve, env_name)
+    return record_stack(clients("cloudformation"), resolve)

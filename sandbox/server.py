@@ -114,17 +114,25 @@ def start_model_server(
     return supervisor.popen, f"http://127.0.0.1:{port}", supervisor.log_path
 
 
+def image_resolver(templates: Path, env_name: str, account: str, region: str) -> Any:
+    """The image template's resolver."""
+    from config import naming
+    from sandbox.seed import Resolver
+
+    stack_name = naming.image_stack_name(env_name)
+    template = json.loads((templates / f"{stack_name}.template.json").read_text())
+    return Resolver(template, stack_name, account, region)
+
+
 def resolvers(templates: Path, env_name: str, account: str, region: str, deployment: int) -> Any:
     """The serving template's resolver, its Fn::ImportValue answered from the image template's exports."""
     from config import naming
     from sandbox.seed import Resolver
 
-    def read(stack_name: str) -> dict[str, Any]:
-        return json.loads((templates / f"{stack_name}.template.json").read_text())
-
-    image = Resolver(read(naming.image_stack_name(env_name)), naming.image_stack_name(env_name), account, region)
+    image = image_resolver(templates, env_name, account, region)
     serving_name = naming.serving_stack_name(env_name)
-    return Resolver(read(serving_name), serving_name, account, region, image.exports(), deployment)
+    template = json.loads((templates / f"{serving_name}.template.json").read_text())
+    return Resolver(template, serving_name, account, region, image.exports(), deployment)
 
 
 def redeploy(client: Any, templates: Path, state: State, deployment: int) -> str:
@@ -150,7 +158,7 @@ def redeploy(client: Any, templates: Path, state: State, deployment: int) -> str
         )
     endpoint.endpoint_config_name = config_name
     endpoint.production_variants = fresh
-    record_stack(client("cloudformation"), resolve, state.env)
+    record_stack(client("cloudformation"), resolve)
     return config_name
 
 
@@ -185,9 +193,10 @@ def serve(env_name: str, templates: Path, state_path: Path) -> None:
     from moto.server import ThreadedMotoServer
 
     from sandbox import moto_fixes
+    from sandbox.capture import DataCapture
     from sandbox.emf_agent import EmfAgent
     from sandbox.runtime import RuntimeFront
-    from sandbox.seed import seed_serving_stack
+    from sandbox.seed import seed_bedrock_artifacts, seed_image_stack, seed_serving_stack
 
     moto_fixes.apply()
     port = free_port()
@@ -199,7 +208,9 @@ def serve(env_name: str, templates: Path, state_path: Path) -> None:
     def client(service: str) -> Any:
         return session.client(service, endpoint_url=moto_url)
 
-    seed_serving_stack(client, resolvers(templates, env_name, account, region, 1), env_name)
+    seed_image_stack(client, image_resolver(templates, env_name, account, region))
+    seed_serving_stack(client, resolvers(templates, env_name, account, region, 1))
+    seed_bedrock_artifacts(client("s3"), region)
 
     servers = start_model_servers(cfg, env_name, state_path.parent)
     model_urls = {name: url for name, (_, url, _) in servers.items()}
@@ -212,7 +223,8 @@ def serve(env_name: str, templates: Path, state_path: Path) -> None:
         deployments.append(len(deployments) + 1)
         return redeploy(client, new_templates, state, deployments[-1])
 
-    front = RuntimeFront(model_urls, client("sagemaker"), client("cloudwatch"), deploy)
+    capture = DataCapture(client("sagemaker"), client("s3"))
+    front = RuntimeFront(model_urls, client("sagemaker"), client("cloudwatch"), deploy, capture)
     front.start()
 
     stop = threading.Event()

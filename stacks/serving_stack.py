@@ -5,16 +5,21 @@ from __future__ import annotations
 from aws_cdk import ArnFormat, CfnOutput, Stack
 
 from config import load_catalog, naming
+from config.alerting import OUTPUT_MONTHLY_BUDGET, OUTPUT_TICKET_TOPIC_ARN
 from config.cost import floor_and_ceiling_usd
 from config.scaling_target import tracking_target
 from config.schema import Catalog, EnvironmentConfig
 from constructs import Construct
-from constructs.alarm_topic import AlarmTopic
+from constructs.alarm_topic import AlarmTopic, route_alarms
 from constructs.capacity_watch import CapacityWatch
 from constructs.capture_bucket import CaptureBucket
+from constructs.capture_reader_policy import CaptureReaderPolicy
+from constructs.cost_budget import CostBudget, planned_monthly_cost_usd
+from constructs.deployer_policy import DeployerPolicy
 from constructs.encryption_key import service_key
 from constructs.image_repository import ImageRepository
 from constructs.inference_endpoint import InferenceEndpoint
+from constructs.instance_outlier import InstanceOutlier
 from constructs.operator_policy import OperatorPolicy, operator_scope_for_stack
 from constructs.serving_alarms import ServingAlarms
 from constructs.serving_dashboard import ServingDashboard
@@ -34,18 +39,17 @@ class ServingStack(Stack):
         **kwargs,
     ) -> None:
         super().__init__(scope, id, **kwargs)
-        key = service_key(self, "ServingKey", description=f"{cfg.endpoint_name}: logs, data capture, alarms")
+        key = service_key(self, "ServingKey", description=f"{cfg.endpoint_name}: logs and alarm notifications")
         models = ServingModels(self, "Models", cfg=cfg, image=image, encryption_key=key)
 
-        capture = None
-        if cfg.data_capture.enabled:
-            capture = CaptureBucket(
-                self, "DataCapture", encryption_key=key, retention_days=cfg.data_capture.retention_days
-            )
-            capture.grant_capture(models.role)
+        capture = self._data_capture(cfg, models) if cfg.data_capture.enabled else None
 
-        topic = AlarmTopic(
-            self, "Notifications", encryption_key=key, email_subscriptions=cfg.alarms.email_subscriptions
+        # Two destinations (docs/alarms.md): what users feel now pages, the rest is a ticket.
+        paging = AlarmTopic(
+            self, "Paging", encryption_key=key, destination=cfg.alarms.paging, display_name=f"{cfg.name} page"
+        )
+        tickets = AlarmTopic(
+            self, "Tickets", encryption_key=key, destination=cfg.alarms.ticket, display_name=f"{cfg.name} ticket"
         )
         catalog = load_catalog()
         # The CPU alarm's threshold scales with vCPUs (SageMaker sums CPUUtilization over them). A variant
@@ -72,7 +76,17 @@ class ServingStack(Stack):
             encryption_key=key,
             starts_after=endpoint.endpoint,
         )
-        topic.notify([*alarms.all_alarms, *watch.alarms])
+        outlier = InstanceOutlier.for_environment(self, "InstanceOutlier", cfg)  # needs enhanced metrics
+        self.routed_alarms = [*alarms.routed, *watch.routed, *outlier.routed]  # docs/alarms.md: tools/alarm_table.py
+        route_alarms(self.routed_alarms, paging=paging, tickets=tickets)
+        budget = CostBudget(
+            self,
+            "CostBudget",
+            limit_usd=planned_monthly_cost_usd(cfg, catalog) * cfg.alarms.budget_margin,
+            tag_key="Environment",
+            tag_value=cfg.tags.Environment,
+            topic=tickets,
+        )
 
         for variant_name, scaling in cfg.autoscaling.items():
             VariantAutoscaling(
@@ -83,22 +97,32 @@ class ServingStack(Stack):
                 endpoint=endpoint.endpoint,
                 target_value=tracking_target(cfg, variant_name),  # explicit, or derived from planning.capacity
             )
+        dashboard = ServingDashboard(self, "Dashboard", cfg=cfg, alarms=alarms, instance_outlier=outlier)
+        self._access_policies(cfg, image, (paging, tickets))
 
-        dashboard = ServingDashboard(self, "Dashboard", cfg=cfg, alarms=alarms)
-        OperatorPolicy(
+        self._outputs(cfg, catalog, dashboard, endpoint, paging, alarms)
+        self._alerting_outputs(tickets, budget)
+
+    def _data_capture(self, cfg: EnvironmentConfig, models: ServingModels) -> CaptureBucket:
+        """Users' prompts: a bucket with a KMS key of its own, written by the models' role, read only
+        with the break-glass reader policy (docs/configuration.md "Data capture")."""
+        capture = CaptureBucket(
             self,
-            "Operator",
-            operator_scope=operator_scope_for_stack(
-                cfg.name,
-                cfg.endpoint_name,
-                image.repository.repository_arn,
-                capture.bucket.bucket_arn if capture else None,
-                key.key_arn,
-            ),
-            capture_bucket=capture.bucket if capture else None,
+            "DataCapture",
+            retention_days=cfg.data_capture.retention_days,
+            description=f"{cfg.endpoint_name}: data capture (users' prompts) only",
         )
+        capture.grant_capture(models.role)
+        CaptureReaderPolicy(self, "CaptureReader", env_name=cfg.name, capture=capture)
+        return capture
 
-        self._outputs(cfg, catalog, dashboard, endpoint, topic, alarms)
+    def _access_policies(self, cfg: EnvironmentConfig, image: ImageRepository, topics: tuple[AlarmTopic, ...]) -> None:
+        """bin/ops without deploying or reading captured payloads; make deploy (docs/operations.md "Permissions").
+        `verify` reads the topics' subscriptions."""
+        arns = tuple(t.topic.topic_arn for t in topics)
+        scope = operator_scope_for_stack(cfg.name, cfg.endpoint_name, image.repository.repository_arn, arns)
+        OperatorPolicy(self, "Operator", operator_scope=scope)
+        DeployerPolicy(self, "Deployer", env_name=cfg.name)
 
     def _outputs(
         self,
@@ -120,9 +144,19 @@ class ServingStack(Stack):
         CfnOutput(self, naming.OUTPUT_DASHBOARD_NAME, value=dashboard.dashboard_name)
         CfnOutput(self, naming.OUTPUT_ENDPOINT_NAME, value=endpoint.endpoint.attr_endpoint_name)
         CfnOutput(self, naming.OUTPUT_ENDPOINT_CONFIG_NAME, value=endpoint.config.attr_endpoint_config_name)
-        CfnOutput(self, naming.OUTPUT_ALARM_TOPIC_ARN, value=topic.topic.topic_arn)
+        CfnOutput(self, naming.OUTPUT_ALARM_TOPIC_ARN, value=topic.topic.topic_arn, description="The paging topic")
         CfnOutput(self, naming.OUTPUT_VARIANT_NAMES, value=",".join(endpoint.variant_names))
         CfnOutput(self, naming.OUTPUT_ROLLBACK_ALARMS, value=",".join(a.alarm_name for a in alarms.rollback_alarms))
+
+    def _alerting_outputs(self, tickets: AlarmTopic, budget: CostBudget) -> None:
+        """The ticket topic (`bin/ops verify` reads its subscriptions, as the paging topic's) and the budget."""
+        CfnOutput(self, OUTPUT_TICKET_TOPIC_ARN, value=tickets.topic.topic_arn, description="The ticket topic")
+        CfnOutput(
+            self,
+            OUTPUT_MONTHLY_BUDGET,
+            value=str(budget.limit_usd),
+            description="AWS Budgets monthly limit, USD: the configured plan's cost x alarms.budget_margin",
+        )
 
     def _alarm_arn(self, alarm_name: str) -> str:
         return self.format_arn(

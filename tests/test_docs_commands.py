@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL_LANGUAGES = {"bash", "sh", "shell", "console"}
 # Commands a reader runs from their own tools, not from this repository's toolchain.
-EXTERNAL = {"git", "export", "unset", "cd", "eval", "source"}
+EXTERNAL = {"git", "export", "unset", "cd", "eval", "source", "complete"}
 NEEDS_VENV = {"python", "python3", "pip", "pip3", "pytest", "npx", "npm", "node", "cdk", "ruff", "cfn-lint"}
 
 

@@ -58,7 +58,10 @@ def test_the_deploy_path_runs_the_cdk_cli_on_the_pinned_node(tmp_path):
         AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
     )
     done = subprocess.run(
-        ["make", "--no-print-directory", "bootstrap", "ENV=staging"],
+        # The execution policies given, so that the CDK CLI is reached (tools.execution_policy would
+        # stop first, on the same missing credentials).
+        ["make", "--no-print-directory", "bootstrap", "ENV=staging",
+         "EXECUTION_POLICIES=arn:aws:iam::111111111111:policy/MangaAssist-CloudFormationExecution-1"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     output = done.stdout + done.stderr

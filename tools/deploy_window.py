@@ -1,5 +1,6 @@
 """`python -m tools.deploy_window ENV [--during-peak]`: `make deploy`'s first step, refusing a deploy
-whose blue/green update would overlap a peak window (the rule: config/deploy_window.py)."""
+whose blue/green update would overlap a peak window (the rule: config/deploy_window.py). With the
+sandbox's variables exported it checks nothing and says so (ops/sandbox_guard.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from datetime import UTC, datetime
 
 from config import ConfigError, known_environments, load_environment
 from config.deploy_window import check, in_minutes, refusal
+from ops.sandbox_guard import skips_peak_windows
 
 REFUSED = 4  # the exit code ops uses for "refused by a guard"
 
@@ -33,6 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    note = None if args.now else skips_peak_windows(cfg.name)  # --now: judging a given time was asked for
+    if note is not None:
+        print(f"deploy window: {note}; `bin/ops deploy {cfg.name}` is the sandbox's deploy")
+        return 0
     verdict = check(cfg, now)
     if verdict.clash is None:
         print(f"deploy window: no peak window of {cfg.name} in the next {in_minutes(verdict.duration)}")

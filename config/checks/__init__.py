@@ -3,7 +3,8 @@
 A problem is (field path, message); the message names the bad value and what is allowed, and the
 path follows config.problems (`variants[1].image_tag`, `autoscaling.primary.schedules[4].start`).
 The rules live in modules by subject (identity, variants, engine, vram_budget, container,
-deployment, scaling, platform, capacity, deployed); this module holds only the order they run in.
+deployment, scaling, platform, capacity, deployed, capture, alerting, routing); this module holds only the order they
+run in.
 
 Adding a check: write `def check_x(cfg: EnvironmentConfig, ...) -> list[Problem]` in the module of
 its subject (a new subject gets a module of its own) as if the config were valid, and add it to the
@@ -19,13 +20,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from config.checks.alerting import check_alerting, check_ceiling_after_scale_out
 from config.checks.capacity import check_capacity_within_ceiling, check_target_within_capacity
-from config.checks.container import check_startup_timeout, check_warmup
+from config.checks.capture import check_data_capture
+from config.checks.container import check_startup_timeout, check_unhealthy_exit, check_warmup
 from config.checks.deployed import check_deployed
 from config.checks.deployment import check_deployment, check_production_bake, steps_to_full_traffic
 from config.checks.engine import check_engine, check_vllm_startup
 from config.checks.identity import check_identity, check_region, known_regions
 from config.checks.platform import check_blue_green_steps, check_inference_amis, check_instance_quotas
+from config.checks.routing import check_routing
 from config.checks.scaling import check_autoscaling
 from config.checks.variants import check_variants
 from config.checks.vram_budget import check_vram_budget, kv_cache_budget
@@ -63,6 +67,7 @@ def check_environment(
         (("engine", "variants"), lambda: check_vram_budget(cfg, catalog)),
         (("engine", "container"), lambda: check_startup_timeout(cfg, catalog)),
         (("container",), lambda: check_warmup(cfg)),
+        (("container",), lambda: check_unhealthy_exit(cfg)),
         (("deployment",), lambda: check_deployment(cfg)),
         (("deployment", "production"), lambda: check_production_bake(cfg)),
         (("autoscaling", "variants"), lambda: check_autoscaling(cfg)),
@@ -72,6 +77,10 @@ def check_environment(
         (("variants",), lambda: check_inference_amis(cfg, catalog)),
         (("deployment", "variants", "autoscaling"), lambda: check_blue_green_steps(cfg)),
         (("variants", "autoscaling", "endpoint_instance_quotas"), lambda: check_instance_quotas(cfg, catalog)),
+        (("routing_strategy", "prefix_aware_routing", "variants", "planning"), lambda: check_routing(cfg, catalog)),
+        (("data_capture", "production"), lambda: check_data_capture(cfg)),
+        (("alarms",), lambda: check_alerting(cfg, env_name)),
+        (("alarms", "planning"), lambda: check_ceiling_after_scale_out(cfg)),
     ]
     problems: list[Problem] = []
     for needs, check in checks:

@@ -9,6 +9,7 @@ is above the ceiling and so a suspect measurement.
 
 from __future__ import annotations
 
+from config.checks.vram_budget import kv_context_warnings
 from config.metric_names import HIGH_RESOLUTION
 from config.physics import ASSUMED_UTILISATION, Ceiling, assumed_capacity, ceiling_if_known
 from config.problems import Problem, field_path, refuse
@@ -98,8 +99,14 @@ def _check_ceiling(
 
 def measured_capacity_warnings(cfg: EnvironmentConfig, catalog: Catalog) -> list[str]:
     """What may no longer fit in a valid config: a target close to a measured capacity, a measurement
-    taken with another image, one above the physical ceiling."""
-    return _target_warnings(cfg) + _image_warnings(cfg) + _ceiling_warnings(cfg, catalog)
+    taken with another image, one above the physical ceiling, measured sequences the KV cache cannot
+    hold at the workload's p95 context."""
+    return (
+        _target_warnings(cfg)
+        + _image_warnings(cfg)
+        + _ceiling_warnings(cfg, catalog)
+        + kv_context_warnings(cfg, catalog)
+    )
 
 
 def _target_warnings(cfg: EnvironmentConfig) -> list[str]:

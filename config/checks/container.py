@@ -1,4 +1,5 @@
-"""The container's start-up: a health check window long enough for the model, and warmup inside it."""
+"""The container's start-up and exit: a health check window long enough for the model, warmup inside it, and a
+sick instance gone within it."""
 
 from __future__ import annotations
 
@@ -29,5 +30,25 @@ def check_warmup(cfg: EnvironmentConfig) -> list[Problem]:
             f"must be less than container.startup_health_check_timeout_seconds "
             f"{container.startup_health_check_timeout_seconds} (warmup runs inside it), "
             f"got {container.warmup_timeout_seconds}",
+        )
+    return []
+
+
+def check_unhealthy_exit(cfg: EnvironmentConfig) -> list[Problem]:
+    """A GPU check that keeps failing ends the container after `unhealthy_exit_seconds` plus a drain of up
+    to `drain_seconds` (container/serving/supervisor.py); SageMaker then replaces the instance. The one
+    /ping bound SageMaker documents is the startup window (ContainerStartupHealthCheckTimeoutInSeconds,
+    60-3600 s: a new instance that does not answer 200 within it fails); what it does with a serving
+    instance that answers 503 is not documented. So a sick instance is held to the same bound as a
+    starting one: it must be gone before that window's length has passed."""
+    container = cfg.container
+    total = container.unhealthy_exit_seconds + container.drain_seconds
+    if total >= container.startup_health_check_timeout_seconds:
+        return refuse(
+            "container.unhealthy_exit_seconds",
+            f"plus container.drain_seconds ({container.drain_seconds}) must be less than "
+            f"container.startup_health_check_timeout_seconds {container.startup_health_check_timeout_seconds} "
+            f"(a sick instance must exit within the window a starting one gets), got "
+            f"{container.unhealthy_exit_seconds} (total {total} s)",
         )
     return []

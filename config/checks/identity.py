@@ -39,7 +39,9 @@ def _check_account_and_region(cfg: EnvironmentConfig) -> list[Problem]:
 
 
 def check_region(cfg: EnvironmentConfig) -> list[Problem]:
-    """A region aws-cdk-lib does not know fails synth inside jsii; refuse it here by name."""
+    """A region aws-cdk-lib does not know fails synth inside jsii; refuse it here by name, from
+    botocore's endpoint data (the same list: tests/cdk/test_region_list.py), so that loading a config
+    never starts Node."""
     if is_none(cfg.region):
         return []
     known = known_regions()
@@ -47,19 +49,23 @@ def check_region(cfg: EnvironmentConfig) -> list[Problem]:
         closest = ", ".join(difflib.get_close_matches(cfg.region, known, n=3)) or ", ".join(known[:3])
         return refuse(
             "region",
-            f"not a region aws-cdk-lib {cdk_version()} knows (its table has {len(known)}; "
-            f"closest: {closest}), got {quote(cfg.region)}",
+            f"not a region aws-cdk-lib {cdk_version()} knows (its table and botocore's endpoint data list the "
+            f"same {len(known)}; closest: {closest}), got {quote(cfg.region)}",
         )
     return []
 
 
 @cache
 def known_regions() -> tuple[str, ...]:
-    """The regions in aws-cdk-lib's own fact table (`aws_cdk.region_info.RegionInfo.regions`)."""
-    # Starts jsii (on the pinned Node: config/toolchain.py): only when a config names a region.
-    from aws_cdk.region_info import RegionInfo
+    """Every region of every partition in botocore's endpoint data (botocore/data/endpoints.json,
+    `partitions[].regions`: what `boto3.session.Session().get_available_regions` reads). It equals
+    aws-cdk-lib's own fact table (`aws_cdk.region_info.RegionInfo.regions`), which a test holds; that
+    table is only reachable through jsii, and jsii starts Node (~0.75 s) for every command that loads a
+    config."""
+    import botocore.loaders  # here: synth and the planner need it only when a config names a region
 
-    return tuple(sorted(region.name for region in RegionInfo.regions))
+    endpoints = botocore.loaders.create_loader().load_data("endpoints")
+    return tuple(sorted(region for partition in endpoints["partitions"] for region in partition["regions"]))
 
 
 def cdk_version() -> str:

@@ -1,16 +1,36 @@
 """The VRAM budget: the model's weights plus the KV cache for engine.max_num_seqs concurrent
 sequences must fit in each variant's GPU memory (docs/configuration.md, "VRAM budget"), on every
 instance type the variant may run on: one model and one set of engine settings serve all its pools
-(no ModelNameOverride), so a fallback must hold them as the preferred type does."""
+(no ModelNameOverride), so a fallback must hold them as the preferred type does.
+
+Conversations make long contexts: a turn carries the system prompt and the history so far. So the
+KV cache must also hold `planning.capacity.<type>.concurrent_sequences` sequences at the p95 context
+`ops capacity`'s default workload produces (capacity/workload.yaml's `conversation:` section, read
+here as data: this package does not import `capacity`). That p95 is computed from the file's
+distributions alone, by simulating sessions with a fixed seed (no server, the same figure on every
+run): `workload_contexts`. An assumed figure that does not fit is refused; a measured one is a
+warning (`kv_context_warnings`): the measurement ran on the real engine, which preempted or not.
+"""
 
 from __future__ import annotations
 
+import math
+import random
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from ruamel.yaml import YAML
+
 from config.checks.variants import pool_types
+from config.physics import WORKLOAD_FILE
 from config.problems import Problem, refuse
 from config.schema import Catalog, EnvironmentConfig
 from config.sections import skip_invalid
+from container.serving.tokens import TOKENS_PER_MESSAGE, TOKENS_PER_PROMPT
 
 GIB = 1024**3
+SIMULATED_SESSIONS = 10_000  # p95 within a few tokens of a 100,000-session run's
 
 
 def kv_cache_budget(cfg: EnvironmentConfig, catalog: Catalog, instance_type: str) -> dict[str, float]:
@@ -34,8 +54,122 @@ def kv_cache_budget(cfg: EnvironmentConfig, catalog: Catalog, instance_type: str
     }
 
 
+# --- the contexts a conversation workload produces ----------------------------------------------------
+
+
+def draw_turns(rng: random.Random, mean: float, most: int) -> int:
+    """Turns in a session: geometric on 1, 2, 3, ... with this mean (before the cap), at most `most`."""
+    if mean <= 1:
+        return 1
+    stay = 1 - 1 / mean  # the chance of one more turn
+    return min(most, 1 + int(math.log(1.0 - rng.random()) / math.log(stay)))
+
+
+def mean_turns(mean: float, most: int) -> float:
+    """E[min(N, most)] for draw_turns' N: the sum over n = 1..most of P(N >= n)."""
+    if mean <= 1:
+        return 1.0
+    stay = 1 - 1 / mean
+    return (1 - stay**most) / (1 - stay)
+
+
+def draw_lognormal(rng: random.Random, median: float, sigma: float, low: float, high: float) -> float:
+    return min(max(math.exp(rng.gauss(math.log(median), sigma)), low), high)
+
+
+def draw_answer(rng: random.Random, answer: dict[str, Any]) -> int:
+    """An answer's length in tokens (capacity/workload.yaml `answer_tokens`): log-normal, rounded, clipped."""
+    drawn = round(math.exp(rng.gauss(math.log(float(answer["median"])), float(answer["sigma"]))))
+    return min(max(drawn, int(answer["min"])), int(answer["max"]))
+
+
+def prompt_tokens(system: int, history: int, exchanges: int, user: int) -> int:
+    """A chat prompt's tokens as the serving container's guard counts them (container/serving/tokens.py):
+    the text, plus the chat template's framing per message and per prompt."""
+    return system + history + user + TOKENS_PER_MESSAGE * (2 + 2 * exchanges) + TOKENS_PER_PROMPT
+
+
+@dataclass(frozen=True)
+class WorkloadContexts:
+    """Context lengths over every turn of SIMULATED_SESSIONS sessions (a turn's context at its last
+    token: its prompt plus its answer, what its sequence holds in the KV cache)."""
+
+    p95_tokens: int
+    mean_tokens: float
+    p95_prompt_tokens: int
+    trimmed_percent: float  # turns whose oldest exchanges were dropped to fit the budget
+    budget_tokens: int
+    turns: int  # simulated
+
+    def describe(self) -> str:
+        return (
+            f"p95 context {self.p95_tokens:,} tokens (mean {self.mean_tokens:,.0f}; prompts within "
+            f"{self.budget_tokens:,} tokens, {self.trimmed_percent:.0f} % of turns trimmed)"
+        )
+
+
+def session_contexts(raw: dict[str, Any], budget: int, rng: random.Random) -> list[tuple[int, int, bool]]:
+    """One simulated session: (prompt tokens, answer tokens, trimmed) per turn. Each turn sends the
+    system prompt, the exchanges so far and a new user turn; the oldest exchanges are dropped whole
+    until the prompt fits `budget` (what capacity.workload.ConversationWorkload sends)."""
+    conversation, user, answer = raw["conversation"], raw["user_turn_tokens"], raw["answer_tokens"]
+    turns = draw_turns(rng, float(conversation["turns"]["mean"]), int(conversation["turns"]["max"]))
+    system, history, kept, out = int(raw["system_prompt_tokens"]), 0, [], []
+    for _ in range(turns):
+        new, answered = rng.randint(int(user["min"]), int(user["max"])), draw_answer(rng, answer)
+        prompt, trimmed = prompt_tokens(system, history, len(kept), new), False
+        while prompt > budget and kept:
+            dropped = kept.pop(0)
+            history -= dropped
+            prompt, trimmed = prompt_tokens(system, history, len(kept), new), True
+        out.append((prompt, answered, trimmed))
+        kept.append(new + answered)
+        history += new + answered
+    return out
+
+
+def workload_contexts(raw: dict[str, Any], budget: int, sessions: int = SIMULATED_SESSIONS) -> WorkloadContexts:
+    """The contexts of a workload mapping with a `conversation:` section, prompts kept within `budget`."""
+    rng = random.Random(0)
+    turns = [turn for _ in range(sessions) for turn in session_contexts(raw, budget, rng)]
+    contexts = sorted(prompt + answer for prompt, answer, _ in turns)
+    prompts = sorted(prompt for prompt, _, _ in turns)
+
+    def p95(values: list[int]) -> int:
+        return values[max(0, math.ceil(0.95 * len(values)) - 1)]
+
+    return WorkloadContexts(
+        p95_tokens=p95(contexts),
+        mean_tokens=sum(contexts) / len(contexts),
+        p95_prompt_tokens=p95(prompts),
+        trimmed_percent=100 * sum(trimmed for _, _, trimmed in turns) / len(turns),
+        budget_tokens=budget,
+        turns=len(turns),
+    )
+
+
+@cache
+def default_contexts(prompt_budget: int) -> WorkloadContexts | None:
+    """capacity/workload.yaml's conversations within min(its budget, `prompt_budget`); None without a
+    `conversation:` section (single turns only)."""
+    raw = YAML(typ="safe", pure=True).load(WORKLOAD_FILE.read_text())
+    if not isinstance(raw, dict) or "conversation" not in raw:
+        return None
+    return workload_contexts(raw, min(int(raw["conversation"]["context_budget_tokens"]), prompt_budget))
+
+
+def engine_contexts(cfg: EnvironmentConfig) -> WorkloadContexts | None:
+    """The default workload's contexts on this engine: prompts also within the container's budget
+    (max_model_len minus generation_reserve_tokens), as `ops capacity` sends them to this environment."""
+    return default_contexts(cfg.engine.max_model_len - cfg.engine.generation_reserve_tokens)
+
+
+# --- the checks ------------------------------------------------------------------------------------
+
+
 def check_vram_budget(cfg: EnvironmentConfig, catalog: Catalog) -> list[Problem]:
-    """The weights plus the KV cache for max_num_seqs concurrent sequences must fit in the GPU."""
+    """The weights plus the KV cache for max_num_seqs concurrent sequences must fit in the GPU, and the
+    KV cache must hold the assumed concurrent_sequences at the workload's p95 context."""
     if cfg.engine.model not in catalog.models:
         return []
     problems = []
@@ -47,8 +181,18 @@ def check_vram_budget(cfg: EnvironmentConfig, catalog: Catalog) -> list[Problem]
 def _check_variant_vram(cfg: EnvironmentConfig, index: int, catalog: Catalog) -> list[Problem]:
     problems = []
     for field, instance_type in pool_types(cfg.variants[index]):
-        problems += skip_invalid(_check_type_vram, cfg, catalog, instance_type, f"variants[{index}].{field}")
+        path = f"variants[{index}].{field}"
+        found = skip_invalid(_check_type_vram, cfg, catalog, instance_type, path)
+        problems += found or skip_invalid(_check_type_contexts, cfg, catalog, instance_type, path)
     return problems
+
+
+def _arithmetic(cfg: EnvironmentConfig, b: dict[str, float]) -> str:
+    return (
+        f"{b['gpu_memory_gib']:.0f} GiB x {cfg.engine.gpu_memory_utilization} = {b['usable_gib']:.2f} GiB usable, "
+        f"minus {b['weights_gib']} GiB weights and {b['overhead_gib']} GiB runtime overhead "
+        f"leaves {b['kv_available_gib']:.2f} GiB for the KV cache"
+    )
 
 
 def _check_type_vram(cfg: EnvironmentConfig, catalog: Catalog, instance_type: str, path: str) -> list[Problem]:
@@ -56,11 +200,7 @@ def _check_type_vram(cfg: EnvironmentConfig, catalog: Catalog, instance_type: st
         return []  # an unknown type is reported by config.checks.variants
     engine = cfg.engine
     b = kv_cache_budget(cfg, catalog, instance_type)
-    arithmetic = (
-        f"{b['gpu_memory_gib']:.0f} GiB x {engine.gpu_memory_utilization} = {b['usable_gib']:.2f} GiB usable, "
-        f"minus {b['weights_gib']} GiB weights and {b['overhead_gib']} GiB runtime overhead "
-        f"leaves {b['kv_available_gib']:.2f} GiB for the KV cache"
-    )
+    arithmetic = _arithmetic(cfg, b)
     if b["kv_available_gib"] < b["full_context_gib"]:
         return refuse(
             path,
@@ -77,3 +217,51 @@ def _check_type_vram(cfg: EnvironmentConfig, catalog: Catalog, instance_type: st
             "lower max_num_seqs or pick a larger GPU",
         )
     return []
+
+
+def context_shortfall(cfg: EnvironmentConfig, catalog: Catalog, instance_type: str) -> str | None:
+    """Why the KV cache of `instance_type` cannot hold planning.capacity's concurrent_sequences at the
+    workload's p95 context, with the numbers; None when it can (or nothing says how many or how long)."""
+    capacity = cfg.planning.capacity.get(instance_type)
+    contexts = engine_contexts(cfg)
+    if capacity is None or contexts is None or instance_type not in catalog.instance_types:
+        return None
+    b = kv_cache_budget(cfg, catalog, instance_type)
+    needed = capacity.concurrent_sequences * contexts.p95_tokens * b["kv_bytes_per_token"] / GIB
+    if needed <= b["kv_available_gib"]:
+        return None
+    held = int(max(b["kv_available_gib"], 0) * GIB / b["kv_bytes_per_token"] / contexts.p95_tokens)
+    return (
+        f"{instance_type}'s KV cache cannot hold planning.capacity.{instance_type}.concurrent_sequences "
+        f"{capacity.concurrent_sequences} ({capacity.provenance()}) at the conversation workload's "
+        f"{contexts.describe()}, capacity/workload.yaml): {capacity.concurrent_sequences} x "
+        f"{contexts.p95_tokens:,} tokens x {b['kv_bytes_per_token'] // 1024} KiB/token = {needed:.2f} GiB, but "
+        f"{_arithmetic(cfg, b)}: it holds {held} such sequences, and vLLM preempts the rest"
+    )
+
+
+def _check_type_contexts(cfg: EnvironmentConfig, catalog: Catalog, instance_type: str, path: str) -> list[Problem]:
+    capacity = cfg.planning.capacity.get(instance_type)
+    if capacity is None or capacity.measured is not None:
+        return []  # a measured figure is a warning (kv_context_warnings): the engine ran it
+    shortfall = context_shortfall(cfg, catalog, instance_type)
+    if shortfall is None:
+        return []
+    return refuse(
+        path,
+        f"{shortfall}; measure it (`bin/ops capacity ENV --variant NAME --write-config`), lower "
+        "concurrent_sequences, or pick a larger GPU",
+    )
+
+
+def kv_context_warnings(cfg: EnvironmentConfig, catalog: Catalog) -> list[str]:
+    """A measured concurrent_sequences the arithmetic says the KV cache cannot hold at the workload's p95
+    context: the engine served it, so it is not refused, but the measurement deserves a look."""
+    warnings = []
+    for instance_type, capacity in sorted(cfg.planning.capacity.items()):
+        if capacity.measured is None or not any(instance_type in v.instance_types for v in cfg.variants):
+            continue
+        shortfall = context_shortfall(cfg, catalog, instance_type)
+        if shortfall is not None:
+            warnings.append(f"{cfg.name}: {shortfall} (a measured figure: check that its run used conversations)")
+    return warnings

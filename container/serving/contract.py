@@ -37,6 +37,13 @@ ENV_LOG_LEVEL = "SERVING_LOG_LEVEL"
 # Requests unfinished and no token produced for this long means a hung engine (config
 # container.engine_stall_seconds; the image's default of 30 applies only where it is not set).
 ENV_ENGINE_STALL_SECONDS = "SERVING_ENGINE_STALL_SECONDS"
+# A GPU check failing for this long (it answers /ping 503 meanwhile) makes the container drain and exit
+# non-zero, so the instance is replaced instead of answering 503 for ever (config
+# container.unhealthy_exit_seconds; the image's default applies only where it is not set).
+ENV_UNHEALTHY_EXIT_SECONDS = "SERVING_UNHEALTHY_EXIT_SECONDS"
+DEFAULT_UNHEALTHY_EXIT_SECONDS = 120
+# How often the supervisor runs nvidia-smi while serving (an internal setting; tests shorten it).
+GPU_CHECK_INTERVAL_SECONDS = 30
 
 # --- Limits both sides enforce (the CDK config at synth, the container at start) -----------------
 # vLLM's accepted `--max-lora-rank` values (vllm/config/lora.py, MaxLoRARanks, vLLM 0.33.0).

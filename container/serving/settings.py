@@ -14,7 +14,9 @@ from typing import TypeVar
 from . import contract as c
 from .contract import (
     BASE_MODEL_NAME,
+    DEFAULT_UNHEALTHY_EXIT_SECONDS,
     ENGINE_STOP_GRACE_SECONDS,
+    GPU_CHECK_INTERVAL_SECONDS,
     SAGEMAKER_SIGKILL_SECONDS,
     VLLM_LORA_RANKS,
     adapter_name_problem,
@@ -70,6 +72,7 @@ class Settings:
     state_file: str
     gpu_check_interval_seconds: float
     engine_stall_seconds: float
+    unhealthy_exit_seconds: float
 
     @property
     def prompt_token_budget(self) -> int:
@@ -121,10 +124,13 @@ class Settings:
             port=reader.number(ENV_PORT, int, lambda v: 0 < v < 65536, "a TCP port", default=str(SAGEMAKER_PORT)),
             state_file=reader.text(ENV_STATE_FILE, default="/tmp/serving/state.json"),
             gpu_check_interval_seconds=reader.number(
-                ENV_GPU_CHECK_INTERVAL_SECONDS, float, lambda v: v > 0, "> 0", default="30"
+                ENV_GPU_CHECK_INTERVAL_SECONDS, float, lambda v: v > 0, "> 0", default=str(GPU_CHECK_INTERVAL_SECONDS)
             ),
             engine_stall_seconds=reader.number(
                 c.ENV_ENGINE_STALL_SECONDS, float, lambda v: v > 0, "> 0", default=str(DEFAULT_ENGINE_STALL_SECONDS)
+            ),
+            unhealthy_exit_seconds=reader.number(
+                c.ENV_UNHEALTHY_EXIT_SECONDS, float, lambda v: v > 0, "> 0", default=str(DEFAULT_UNHEALTHY_EXIT_SECONDS)
             ),
         )
         if not reader.problems and settings.generation_reserve_tokens >= settings.max_model_len:

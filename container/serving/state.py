@@ -17,9 +17,9 @@ class ServingState(StrEnum):
     STARTING = "starting"  # engine loading; no middleware answers yet (see docs/container.md)
     WARMING_UP = "warming_up"
     READY = "ready"
-    UNHEALTHY = "unhealthy"  # GPU check failing; may recover
+    UNHEALTHY = "unhealthy"  # GPU check failing; may recover (within SERVING_UNHEALTHY_EXIT_SECONDS)
     DRAINING = "draining"  # SIGTERM received
-    FAILED = "failed"  # engine dead; the container is about to exit non-zero
+    FAILED = "failed"  # engine dead or GPU failing too long; the container is about to exit non-zero
 
 
 @dataclass(frozen=True)

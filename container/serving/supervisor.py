@@ -1,7 +1,8 @@
 """The image's entrypoint: runs the start-up phases, owns readiness and signals, supervises vLLM.
 
 Phases, each logged with its duration: validate_environment -> start_engine -> wait_for_engine ->
-warmup -> ready (then serve until SIGTERM or engine failure) -> drain -> stop_engine.
+warmup -> ready (then serve until SIGTERM, an engine failure or a GPU check failing for too long) -> drain ->
+stop_engine.
 
 It tells the middleware inside vLLM what to answer through the state file (see state.py) and reads
 the middleware's in-flight count and counters back from the loopback-only /_serving/stats route.
@@ -38,6 +39,7 @@ EXIT_ENGINE_START_FAILED = 3
 EXIT_WARMUP_FAILED = 4
 EXIT_ENGINE_DIED = 5
 EXIT_ENGINE_HUNG = 6
+EXIT_GPU_FAILED = 7
 
 # SageMaker wants /ping to reflect a dead engine within 2 s: poll well inside that.
 HEALTH_POLL_SECONDS = 0.5
@@ -171,8 +173,8 @@ class Supervisor:
 
     async def _serve(self) -> int:
         emitter = MetricsEmitter(self.settings, self.client, STATS_PATH, self.log)
-        background = [asyncio.create_task(emitter.run()), asyncio.create_task(self._watch_gpu())]
-        watches = [asyncio.create_task(self._watch_engine()), asyncio.create_task(self._watch_progress())]
+        background = [asyncio.create_task(emitter.run())]
+        watches = [asyncio.create_task(w) for w in (self._watch_engine(), self._watch_progress(), self._watch_gpu())]
         try:
             done, _ = await asyncio.wait(watches, return_when=asyncio.FIRST_COMPLETED)
             return done.pop().result()
@@ -223,14 +225,32 @@ class Supervisor:
                 )
                 return EXIT_ENGINE_HUNG
 
-    async def _watch_gpu(self) -> None:
+    async def _watch_gpu(self) -> int:
+        """A failing GPU check: 503 at once (it may recover). Still failing `unhealthy_exit_seconds` after
+        the first failed check: `failed`, drain the requests in flight, exit, so SageMaker replaces the
+        instance (what SageMaker does with an instance whose /ping says 503 for ever is not documented)."""
+        settings = self.settings
+        failing_since: float | None = None
         while True:
-            await asyncio.sleep(self.settings.gpu_check_interval_seconds)
+            wait = settings.gpu_check_interval_seconds
+            if failing_since is not None:  # check again when the bound is reached, not up to one interval later
+                wait = min(wait, max(0.0, failing_since + settings.unhealthy_exit_seconds - time.monotonic()))
+            await asyncio.sleep(wait)
             probe = await probe_gpus()
-            if not probe.ok and self.state is ServingState.READY:
-                self.set_state(ServingState.UNHEALTHY, f"GPU check failed: {probe.detail}")
-            elif probe.ok and self.state is ServingState.UNHEALTHY:
-                self.set_state(ServingState.READY, "GPU check passes again")
+            if probe.ok:
+                failing_since = None
+                if self.state is ServingState.UNHEALTHY:
+                    self.set_state(ServingState.READY, "GPU check passes again")
+            elif failing_since is None:
+                failing_since = time.monotonic()
+                if self.state is ServingState.READY:
+                    self.set_state(ServingState.UNHEALTHY, f"GPU check failed: {probe.detail}")
+            elif time.monotonic() - failing_since >= settings.unhealthy_exit_seconds:
+                failing_for = time.monotonic() - failing_since
+                self.set_state(ServingState.FAILED, f"GPU check failing for {failing_for:.0f} s: {probe.detail}")
+                with self._phase("drain", budget_seconds=settings.http_drain_seconds) as outcome:
+                    outcome["in_flight_left"] = await self._drain()
+                return EXIT_GPU_FAILED
 
     async def _shutdown(self, lifecycle: asyncio.Task[int]) -> int:
         was_serving = self.state in (ServingState.READY, ServingState.UNHEALTHY)

@@ -136,3 +136,21 @@ def test_the_run_stops_by_itself_within_its_time_budget(tmp_path, fixed_workload
     assert 2 <= len(record["steps"]) <= 3  # 2 s steps (and their answers) in a 6 s budget
     assert "lower bound" in run.stderr
     print(f"\nstopped after {elapsed:.1f} s (budget 6 s, plus start-up)")
+
+
+def test_json_puts_the_record_alone_on_stdout(tmp_path, fixed_workload):
+    """For scripts: capacity.json's record is the only thing on stdout, progress and verdict on stderr."""
+    url, engine = start_engine(tmp_path / "engine", slots=64, token_interval=0.005)
+    out = tmp_path / "out"
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "ops", "capacity", "--url", url, "--slo-ttft-ms", "500", "--step-seconds", "2",
+             "--start-rpm", "300", "--max-rpm", "100000", "--max-minutes", "0.1", "--workload", str(fixed_workload),
+             "--out", str(out), "--json"],
+            cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    finally:
+        engine.stop()
+    assert run.returncode == 3, run.stdout + run.stderr  # the time budget ends it without an answer
+    assert json.loads(run.stdout) == json.loads((out / "capacity.json").read_text())
+    assert "at most 10,000 requests in all" in run.stderr

@@ -27,7 +27,10 @@ def _capacity(**entries: dict):
 
 def test_the_seeds_assumed_1200_is_refused_with_both_numbers_and_the_arithmetic(problems):
     found = problems(_capacity(**{"ml.g5.xlarge": SEEDS}))
-    assert found == [
+    # The seeds' 88 sequences are also more than the KV cache holds at the conversations' p95 context.
+    kv = [f for f in found if f.startswith("variants[")]
+    assert kv and all("concurrent_sequences 88" in f for f in kv)
+    assert [f for f in found if not f.startswith("variants[")] == [
         "planning.capacity.ml.g5.xlarge.requests_per_minute: assumed 1,200 requests/min is above the physical "
         "ceiling of one ml.g5.xlarge, 549/min at 100 % utilisation (549/min compute-bound: 70 TFLOPS dense FP16 ÷ "
         "7.65 TFLOP a request (2 × 8.0 B params × 478 tokens: 275 uncached prompt + 203 generated); memory bound "
@@ -39,8 +42,9 @@ def test_the_seeds_assumed_1200_is_refused_with_both_numbers_and_the_arithmetic(
 
 
 def test_an_assumption_at_the_ceiling_passes(problems):
-    assert problems(_capacity(**{"ml.g5.xlarge": {"requests_per_minute": 549, "concurrent_sequences": 40}})) == []
-    assert problems(_capacity(**{"ml.g5.xlarge": {"requests_per_minute": 550, "concurrent_sequences": 40}}))
+    # 30 sequences: within what the KV cache holds at the conversations' p95 context (32), so only the rate is judged.
+    assert problems(_capacity(**{"ml.g5.xlarge": {"requests_per_minute": 549, "concurrent_sequences": 30}})) == []
+    assert problems(_capacity(**{"ml.g5.xlarge": {"requests_per_minute": 550, "concurrent_sequences": 30}}))
 
 
 def test_a_smaller_batch_lowers_a_memory_bound_ceiling_below_the_default_assumption(problems):

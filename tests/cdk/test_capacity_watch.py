@@ -1,6 +1,6 @@
 """The capacity watch in the synthesised serving stacks (one synth per environment, shared): a function
 run every minute once the endpoint exists, with least privilege, and alarms on what it publishes
-(the handler's own metric names) that notify the alarm topic."""
+(the handler's own metric names) that notify the paging or the ticket topic."""
 
 from __future__ import annotations
 
@@ -90,11 +90,12 @@ def test_instances_short_for_twelve_minutes_pages_and_so_does_a_silent_watch(pro
                 "Threshold": 0,
                 "ComparisonOperator": "GreaterThanThreshold",
                 "TreatMissingData": "breaching",
+                "AlarmActions": [{"Ref": Match.string_like_regexp("^PagingTopic")}],
             },
         )
 
 
-def test_a_failed_scaling_activity_pages_at_once(prod) -> None:
+def test_a_failed_scaling_activity_is_a_ticket_that_a_lost_sample_does_not_clear(prod) -> None:
     for variant in ("primary", "canary"):
         prod.serving.has_resource_properties(
             "AWS::CloudWatch::Alarm",
@@ -104,19 +105,21 @@ def test_a_failed_scaling_activity_pages_at_once(prod) -> None:
                 "Dimensions": Match.array_with([{"Name": "VariantName", "Value": variant}]),
                 "EvaluationPeriods": 1,
                 "Threshold": 0,
-                "TreatMissingData": "notBreaching",
+                "TreatMissingData": "ignore",
+                "AlarmActions": [{"Ref": Match.string_like_regexp("^TicketsTopic")}],
             },
         )
 
 
-def test_the_watch_alarms_notify_the_topic_and_start_after_the_schedule(prod) -> None:
-    (topic,) = prod.serving.find_resources("AWS::SNS::Topic")
+def test_the_watch_alarms_notify_their_topic_and_start_after_the_schedule(prod) -> None:
     rule, _ = _one(prod.serving, "AWS::Events::Rule", "CapacityWatch")
     alarms = _watch_alarms(prod.serving)
     assert len(alarms) == 4
     for alarm in alarms.values():
-        assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic}]
-        assert alarm["Properties"]["OKActions"] == [{"Ref": topic}]
+        topic = "PagingTopic" if alarm["Properties"]["MetricName"] == INSTANCES_SHORT else "TicketsTopic"
+        (action,) = alarm["Properties"]["AlarmActions"]
+        assert action["Ref"].startswith(topic)
+        assert alarm["Properties"]["OKActions"] == [action]
         assert rule in alarm["DependsOn"]
 
 

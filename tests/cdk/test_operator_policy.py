@@ -1,35 +1,54 @@
-"""The serving stack's `MangaAssist-<env>-Operator` policy: named, output, scoped where AWS allows it.
-That it is enough for every ops command is proved on the ops tests themselves (tests/operator_policy_check.py)."""
+"""The serving stack's `MangaAssist-<env>-Operator` and `-Deployer` policies: named, output, scoped where
+AWS allows it; the Operator can neither deploy nor read captured payloads. That they are enough for every
+ops command is proved on the ops tests themselves (tests/operator_policy_check.py)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from config import naming
+from config.access import SCALING_TAG_KEY
+from constructs.deployer_policy import CDK_ROLES, OUTPUT_DEPLOYER_POLICY_ARN, DeployerScope, cdk_role_arn
+from constructs.operator_policy import WIDER
 
 
-def operator_policy(synthesised) -> dict:
+def managed_policy(synthesised, name: str) -> tuple[str, dict]:
     policies = synthesised.serving.find_resources("AWS::IAM::ManagedPolicy")
-    (policy,) = [p["Properties"] for p in policies.values() if p["Properties"].get("ManagedPolicyName")]
-    return policy
+    ((logical_id, policy),) = [
+        (k, p["Properties"]) for k, p in policies.items() if p["Properties"].get("ManagedPolicyName") == name
+    ]
+    return logical_id, policy
 
 
-def statements(synthesised) -> dict[str, dict]:
-    return {s["Sid"]: s for s in operator_policy(synthesised)["PolicyDocument"]["Statement"]}
+def statements(synthesised, name: str = "MangaAssist-prod-Operator") -> dict[str, dict]:
+    return {s["Sid"]: s for s in managed_policy(synthesised, name)[1]["PolicyDocument"]["Statement"]}
 
 
 def as_list(value) -> list:
     return value if isinstance(value, list) else [value]
 
 
-def test_named_for_the_environment_and_output(prod) -> None:
-    assert operator_policy(prod)["ManagedPolicyName"] == "MangaAssist-prod-Operator"
-    logical_id = next(iter(prod.serving.find_resources("AWS::IAM::ManagedPolicy")))
-    output = prod.serving.to_json()["Outputs"][naming.OUTPUT_OPERATOR_POLICY_ARN]
-    assert output["Value"] == {"Ref": logical_id}
-    assert not prod.serving.find_resources(
-        "AWS::IAM::Role", {"Properties": {"ManagedPolicyArns": [{"Ref": logical_id}]}}
-    )
+def test_both_named_for_the_environment_output_and_attached_to_no_role(prod) -> None:
+    outputs = prod.serving.to_json()["Outputs"]
+    for name, output in (("Operator", naming.OUTPUT_OPERATOR_POLICY_ARN), ("Deployer", OUTPUT_DEPLOYER_POLICY_ARN)):
+        logical_id, _ = managed_policy(prod, f"MangaAssist-prod-{name}")
+        assert outputs[output]["Value"] == {"Ref": logical_id}
+        assert not prod.serving.find_resources(
+            "AWS::IAM::Role", {"Properties": {"ManagedPolicyArns": [{"Ref": logical_id}]}}
+        )
+
+
+def test_the_operator_cannot_deploy_nor_read_captured_payloads(prod) -> None:
+    every_action = [a for s in statements(prod).values() for a in as_list(s["Action"])]
+    assert not [a for a in every_action if a.startswith(("sts:", "iam:", "s3:", "kms:", "cloudformation:Create"))]
+    assert not [a for a in every_action if "*" in a], "no wildcard actions"
+    assert not [
+        a
+        for a in every_action
+        if a.startswith(("sagemaker:Update", "sagemaker:Create", "sagemaker:Delete"))
+        and a != "sagemaker:UpdateEndpointWeightsAndCapacities"
+    ]
 
 
 def test_weights_and_invocations_only_on_this_endpoint(prod) -> None:
@@ -37,35 +56,63 @@ def test_weights_and_invocations_only_on_this_endpoint(prod) -> None:
     assert set(endpoint["Action"]) == {
         "sagemaker:DescribeEndpoint",
         "sagemaker:UpdateEndpointWeightsAndCapacities",
-        "sagemaker:InvokeEndpoint",
-        "sagemaker:InvokeEndpointWithResponseStream",
+        "sagemaker:InvokeEndpoint",  # InvokeEndpointWithResponseStream is authorised as InvokeEndpoint
     }
     assert json.dumps(endpoint["Resource"]).endswith(':endpoint/mangaassist-llm-prod"]]}')
 
 
-def test_star_only_where_the_action_takes_no_resource_or_an_unpredictable_one(prod) -> None:
+def test_star_only_where_the_action_takes_no_resource_and_each_wide_statement_has_its_reason(prod) -> None:
     wide = {sid for sid, s in statements(prod).items() if "*" in as_list(s["Resource"])}
-    assert wide == {"Metrics", "Scaling"}
+    assert wide == {"Metrics", "ScalingRead"}
     assert statements(prod)["Metrics"]["Action"] == "cloudwatch:GetMetricData"
-    assert all(a.startswith("application-autoscaling:") for a in statements(prod)["Scaling"]["Action"])
-    every_action = [a for s in statements(prod).values() for a in as_list(s["Action"])]
-    assert not [a for a in every_action if "*" in a], "no wildcard actions"
-    assert not [
-        a
-        for a in every_action
-        if a.startswith(("iam:", "sagemaker:Update", "sagemaker:Create", "sagemaker:Delete"))
-        and a != "sagemaker:UpdateEndpointWeightsAndCapacities"
-    ]
+    assert all(":Describe" in a for a in statements(prod)["ScalingRead"]["Action"])
+    wildcards = {sid for sid, s in statements(prod).items() if "*" in json.dumps(s["Resource"])}
+    assert wildcards <= set(WIDER), f"no written reason for {wildcards - set(WIDER)}"
 
 
-def test_image_repository_and_capture_bucket_are_this_environments(prod) -> None:
+def test_scaling_writes_only_on_targets_tagged_with_this_endpoint_and_the_targets_carry_the_tag(prod) -> None:
+    by_sid = statements(prod)
+    write, register, tag = by_sid["ScalingWrite"], by_sid["ScalingRegister"], by_sid["ScalingTag"]
+    for statement in (write, register, tag):
+        assert json.dumps(statement["Resource"]).endswith(':scalable-target/*"]]}')
+    assert write["Condition"] == {"StringEquals": {f"aws:ResourceTag/{SCALING_TAG_KEY}": "mangaassist-llm-prod"}}
+    assert register["Condition"]["StringEquals"][f"aws:RequestTag/{SCALING_TAG_KEY}"] == "mangaassist-llm-prod"
+    assert register["Condition"]["StringEquals"]["application-autoscaling:service-namespace"] == "sagemaker"
+    assert tag["Condition"] == {"StringEquals": {f"aws:RequestTag/{SCALING_TAG_KEY}": "mangaassist-llm-prod"}}
+    targets = prod.serving.find_resources("AWS::ApplicationAutoScaling::ScalableTarget")
+    assert len(targets) == 2
+    for target in targets.values():
+        assert {"Key": SCALING_TAG_KEY, "Value": "mangaassist-llm-prod"} in target["Properties"]["Tags"]
+
+
+def test_image_repository_and_topics_are_this_environments(prod) -> None:
     repository = statements(prod)["ImageRepository"]["Resource"]
     assert "Fn::ImportValue" in repository and "ImageRepository" in repository["Fn::ImportValue"]
-    bucket = statements(prod)["CaptureList"]["Resource"]
-    assert bucket["Fn::GetAtt"][0].startswith("DataCaptureBucket")
-    assert statements(prod)["CaptureDecrypt"]["Resource"]["Fn::GetAtt"][0].startswith("ServingKey")
+    topics = statements(prod)["Topics"]
+    assert topics["Action"] == "sns:ListSubscriptionsByTopic"
+    outputs = prod.serving.to_json()["Outputs"]
+    assert topics["Resource"] == [outputs["AlarmTopicArn"]["Value"], outputs["TicketTopicArn"]["Value"]]
 
 
-def test_no_capture_statements_without_data_capture(dev) -> None:
-    assert not dev.cfg.data_capture.enabled  # dev.yaml turns capture off
-    assert "Endpoint" in statements(dev) and not {"CaptureList", "CaptureRead", "CaptureDecrypt"} & set(statements(dev))
+def test_the_deployer_assumes_exactly_the_bootstrap_roles_the_cloud_assembly_names(prod) -> None:
+    """The deploy role (stack artifacts' assumeRoleArn), lookup role and the file-publishing role of the
+    assets manifest, with CDK's own placeholders; the Deployer names each by its whole ARN."""
+    directory = Path(prod.app.synth().directory)
+    artifacts = json.loads((directory / "manifest.json").read_text())["artifacts"].values()
+    named = set()
+    for artifact in artifacts:
+        properties = artifact.get("properties", {})
+        named |= {properties.get("assumeRoleArn"), properties.get("lookupRole", {}).get("arn")}
+        if artifact["type"] == "cdk:asset-manifest":
+            files = json.loads((directory / properties["file"]).read_text()).get("files", {})
+            named |= {d["assumeRoleArn"] for f in files.values() for d in f["destinations"].values()}
+    named.discard(None)
+    scope = DeployerScope("prod", "aws", prod.cfg.region, prod.cfg.account)
+    assert {arn.split(":role/")[1] for arn in named} == {
+        cdk_role_arn(scope, role).split(":role/")[1] for role in CDK_ROLES
+    }
+    (deployer,) = statements(prod, "MangaAssist-prod-Deployer").values()
+    assert deployer["Action"] == "sts:AssumeRole"
+    resources = json.dumps(deployer["Resource"])
+    assert "*" not in resources
+    assert all(f"cdk-hnb659fds-{role}-" in resources for role in CDK_ROLES)

@@ -115,6 +115,8 @@ def test_a_missing_quota_is_refused(problems) -> None:
 
 
 def test_only_the_documented_routing_strategies_are_accepted(problems) -> None:
-    found = problems(lambda raw: raw.update(routing_strategy="KV_AWARE"))
+    found = problems(lambda raw: raw.update(routing_strategy="ROUND_ROBIN"))
     assert len(found) == 1
-    assert found[0].startswith("routing_strategy: Input should be 'LEAST_OUTSTANDING_REQUESTS' or 'RANDOM'")
+    assert found[0].startswith(
+        "routing_strategy: Input should be 'LEAST_OUTSTANDING_REQUESTS', 'RANDOM', 'PREFIX_AWARE' or 'KV_AWARE'"
+    )

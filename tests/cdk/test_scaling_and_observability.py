@@ -105,8 +105,9 @@ def test_scheduled_peaks_use_iana_time_zones(prod) -> None:
     assert len(by_name) == 10  # five windows, each with a return
 
 
-def test_every_alarm_notifies_the_encrypted_topic(prod) -> None:
-    prod.serving.has_resource_properties("AWS::SNS::Topic", {"KmsMasterKeyId": Match.any_value()})
+def test_every_alarm_notifies_one_of_the_two_encrypted_topics(prod) -> None:
+    topics = prod.serving.find_resources("AWS::SNS::Topic")
+    assert len(topics) == 2 and all("KmsMasterKeyId" in t["Properties"] for t in topics.values())
     prod.serving.has_resource_properties(
         "AWS::SNS::TopicPolicy",
         {
@@ -119,11 +120,13 @@ def test_every_alarm_notifies_the_encrypted_topic(prod) -> None:
     )
     alarms = prod.serving.find_resources("AWS::CloudWatch::Alarm")
     own = {k: a for k, a in alarms.items() if "Autoscaling" not in k}  # scaling alarms trigger policies
-    # per variant: 3 rollback (incl. TTFT p95), 5 platform, 4 engine, 1 capacity, and the capacity watch's
-    # instances-short and scaling-failed
-    assert len(own) == 2 * 13 + 4
+    # per variant: 3 rollback (incl. TTFT p95), 5 platform, 4 engine, the capacity ceiling, the capacity
+    # watch's instances-short and scaling-failed, and the instance outlier (prod has enhanced metrics)
+    assert len(own) == 2 * (13 + 2 + 1)
     for alarm in own.values():
-        assert "NotificationsTopic" in json.dumps(alarm["Properties"]["AlarmActions"])
+        (action,) = alarm["Properties"]["AlarmActions"]
+        assert action["Ref"] in topics
+        assert alarm["Properties"]["OKActions"] == [action]
 
 
 def test_canary_rollback_alarms_are_the_ones_the_endpoint_watches(prod) -> None:

@@ -72,7 +72,8 @@ def test_overlapping_windows(problems) -> None:
 def test_initial_count_outside_the_scaling_range(problems) -> None:
     found = problems(lambda raw: raw["autoscaling"]["primary"].update(min_capacity=5))
     assert (
-        "autoscaling.primary: variants[0].initial_instance_count 4 must lie in 5-36 (min_capacity-max_capacity)" in found
+        "autoscaling.primary: variants[0].initial_instance_count 4 must lie in 5-36 (min_capacity-max_capacity)"
+        in found
     )
 
 

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _app_copy(tmp_path: Path) -> Path:
     copy = tmp_path / "app"
-    for name in ("config", "constructs", "stacks"):
+    for name in ("config", "constructs", "stacks", "planner"):  # planner: the budget is the plan's cost
         shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(
         ROOT / "container" / "serving",

@@ -22,7 +22,11 @@ def test_the_environment_the_cdk_app_produces_is_accepted(env):
 def test_every_contract_variable_is_read(env):
     """A variable the CDK app sets but the image ignores would be a silent misconfiguration."""
     names = [value for name, value in vars(c).items() if name.startswith("ENV_")]
-    defaults = {c.ENV_LOG_LEVEL: ("log_level", "info"), c.ENV_ENGINE_STALL_SECONDS: ("engine_stall_seconds", 30)}
+    defaults = {
+        c.ENV_LOG_LEVEL: ("log_level", "info"),
+        c.ENV_ENGINE_STALL_SECONDS: ("engine_stall_seconds", 30),
+        c.ENV_UNHEALTHY_EXIT_SECONDS: ("unhealthy_exit_seconds", c.DEFAULT_UNHEALTHY_EXIT_SECONDS),
+    }
     for name in names:
         if name in defaults:  # optional: empty means the default, a bad value is still refused
             field, default = defaults[name]

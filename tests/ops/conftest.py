@@ -85,7 +85,11 @@ def moto_environment_files() -> dict[str, str]:
             "concurrent_sequences": 64,
             # Above a T4's physical ceiling (config/physics.py): as an assumption synth would refuse it;
             # recorded as this test world's measurement, it only warns (a suspect measurement).
-            "measured": {"where": "moto test world", "measured_at": "2026-11-25T00:00:00+00:00", "slo_ttft_p95_ms": 500},
+            "measured": {
+                "where": "moto test world",
+                "measured_at": "2026-11-25T00:00:00+00:00",
+                "slo_ttft_p95_ms": 500,
+            },
         }
         buffer = io.StringIO()
         yaml.dump(document, buffer)

@@ -3,6 +3,7 @@ per-request first-token times (as the serving image's EMF arrays become PutMetri
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import UTC, datetime
 
@@ -80,11 +81,82 @@ def test_within_the_margin_passes_and_the_flags_change_the_margin(evidence, cli)
 def test_too_few_streams_on_either_side_are_not_compared(evidence):
     first_tokens(evidence, "primary", spread(100, 300))
     first_tokens(evidence, "canary", spread(900, 1000, n=40))
-    verdict = check_canary(evidence.client("cloudwatch"), evidence.endpoint, "canary", "primary", GuardPolicy())
+    cloudwatch = evidence.client("cloudwatch")
+    verdict = check_canary(cloudwatch, evidence.endpoint, "canary", "primary", GuardPolicy())
     assert verdict.healthy, verdict.problems
-    assert "TTFT not compared: 40/200 streams, 100 each needed" in verdict.summary
+    not_compared = "TTFT not compared: canary 40 streams, primary 200 streams, 100 each needed in the last 5min"
+    assert verdict.not_checked == (not_compared,)
+    assert "TTFT" not in verdict.summary  # the summary is what ran
+    required = check_canary(cloudwatch, evidence.endpoint, "canary", "primary", GuardPolicy(), require_latency=True)
+    assert len(required.problems) == 1 and required.problems[0].startswith(not_compared)
     stricter = GuardPolicy(min_invocations=40)
-    assert not check_canary(evidence.client("cloudwatch"), evidence.endpoint, "canary", "primary", stricter).healthy
+    assert not check_canary(cloudwatch, evidence.endpoint, "canary", "primary", stricter).healthy
+
+
+def test_a_shift_with_nothing_to_compare_is_refused_with_the_counts(evidence, cli):
+    """Issue 30's case: the canary streamed 772 requests, the primary none (or its metrics stopped)."""
+    first_tokens(evidence, "canary", spread(400, 600, n=772))
+
+    refused = cli("shift", "prod", "--canary-weight", "15")
+
+    assert refused.exit_code == 4, refused.output
+    assert "✗ TTFT not compared: canary 772 streams, primary 0 streams, 100 each needed in the last 5min" in (
+        refused.output
+    )
+    assert "error: shift stopped: TTFT not compared: canary 772 streams, primary 0 streams" in refused.stderr
+    assert "or skip the check with --override REASON (logged); no weight was changed" in refused.stderr
+    assert "✓ guard passed" not in refused.output
+    assert evidence.weights() == {"primary": 95.0, "canary": 5.0}
+
+
+def test_no_first_token_metric_at_all_is_refused_too(evidence, cli):
+    refused = cli("shift", "prod", "--canary-weight", "15")
+
+    assert refused.exit_code == 4, refused.output
+    assert "TTFT not compared: canary 0 streams, primary 0 streams, 100 each needed" in refused.stderr
+
+
+def test_an_override_with_a_reason_goes_on_without_the_comparison_and_logs_it(evidence, cli):
+    first_tokens(evidence, "canary", spread(400, 600, n=772))
+
+    result = cli("shift", "prod", "--canary-weight", "15", "--override", "INC-7: primary's metrics are down")
+
+    assert result.exit_code == 0, result.output
+    assert evidence.weights() == {"primary": 85.0, "canary": 15.0}
+    assert "enough streams to compare TTFT" in result.output and "! reason given: INC-7" in result.output
+    assert "  ! not checked: TTFT not compared: canary 772 streams, primary 0 streams" in result.output
+    entry = json.loads((cli.runtime.state_dir / "overrides.log").read_text().splitlines()[-1])
+    assert entry["reason"] == "INC-7: primary's metrics are down"
+    assert "enough streams to compare TTFT" in entry["skipped"]
+
+
+def test_an_override_still_refuses_a_slow_canary_it_can_compare(evidence, cli):
+    first_tokens(evidence, "primary", spread(100, 300))
+    first_tokens(evidence, "canary", spread(600, 900))
+
+    refused = cli("shift", "prod", "--canary-weight", "15", "--override", "INC-7")
+
+    assert refused.exit_code == 4
+    assert "canary time to first token p95" in refused.stderr
+
+
+def test_a_check_mark_only_for_checks_that_ran(prod, cli):
+    """From 0 % nothing is required, so nothing is refused: the 5XX and TTFT margins, with nothing to
+    compare, are named as not checked, never ticked; during the hold likewise."""
+    prod.set_weights(primary=100, canary=0)
+    prod.traffic("primary", invocations=1000, errors=0)
+
+    result = cli("shift", "prod", "--canary-weight", "5", "--hold", "2min", "--check-every", "1min")
+
+    assert result.exit_code == 0, result.output
+    ticked = [line for line in result.output.splitlines() if line.startswith("  ✓") and "guard" in line]
+    assert ticked == [
+        "  ✓ guard passed (alarms: none firing)",
+        "  ✓ hold, 60s left: guard passed (alarms: none firing)",
+        "  ✓ hold, 0s left: guard passed (alarms: none firing)",
+    ]
+    assert "  ! not checked: 5XX margin: no canary invocations in the last 5min" in result.output
+    assert "  ! hold, 0s left: not checked: TTFT not compared: canary 0 streams, primary 0 streams" in result.output
 
 
 def test_promote_is_refused_by_a_slow_canary_too(environments, worlds, cli):

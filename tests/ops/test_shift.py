@@ -9,21 +9,31 @@ from botocore.exceptions import ClientError
 
 from ops.errors import OpsError
 from ops.traffic import plan_steps
+from tests.ops.test_latency_guard import first_tokens, spread
 
 RAMP = ("shift", "prod", "--canary-weight", "100", "--step", "25", "--step", "50", "--step", "75")
 
 
+def streamed(world, canary: float = 300) -> None:
+    """200 streamed requests' first-token times on each variant: enough to compare (100 each needed)."""
+    first_tokens(world, "primary", spread(100, 300))
+    first_tokens(world, "canary", spread(100, canary))
+
+
 @pytest.fixture
 def evidence(prod):
-    """A 5-minute window with enough canary invocations (2 500/min in all) and healthy error rates."""
+    """A 5-minute window with enough canary invocations (2 500/min in all), healthy error rates and
+    first-token times alike on both variants."""
     prod.traffic("canary", invocations=1000, errors=2)
     prod.traffic("primary", invocations=11500, errors=18)
+    streamed(prod)
     return prod
 
 
 def test_ramp_5_to_100_with_holds_ends_with_all_traffic_on_the_canary(prod, cli):
     prod.traffic("canary", invocations=1000, errors=2)
     prod.traffic("primary", invocations=19000, errors=30)
+    streamed(prod)
 
     result = cli(*RAMP, "--hold", "30m", "--check-every", "10m", "--raise-canary-capacity")
 
@@ -38,7 +48,11 @@ def test_ramp_5_to_100_with_holds_ends_with_all_traffic_on_the_canary(prod, cli)
         "step: canary 75% → 100%",
     ]
     assert cli.sleep.calls == [600.0] * 12  # 30 min per step, checked every 10 min, 4 steps
-    assert "guard passed (5XX over 5min: canary 0.20%, primary 0.16%; TTFT not compared: 0/0 streams" in result.output
+    assert "duration: at least 2h: 4 steps × 30min hold (the last hold watches the canary at 100%)" in result.output
+    assert (
+        "  ✓ guard passed (alarms: none firing; evidence: 1000 canary invocations in 5min, "
+        "100 needed; 5XX over 5min: canary 0.20%, primary 0.16%; TTFT p95 canary "
+    ) in result.output
     assert "shift complete: canary has 100% of traffic" in result.output
 
 
@@ -105,6 +119,7 @@ def test_canary_5xx_rate_over_the_margin_refuses(prod, cli):
 
 def test_canary_5xx_rate_within_the_margin_passes(prod, cli):
     prod.traffic("canary", invocations=200, errors=6)
+    streamed(prod)
 
     result = cli("shift", "prod", "--canary-weight", "25", "--max-5xx-margin", "5")
 
@@ -227,6 +242,7 @@ def test_after_a_rollback_a_shift_to_100_starts_at_the_first_step_and_needs_evid
 
 def test_evidence_minimum_is_configurable(prod, cli):
     prod.traffic("canary", invocations=60, errors=0)
+    streamed(prod)
 
     refused = cli("shift", "prod", "--canary-weight", "25")
     assert refused.exit_code == 4
@@ -277,9 +293,10 @@ def test_an_override_says_what_it_skips_and_is_logged(prod, cli):
     result = cli("shift", "prod", "--canary-weight", "50", "--override", "INC-42: canary carries the hotfix")
 
     assert result.exit_code == 0, result.output
-    assert "! override: skipping the evidence check (minimum canary invocations) and the capacity check" in (
-        result.output
-    )
+    assert (
+        "! override: skipping the evidence checks (minimum canary invocations, enough streams to compare TTFT) and "
+        "the capacity check; alarms, the 5XX margin and the TTFT margin (where there is enough to compare) still apply"
+    ) in result.output
     assert "! reason given: INC-42: canary carries the hotfix" in result.output
     entry = json.loads((cli.runtime.state_dir / "overrides.log").read_text().splitlines()[-1])
     assert entry["reason"] == "INC-42: canary carries the hotfix"
@@ -337,7 +354,7 @@ def test_durations_read_what_the_cli_prints(evidence, cli):
 
 @pytest.mark.parametrize("text", ["90s", "10min", "2.5min", "2h", "1h30m", "45", "30m"])
 def test_every_printed_duration_parses_back(text):
-    from ops.cli import parse_duration
+    from ops.guard_options import parse_duration
     from ops.output import seconds
 
     assert parse_duration(seconds(parse_duration(text))) == parse_duration(text)

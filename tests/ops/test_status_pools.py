@@ -22,7 +22,7 @@ def pooled(worlds, environments) -> World:
     moto type's planning.capacity at half the T4's ceiling, as config.physics allows."""
 
     def within_ceiling(doc) -> None:
-        doc["planning"]["capacity"]["ml.g4dn.xlarge"] = {"requests_per_minute": 247, "concurrent_sequences": 18}
+        doc["planning"]["capacity"]["ml.g4dn.xlarge"] = {"requests_per_minute": 247, "concurrent_sequences": 15}
 
     edit_environment(environments, "prod", within_ceiling)
     world = worlds("prod")

@@ -9,6 +9,7 @@ import pytest
 
 from config import load_environment
 from review.consequences import deploy_consequences
+from review.iam import Grant, IamChanges
 from review.stack_diff import ResourceChange, StackDiff, parse_resources
 from tests.cdk.conftest import Synthesised
 
@@ -24,8 +25,8 @@ def resources(template: dict, kind: str) -> list[dict]:
     return [r["Properties"] for r in template["Resources"].values() if r["Type"] == kind]
 
 
-def consequences(base: dict, head: dict, *changes: ResourceChange, broadening: bool = False) -> list[str]:
-    diff = StackDiff(STACK, changes=list(changes), broadening=broadening)
+def consequences(base: dict, head: dict, *changes: ResourceChange, iam: IamChanges | None = None) -> list[str]:
+    diff = StackDiff(STACK, changes=list(changes), iam=iam or IamChanges())
     return deploy_consequences("prod", base, head, [diff], load_environment("prod"))
 
 
@@ -73,8 +74,9 @@ def test_a_rollback_alarm_removed_and_one_tightened(prod) -> None:
 def test_guardrails_removed_and_iam_broadened(prod) -> None:
     head = copy.deepcopy(prod)
     del resources(head, "AWS::SageMaker::Endpoint")[0]["DeploymentConfig"]
-    assert consequences(prod, head, broadening=True) == [
-        f"IAM broadened in {STACK} (see its IAM Statement Changes)",
+    broadened = IamChanges([Grant("ModelsExecutionRole71BC3EA4", "iam:PassRole", "*")])
+    assert consequences(prod, head, iam=broadened) == [
+        f"IAM broadened in {STACK}: ModelsExecutionRole: iam:PassRole on *",
         "blue/green guardrails removed: no bake and no automatic rollback on this update",
     ]
 

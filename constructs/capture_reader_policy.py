@@ -1,0 +1,78 @@
+"""`MangaAssist-<env>-CaptureReader`: break-glass read of what data capture stored.
+
+Captured objects are users' prompts (and answers, where configured): conversations with order
+numbers and e-mail addresses. The operator policy cannot read them; this customer-managed policy
+can, and nothing else in the stack grants it. Attach it for the task at hand (a `bin/ops capacity
+--workload capture` run, an investigation), to a role that also has the operator policy, and detach
+it afterwards.
+
+What a read leaves behind (docs/configuration.md "Data capture"):
+- Every object read is a `kms:Decrypt` on the capture key, through S3 (the bucket has no S3 Bucket
+  Key). KMS cryptographic operations are CloudTrail management events: they appear in the account's
+  90-day event history without any trail, and in every trail that logs management events unless it
+  excludes AWS KMS events (CloudTrail User Guide, "Logging management events"; AWS KMS Developer
+  Guide, "Decrypt" CloudTrail example). The event names the reader and the object's ARN.
+- `s3:GetObject` and `s3:ListBucket` themselves are S3 data events, which CloudTrail does not log by
+  default (CloudTrail User Guide, "Logging data events"): only a trail with a data-event selector for
+  the capture bucket records them. This stack does not create one; the doc says how to add it.
+- S3 server access logs (this stack's access-log bucket) record each request with its requester, best
+  effort, within hours.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Aws, CfnOutput
+from aws_cdk import aws_iam as iam
+
+from config.access import CAPTURE_READER, policy_name
+from constructs import Construct
+from constructs.capture_bucket import CAPTURE_PREFIX, CaptureBucket
+from constructs.nag import acknowledge
+
+OUTPUT_CAPTURE_READER_POLICY_ARN = "CaptureReaderPolicyArn"
+
+
+def capture_reader_statements(bucket_arn: str, key_arn: str, region: str) -> list[dict]:
+    """The policy's statements, IAM JSON: CDK tokens in the stack, concrete ARNs in the policy proof
+    (tests/operator_policy_check.py)."""
+    return [
+        _allow("CaptureList", ["s3:ListBucket"], [bucket_arn], {"StringLike": {"s3:prefix": f"{CAPTURE_PREFIX}*"}}),
+        _allow("CaptureRead", ["s3:GetObject"], [f"{bucket_arn}/{CAPTURE_PREFIX}*"]),
+        # Decrypt only as S3 does for a GetObject, never on a ciphertext taken elsewhere.
+        _allow(
+            "CaptureDecrypt",
+            ["kms:Decrypt"],
+            [key_arn],
+            {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}},
+        ),
+    ]
+
+
+def _allow(sid: str, actions: list[str], resources: list[str], condition: dict | None = None) -> dict:
+    statement = {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": resources}
+    return {**statement, "Condition": condition} if condition else statement
+
+
+class CaptureReaderPolicy(Construct):
+    """The managed policy, named for the environment, and a stack output with its ARN."""
+
+    def __init__(self, scope: Construct, id: str, *, env_name: str, capture: CaptureBucket) -> None:
+        super().__init__(scope, id)
+        statements = capture_reader_statements(capture.bucket.bucket_arn, capture.encryption_key.key_arn, Aws.REGION)
+        self.policy = iam.ManagedPolicy(
+            self,
+            "Policy",
+            managed_policy_name=policy_name(env_name, CAPTURE_READER),
+            description=(
+                f"Break-glass: read {env_name}'s data capture (users' prompts). Attach for the task, detach after; "
+                "each read is a KMS Decrypt in CloudTrail"
+            ),
+            document=iam.PolicyDocument.from_json({"Version": "2012-10-17", "Statement": statements}),
+        )
+        CfnOutput(scope, OUTPUT_CAPTURE_READER_POLICY_ARN, value=self.policy.managed_policy_arn)
+        acknowledge(
+            self.policy,
+            f"AwsSolutions::AwsSolutions-IAM5[Resource::<{capture.bucket_logical_id}.Arn>/{CAPTURE_PREFIX}*]",
+            "data capture writes one object per batch under keys it generates; the reader reads them all, "
+            "and only under the capture prefix",
+        )

@@ -1,0 +1,64 @@
+"""`MangaAssist-<env>-Deployer`: what `make deploy` (and so `bin/ops deploy`) needs beyond the operator
+policy: to assume the CDK bootstrap roles of this environment's account and region, nothing else.
+
+The CDK CLI does the deploy with those roles, not with the caller's own permissions: it uploads the
+file assets with the file-publishing role, reads the deployed stacks with the lookup role and asks
+CloudFormation to deploy with the deploy role, which passes CloudFormation the execution role. What
+CloudFormation may then create is the execution role's policy, which `make bootstrap` scopes to the
+resource types the two stacks create (constructs/execution_policy.py). The roles are the ones the
+synthesised cloud assembly names (tests/cdk/test_deployer_policy.py compares them); their names are
+the bootstrap template's, `cdk-<qualifier>-<role>-<account>-<region>` (AWS CDK v2 Developer Guide,
+"Bootstrapping your environment"). `make deploy`'s own steps before and after the CDK CLI
+(tools/deploy_window.py, tools/record_deployed.py) read and write local files only.
+`bin/ops deploy` needs the operator policy as well: it moves scaling aside and back around the deploy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import Aws, CfnOutput
+from aws_cdk import aws_iam as iam
+
+from config.access import DEPLOYER, policy_name
+from constructs import Construct
+
+CDK_QUALIFIER = "hnb659fds"  # the default bootstrap qualifier (cdk.json sets no other)
+# The bootstrap roles the CDK CLI assumes for this app: no container image assets, so no image-publishing role.
+CDK_ROLES = ("deploy-role", "file-publishing-role", "lookup-role")
+OUTPUT_DEPLOYER_POLICY_ARN = "DeployerPolicyArn"
+
+
+@dataclass(frozen=True)
+class DeployerScope:
+    env_name: str
+    partition: str
+    region: str
+    account: str
+
+
+def cdk_role_arn(scope: DeployerScope, role: str) -> str:
+    return f"arn:{scope.partition}:iam::{scope.account}:role/cdk-{CDK_QUALIFIER}-{role}-{scope.account}-{scope.region}"
+
+
+def deployer_statements(scope: DeployerScope) -> list[dict]:
+    """The policy's statements, IAM JSON: each role by its whole ARN, no wildcard."""
+    roles = [cdk_role_arn(scope, role) for role in CDK_ROLES]
+    return [{"Sid": "CdkBootstrapRoles", "Effect": "Allow", "Action": ["sts:AssumeRole"], "Resource": roles}]
+
+
+class DeployerPolicy(Construct):
+    """The managed policy, named for the environment, and a stack output with its ARN."""
+
+    def __init__(self, scope: Construct, id: str, *, env_name: str) -> None:
+        super().__init__(scope, id)
+        deployer_scope = DeployerScope(env_name, Aws.PARTITION, Aws.REGION, Aws.ACCOUNT_ID)
+        document = {"Version": "2012-10-17", "Statement": deployer_statements(deployer_scope)}
+        self.policy = iam.ManagedPolicy(
+            self,
+            "Policy",
+            managed_policy_name=policy_name(env_name, DEPLOYER),
+            description=f"make deploy ENV={env_name}: assume the CDK bootstrap roles of its account and region",
+            document=iam.PolicyDocument.from_json(document),
+        )
+        CfnOutput(scope, OUTPUT_DEPLOYER_POLICY_ARN, value=self.policy.managed_policy_arn)

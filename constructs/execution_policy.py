@@ -1,0 +1,203 @@
+"""The CloudFormation execution policy `make bootstrap` gives CDK's bootstrap stack instead of
+AdministratorAccess (`cdk bootstrap --cloudformation-execution-policies`, which takes the ARNs of
+existing managed policies: AWS CDK v2 Developer Guide, "Customize CDK bootstrapping").
+
+The execution role is what CloudFormation acts with when it creates, updates and deletes the two
+stacks' resources, so its policy holds, for each resource type the stacks create (`RESOURCE_TYPES`, and
+nothing else), the permissions CloudFormation's resource handler for that type declares in the
+CloudFormation registry schema (`handlers.create/update/delete/read.permissions`). The schemas are read
+from the copy cfn-lint ships (requirements-dev.txt), the same CloudFormation publishes per region.
+Types without handler permissions in the registry (`EXPLICIT`) and permissions a handler declares that
+these stacks never exercise (`NOT_NEEDED`) are listed with their reason. tests/cdk/test_execution_policy.py
+proves that every resource type of every synthesised template is covered and no other.
+
+Resources: IAM, where CloudFormation could otherwise give itself any power, is limited to roles and
+policies whose names start with `MangaAssist-` (CloudFormation names a role or policy without an
+explicit name `<stack name>-<logical id>-<suffix>`, and both stack names start with the project's;
+observed, not a documented format), to Application Auto Scaling's SageMaker service-linked role, and
+to CDK's asset bucket. Every other statement is on `*`, for the reason in `WIDE_REASON`. What it does
+not stop: a deployer can still write a stack whose `MangaAssist-` role carries any policy; a permissions
+boundary (`cdk bootstrap --custom-permissions-boundary`) would, and is not set up here.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+from config.naming import PROJECT
+
+POLICY_NAME = f"{PROJECT}-CloudFormationExecution"  # one per account: `-1`, `-2`, … for each part
+# IAM's limit for a managed policy document, whitespace not counted (IAM User Guide, "IAM and AWS STS quotas").
+MAX_POLICY_CHARS = 6144
+SCHEMA_REGION = "us-east-1"  # the registry schema of the region CloudFormation publishes first
+
+# The resource types the image and serving stacks create: these and no others.
+RESOURCE_TYPES = (
+    "AWS::ApplicationAutoScaling::ScalableTarget",
+    "AWS::ApplicationAutoScaling::ScalingPolicy",
+    "AWS::Budgets::Budget",
+    "AWS::CloudWatch::Alarm",
+    "AWS::CloudWatch::Dashboard",
+    "AWS::CodeBuild::Project",
+    "AWS::ECR::Repository",
+    "AWS::Events::Rule",
+    "AWS::IAM::ManagedPolicy",
+    "AWS::IAM::Policy",
+    "AWS::IAM::Role",
+    "AWS::KMS::Key",
+    "AWS::Lambda::Function",
+    "AWS::Lambda::Permission",
+    "AWS::Logs::LogGroup",
+    "AWS::S3::Bucket",
+    "AWS::S3::BucketPolicy",
+    "AWS::SNS::Subscription",
+    "AWS::SNS::Topic",
+    "AWS::SNS::TopicPolicy",
+    "AWS::SageMaker::Endpoint",
+    "AWS::SageMaker::EndpointConfig",
+    "AWS::SageMaker::Model",
+    "AWS::StepFunctions::StateMachine",
+    "Custom::ServingImageBuild",
+)
+
+# Types the registry schema gives no handler permissions for: the actions from the Service
+# Authorization Reference for what CloudFormation does with them.
+EXPLICIT: dict[str, list[str]] = {
+    # A legacy (non-registry) type: create, update, delete, read the project; pass its service role.
+    "AWS::CodeBuild::Project": [
+        "codebuild:CreateProject",
+        "codebuild:UpdateProject",
+        "codebuild:DeleteProject",
+        "codebuild:BatchGetProjects",
+        "iam:PassRole",
+    ],
+    # A custom resource: CloudFormation invokes its provider's Lambda function with the execution role
+    # (CloudFormation User Guide, "Custom resources"; "Service role").
+    "Custom::ServingImageBuild": ["lambda:InvokeFunction"],
+}
+
+# Handler permissions that are API operation names, not IAM actions: the action AWS authorises each as
+# ("you must have permission to perform the s3:… action": S3 API reference, the same text in botocore's
+# model; PutObjectLockConfiguration: the Service Authorization Reference's s3:PutBucketObjectLockConfiguration).
+NOT_IAM_ACTIONS: dict[str, str | None] = {
+    "s3:DeleteBucketAnalyticsConfiguration": "s3:PutAnalyticsConfiguration",
+    "s3:DeleteBucketCors": "s3:PutBucketCORS",
+    "s3:DeleteBucketEncryption": "s3:PutEncryptionConfiguration",
+    "s3:DeleteBucketLifecycle": "s3:PutLifecycleConfiguration",
+    "s3:DeleteBucketMetricsConfiguration": "s3:PutMetricsConfiguration",
+    "s3:DeleteBucketReplication": "s3:PutReplicationConfiguration",
+    "s3:PutBucketReplication": "s3:PutReplicationConfiguration",
+    "s3:PutObjectLockConfiguration": "s3:PutBucketObjectLockConfiguration",
+    "s3:REST.PUT.OBJECT": None,  # the AWS::Logs::LogGroup schema lists an S3 REST operation; nothing to grant
+}
+
+# Permissions a handler declares for features these stacks do not use; each with why.
+NOT_NEEDED: dict[str, str] = {
+    "ec2:DescribeNetworkInterfaces": "Lambda functions in a VPC only; ours have no VpcConfig",
+    "ec2:DescribeSecurityGroups": "Lambda functions in a VPC only",
+    "ec2:DescribeSubnets": "Lambda functions in a VPC only",
+    "ec2:DescribeVpcs": "Lambda functions in a VPC only",
+    "elasticfilesystem:DescribeMountTargets": "Lambda functions with an EFS file system only",
+    "s3files:ListMountTargets": "Lambda functions with an S3 file system only",
+    "lambda:PassCapacityProvider": "Lambda functions on a capacity provider only",
+    "firehose:TagDeliveryStream": "log groups delivering to Firehose only",
+    "iam:AttachGroupPolicy": "our managed policies attach to no IAM group",
+    "iam:DetachGroupPolicy": "our managed policies attach to no IAM group",
+    "iam:AttachUserPolicy": "our managed policies attach to no IAM user",
+    "iam:DetachUserPolicy": "our managed policies attach to no IAM user",
+    "iam:PutGroupPolicy": "our inline policies attach to roles only",
+    "iam:GetGroupPolicy": "our inline policies attach to roles only",
+    "iam:DeleteGroupPolicy": "our inline policies attach to roles only",
+    "iam:PutUserPolicy": "our inline policies attach to roles only",
+    "iam:GetUserPolicy": "our inline policies attach to roles only",
+    "iam:DeleteUserPolicy": "our inline policies attach to roles only",
+    "s3:CreateBucketMetadataTableConfiguration": "S3 Metadata tables only; the buckets have none",
+    "s3:DeleteBucketMetadataTableConfiguration": "S3 Metadata tables only",
+    "s3:GetBucketMetadataTableConfiguration": "S3 Metadata tables only",
+    "s3:UpdateBucketMetadataAnnotationTableConfiguration": "S3 Metadata tables only",
+    "s3:UpdateBucketMetadataInventoryTableConfiguration": "S3 Metadata tables only",
+    "s3:UpdateBucketMetadataJournalTableConfiguration": "S3 Metadata tables only",
+    "lambda:DeleteProvisionedConcurrencyConfig": "scalable targets of Lambda only; ours scale SageMaker variants",
+    "lambda:GetProvisionedConcurrencyConfig": "scalable targets of Lambda only",
+    "lambda:PutProvisionedConcurrencyConfig": "scalable targets of Lambda only",
+}
+NOT_NEEDED_PREFIXES = {"s3tables:": "S3 Metadata tables only; the buckets have none"}
+
+WIDE_REASON = (
+    "CloudFormation names these resources itself (stack name, logical ID, a random suffix) or the service "
+    "assigns their IDs, so no ARN is known before they exist; the role is assumable only by CloudFormation "
+    "(the bootstrap template's trust policy), for the stacks CDK's deploy role submits"
+)
+
+
+@cache
+def registry_schema(resource_type: str) -> dict:
+    """The resource type's CloudFormation registry schema (cfn-lint's copy)."""
+    import cfnlint  # the dev toolchain's: only `make bootstrap` and the tests read it
+
+    base = Path(cfnlint.__file__).parent / "data" / "schemas"
+    index = json.loads((base / "providers" / f"{SCHEMA_REGION}.json").read_text())
+    return json.loads((base / "resources" / f"{index[resource_type]}.json").read_text())
+
+
+def handler_permissions(resource_type: str) -> set[str]:
+    """What CloudFormation's handlers for the type declare they call (create, update, delete, read)."""
+    if resource_type in EXPLICIT:
+        return set(EXPLICIT[resource_type])
+    handlers = registry_schema(resource_type).get("handlers", {})
+    return {p for h in ("create", "update", "delete", "read") for p in handlers.get(h, {}).get("permissions", [])}
+
+
+def needed(action: str) -> bool:
+    return action not in NOT_NEEDED and not action.startswith(tuple(NOT_NEEDED_PREFIXES))
+
+
+def as_iam_action(permission: str) -> str | None:
+    return NOT_IAM_ACTIONS.get(permission, permission)
+
+
+def execution_actions() -> list[str]:
+    declared = {as_iam_action(a) for t in RESOURCE_TYPES for a in handler_permissions(t) if needed(a)}
+    return sorted(a for a in declared if a is not None)
+
+
+def execution_statements(partition: str, account: str) -> list[dict]:
+    """IAM JSON: one statement per service; IAM and Lambda invocation scoped, the rest on `*`."""
+    by_service: dict[str, list[str]] = {}
+    for action in execution_actions():
+        by_service.setdefault(action.split(":")[0], []).append(action)
+    iam = f"arn:{partition}:iam::{account}"
+    scoped = {
+        "iam": [
+            f"{iam}:role/{PROJECT}-*",
+            f"{iam}:policy/{PROJECT}-*",
+            # RegisterScalableTarget's RoleARN for SageMaker (constructs/variant_autoscaling.py).
+            f"{iam}:role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/*",
+        ],
+        "lambda": [f"arn:{partition}:lambda:*:{account}:function:{PROJECT}-*"],
+    }
+    statements = []
+    for service, actions in sorted(by_service.items()):
+        sid = "".join(part.capitalize() for part in service.split("-"))
+        statements.append({"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": scoped.get(service, "*")})
+    return statements
+
+
+def execution_documents(partition: str, account: str) -> list[dict]:
+    """The statements in as few policy documents as IAM's size limit allows, each a managed policy."""
+    documents: list[list[dict]] = [[]]
+    for statement in execution_statements(partition, account):
+        if _size(documents[-1] + [statement]) > MAX_POLICY_CHARS:
+            documents.append([])
+        documents[-1].append(statement)
+    return [{"Version": "2012-10-17", "Statement": statements} for statements in documents]
+
+
+def _size(statements: list[dict]) -> int:
+    return len(json.dumps({"Version": "2012-10-17", "Statement": statements}, separators=(",", ":")))
+
+
+def policy_names(count: int) -> list[str]:
+    return [f"{POLICY_NAME}-{n}" for n in range(1, count + 1)]

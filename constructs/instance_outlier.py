@@ -1,0 +1,152 @@
+"""One sick instance among healthy peers: an alarm per variant and a dashboard row of per-instance lines.
+
+Needs the endpoint config's `EnableEnhancedMetrics` (config `endpoint_metrics.enhanced_metrics`): with it,
+SageMaker's invocation and utilisation metrics also carry an `InstanceId` dimension ("Amazon SageMaker AI
+enhanced metrics for inference endpoints", SageMaker developer guide, monitoring-cloudwatch-enhanced-
+metrics). Instance IDs change with every scale-out and deployment, so nothing here names one: CloudWatch
+Metrics Insights queries group by `InstanceId` at evaluation time.
+
+- Alarm `<variant>-instance-outlier` (ticket): over one minute, each serving instance's mean
+  `ModelLatency`; the alarm watches the slowest instance's mean divided by the fastest's, and fires when
+  it stays at or above `endpoint_metrics.outlier_latency_ratio` for `outlier_minutes` consecutive
+  minutes. Latency, not GPU utilisation: an instance without invocations (the old fleet during a
+  blue/green bake, a new instance still starting) has no latency datapoint and drops out of the
+  comparison, where its idle GPU would look like an outlier. What ModelLatency measures for a streamed
+  response is not documented (docs/alarms.md); every instance of a variant serves the same mix, so the
+  ratio compares like with like whatever it measures.
+- Dashboard row per variant: GPU utilisation, invocations, model latency and 5XX errors, one line per
+  instance. A Metrics Insights widget holds one query (CloudWatch "Metrics Insights quotas": one query
+  per GetMetricData call), hence one widget per metric and variant.
+
+The queries name no SCHEMA: the per-instance dimension set is not spelt out on the pages read, and a
+SCHEMA matches only metrics with exactly the dimensions it lists. Series without an `InstanceId` (the
+variant-level aggregates) fall into one more group whose value lies between the instances' own, so
+they change neither the slowest nor the fastest. Alarm form: a Metrics Insights query with GROUP BY
+returns many series; an alarm must watch one, so the query feeds a metric-math expression
+(`MAX(q) / MIN(q)`, functions that take an array of series; CloudWatch user guide, "Use Metrics Insights
+queries with metric math" and "Create alarms on Metrics Insights queries").
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+
+from config.schema import EnvironmentConfig
+from constructs import Construct
+from constructs.alarm_topic import MissingData, RoutedAlarm, define_alarm, ticket
+from constructs.variant_metrics import INSTANCE_NAMESPACE, SAGEMAKER_NAMESPACE
+from container.serving import contract
+
+INSTANCE_ID = "InstanceId"  # the enhanced-metrics dimension (developer guide page above)
+ONE_MINUTE = Duration.minutes(1)
+WIDGET_WIDTH = 5  # four graphs and the alarm's status per row of 24
+
+
+def per_instance_query(namespace: str, function: str, metric_name: str, endpoint_name: str, variant: str) -> str:
+    """A Metrics Insights query: one series per instance of the variant. Names are quoted as the query
+    language asks: identifiers in double quotes, dimension values in single quotes."""
+    return (
+        f'SELECT {function}("{metric_name}") FROM "{namespace}" '
+        f"WHERE \"{contract.DIM_ENDPOINT}\" = '{endpoint_name}' AND \"{contract.DIM_VARIANT}\" = '{variant}' "
+        f'GROUP BY "{INSTANCE_ID}"'
+    )
+
+
+class InstanceOutlier(Construct):
+    """`routed` and `alarms`: the outlier alarms, to be routed to the ticket topic by whoever routes the
+    stack's alarms (a topic's publish permission is one statement for all its alarms, so this construct
+    does not subscribe them itself). `add_to(dashboard)` adds the per-instance rows."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        endpoint_name: str,
+        variant_names: list[str],
+        latency_ratio: float,
+        minutes: int,
+    ) -> None:
+        super().__init__(scope, id)
+        self.endpoint_name = endpoint_name
+        self.variant_names = list(variant_names)
+        self.routed: list[RoutedAlarm] = [self._alarm(name, latency_ratio, minutes) for name in self.variant_names]
+        self.alarms = [r.alarm for r in self.routed]
+
+    @classmethod
+    def for_environment(cls, scope: Construct, id: str, cfg: EnvironmentConfig) -> InstanceOutlier:
+        """Every variant of the environment; none (no alarm, no rows) without enhanced metrics, which alone
+        give the InstanceId dimension."""
+        m = cfg.endpoint_metrics
+        variants = [v.name for v in cfg.variants] if m.enhanced_metrics else []
+        return cls(
+            scope,
+            id,
+            endpoint_name=cfg.endpoint_name,
+            variant_names=variants,
+            latency_ratio=m.outlier_latency_ratio,
+            minutes=m.outlier_minutes,
+        )
+
+    def query(
+        self, variant: str, metric_name: str, function: str = "AVG", namespace: str = SAGEMAKER_NAMESPACE
+    ) -> cloudwatch.MathExpression:
+        """One series per instance. The label `${LABEL}` keeps each series' own name (its InstanceId; a
+        dynamic label, CloudWatch user guide "Use dynamic labels"): CDK would otherwise label every line
+        with the query text."""
+        return cloudwatch.MathExpression(
+            expression=per_instance_query(namespace, function, metric_name, self.endpoint_name, variant),
+            using_metrics={},
+            period=ONE_MINUTE,
+            label="${LABEL}",
+        )
+
+    def _alarm(self, variant: str, ratio: float, minutes: int) -> RoutedAlarm:
+        slowest_over_fastest = cloudwatch.MathExpression(
+            expression="MAX(latency) / MIN(latency)",
+            using_metrics={"latency": self.query(variant, "ModelLatency")},
+            period=ONE_MINUTE,
+            label=f"{variant} slowest / fastest instance, mean ModelLatency",
+        )
+        return define_alarm(
+            self,
+            f"{variant}-instance-outlier",
+            slowest_over_fastest,
+            route=ticket(
+                "one instance slower than its peers degrades a share of requests, not the service; "
+                'look within the day (docs/alarms.md "Instance outlier")'
+            ),
+            missing=MissingData(
+                cloudwatch.TreatMissingData.IGNORE,
+                "a minute no instance served has no ratio: the gap neither raises the ticket nor clears it "
+                "(an idle night says nothing about the sick instance)",
+            ),
+            description=f"{variant}: the slowest serving instance's mean ModelLatency at least {ratio:g} times "
+            f"the fastest's for {minutes} consecutive min (one sick instance; per-instance rows on the dashboard)",
+            threshold=ratio,
+            periods=minutes,
+            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        )
+
+    def add_to(self, dashboard: cloudwatch.Dashboard) -> None:
+        """One row per variant: the alarm's state, then GPU, invocations, latency and 5XX per instance."""
+        graphs = (
+            ("GPU utilisation % per instance", INSTANCE_NAMESPACE, "GPUUtilization", "AVG"),
+            ("Invocations / min per instance", SAGEMAKER_NAMESPACE, "Invocations", "SUM"),
+            ("Model latency mean (µs) per instance", SAGEMAKER_NAMESPACE, "ModelLatency", "AVG"),
+            ("5XX errors / min per instance", SAGEMAKER_NAMESPACE, "Invocation5XXErrors", "SUM"),
+        )
+        for variant, alarm in zip(self.variant_names, self.alarms, strict=True):
+            row: list[cloudwatch.IWidget] = [
+                cloudwatch.AlarmStatusWidget(title=f"{variant}: instance outlier", alarms=[alarm], width=4, height=6)
+            ]
+            row += [
+                cloudwatch.GraphWidget(
+                    title=f"{variant}: {title}",
+                    left=[self.query(variant, metric_name, function, namespace)],
+                    width=WIDGET_WIDTH,
+                )
+                for title, namespace, metric_name, function in graphs
+            ]
+            dashboard.add_widgets(*row)

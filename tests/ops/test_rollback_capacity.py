@@ -1,0 +1,284 @@
+"""A rollback the primary can carry (issue 27 §3): `rollback` raises the primary's desired count and its
+scalable target's minimum to what the live traffic needs, leaves a record `restore-scaling` puts the
+minimum back from, and says so; a shift a guard stops takes the same path; a hold warns when the primary
+could not carry a rollback, and `--keep-rollback-floor` keeps the floor it needs.
+
+The moto world's prod serves 1,200 invocations/min per instance (planning.capacity of its
+ml.g4dn.xlarge, tests/ops/conftest.py); provisioning_minutes is prod's assumed 8 minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from botocore.exceptions import ClientError
+
+from ops.scaling import resource_id
+from ops.shift_plan import ShiftPlan, Target, resume_command
+from tests.ops.conftest import edit_environment
+from tests.ops.test_emergency_invalid_config import target_above_capacity
+from tests.ops.test_shift import streamed
+from tests.ops.test_status_pools import deploy_with_pools
+
+RESTORE = re.compile(r"bin/ops restore-scaling prod (\S+\.json)")
+
+
+def instances(world, variant: str) -> int:
+    described = world.client("sagemaker").describe_endpoint(EndpointName=world.endpoint)
+    return next(v["DesiredInstanceCount"] for v in described["ProductionVariants"] if v["VariantName"] == variant)
+
+
+def floor(world, variant: str = "primary") -> tuple[int, int]:
+    scaled = world.scaling()[resource_id(world.endpoint, variant)]
+    return scaled["min"], scaled["max"]
+
+
+@pytest.fixture
+def ramped(prod):
+    """After days of a 50 % ramp: the canary on 4 instances, target tracking has shrunk the primary to 2
+    (its scalable target: min 2, max 8, a target-tracking policy and an evening schedule), and the
+    endpoint serves 6,000 invocations/min, which needs 5 primary instances on its own."""
+    prod.register_scaling("primary")
+    prod.client("sagemaker").update_endpoint_weights_and_capacities(
+        EndpointName=prod.endpoint,
+        DesiredWeightsAndCapacities=[
+            {"VariantName": "primary", "DesiredWeight": 50, "DesiredInstanceCount": 2},
+            {"VariantName": "canary", "DesiredWeight": 50, "DesiredInstanceCount": 4},
+        ],
+    )
+    prod.traffic("primary", invocations=3000, errors=0)
+    prod.traffic("canary", invocations=3000, errors=0)
+    return prod
+
+
+def test_rollback_raises_the_primary_to_carry_the_live_traffic(ramped, cli):
+    scaling_before = ramped.scaling()
+
+    result = cli("rollback", "prod")
+
+    assert result.exit_code == 0, result.output
+    assert ramped.weights() == {"primary": 100.0, "canary": 0.0}
+    assert instances(ramped, "primary") == 5
+    assert floor(ramped) == (5, 8)
+    rid = resource_id(ramped.endpoint, "primary")
+    after = ramped.scaling()[rid]
+    assert (after["policies"], after["schedules"]) == (
+        scaling_before[rid]["policies"],
+        scaling_before[rid]["schedules"],
+    )
+    assert (
+        "primary must carry 6,000/min (the endpoint's busiest minute in the last 5min): 5 × ml.g4dn.xlarge at "
+        "1,200/min each (planning.capacity measured: 1,200/min on moto test world" in result.output
+    )
+    assert (
+        "  ! its 2 instances in service serve 2,400/min: users may queue for about 8 min until 3 more are in "
+        "service (planning.provisioning_minutes assumed: 8 min" in result.output
+    )
+    assert "  ✓ primary desired instances 2 → 5 (UpdateEndpointWeightsAndCapacities)" in result.output
+    assert "  ✓ primary's scalable target minimum 2 → 5: target tracking cannot scale it in" in result.output
+    record = Path(RESTORE.search(result.output).group(1))
+    assert json.loads(record.read_text()) == {
+        "kind": "rollback-floor",
+        "endpoint": ramped.endpoint,
+        "variant": "primary",
+        "min_before": 2,
+        "raised_to": 5,
+        "raised_at": json.loads(record.read_text())["raised_at"],
+    }
+    assert record.parent == cli.runtime.state_dir
+
+
+def test_restore_scaling_puts_the_floor_back_from_the_record(ramped, cli):
+    rolled = cli("rollback", "prod")
+    record = RESTORE.search(rolled.output).group(1)
+
+    result = cli("restore-scaling", "prod", record)
+
+    assert result.exit_code == 0, result.output
+    assert floor(ramped) == (2, 8)
+    assert "✓ primary's scalable target minimum 5 → 2; target tracking scales it in as the traffic allows" in (
+        result.output
+    )
+
+
+def test_restore_leaves_a_minimum_changed_since_the_rollback(ramped, cli):
+    """The evening schedule (min 6) fired after the rollback: putting 2 back would undo it."""
+    record = RESTORE.search(cli("rollback", "prod").output).group(1)
+    ramped.client("application-autoscaling").register_scalable_target(
+        ServiceNamespace="sagemaker",
+        ResourceId=resource_id(ramped.endpoint, "primary"),
+        ScalableDimension="sagemaker:variant:DesiredInstanceCount",
+        MinCapacity=6,
+    )
+
+    result = cli("restore-scaling", "prod", record)
+
+    assert result.exit_code == 0, result.output
+    assert floor(ramped) == (6, 8)
+    assert "primary's minimum is 6, not the 5 set at" in result.output
+    assert "so it is left as it is" in result.output
+
+
+def test_a_need_above_max_capacity_raises_to_the_max_and_says_so(ramped, cli):
+    ramped.traffic("primary", invocations=6000, errors=0)  # 12,000/min in all: 10 instances
+
+    result = cli("rollback", "prod")
+
+    assert result.exit_code == 0, result.output
+    assert instances(ramped, "primary") == 8 and floor(ramped) == (8, 8)
+    assert (
+        "10 instances needed, but primary's scalable target allows at most 8: raising to 8, which serve "
+        "9,600/min; beyond that users queue until autoscaling.primary.max_capacity is raised and deployed"
+    ) in result.output
+
+
+def test_a_primary_that_carries_the_traffic_is_left_alone(ramped, cli):
+    ramped.client("sagemaker").update_endpoint_weights_and_capacities(
+        EndpointName=ramped.endpoint,
+        DesiredWeightsAndCapacities=[{"VariantName": "primary", "DesiredInstanceCount": 6}],
+    )
+    autoscaling = ramped.client("application-autoscaling")
+    autoscaling.register_scalable_target(
+        ServiceNamespace="sagemaker",
+        ResourceId=resource_id(ramped.endpoint, "primary"),
+        ScalableDimension="sagemaker:variant:DesiredInstanceCount",
+        MinCapacity=5,
+    )
+
+    result = cli("rollback", "prod")
+
+    assert result.exit_code == 0, result.output
+    assert instances(ramped, "primary") == 6 and floor(ramped) == (5, 8)
+    assert "✓ its 6 instances in service serve 7,200/min: no queue expected" in result.output
+    assert "restore-scaling" not in result.output
+
+
+def test_rollback_with_an_invalid_config_rolls_back_and_says_the_floor_was_not_raised(ramped, environments, cli):
+    edit_environment(environments, "prod", target_above_capacity)
+
+    result = cli("rollback", "prod")
+
+    assert result.exit_code == 0, result.output
+    assert ramped.weights() == {"primary": 100.0, "canary": 0.0}
+    assert instances(ramped, "primary") == 2 and floor(ramped) == (2, 8)
+    assert (
+        "  ! primary's floor was NOT raised: the config is invalid (the warning above names its first problem), "
+        "so planning.capacity, what one instance serves, is unknown; check its instances with `bin/ops status prod`"
+    ) in result.output
+
+
+def test_without_invocations_in_cloudwatch_nothing_is_raised(prod, cli):
+    prod.register_scaling("primary")
+    prod.set_weights(primary=50, canary=50)
+
+    result = cli("rollback", "prod")
+
+    assert result.exit_code == 0, result.output
+    assert floor(prod) == (2, 8)
+    assert "  ! CloudWatch has no invocations of mangaassist-llm-prod in the last 5min: nothing to size on" in (
+        result.output
+    )
+
+
+def test_a_primary_on_instance_pools_is_sized_on_its_priority_1_type_and_says_so(worlds, cli):
+    """prod's primary as its template makes it (ml.g4dn.xlarge, then the fallback ml.g6.xlarge), not
+    registered with autoscaling here: its desired count is raised, and nothing will give it back."""
+    world = worlds("prod")
+    deploy_with_pools(world)
+    world.set_weights(primary=50, canary=50)
+    world.traffic("primary", invocations=3000, errors=0)
+    world.traffic("canary", invocations=3000, errors=0)
+
+    result = cli("rollback", "prod")
+
+    assert result.exit_code == 0, result.output
+    assert instances(world, "primary") == 5
+    assert (
+        "  ! primary runs instance pools (ml.g4dn.xlarge, ml.g6.xlarge): sized on ml.g4dn.xlarge's capacity, the "
+        "priority-1 type; an instance of a fallback type serves its own figure (planning.capacity)"
+    ) in result.output
+    assert (
+        "  ! primary has no scalable target: nothing scales it in, and nothing gives the extra instances back (4 → 5)"
+        in (result.output)
+    )
+
+
+class RefusesRegistration:
+    """The application-autoscaling client, but RegisterScalableTarget is denied."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+    def register_scalable_target(self, **params):
+        denied = {"Code": "AccessDeniedException", "Message": "not authorized to perform RegisterScalableTarget"}
+        raise ClientError({"Error": denied}, "RegisterScalableTarget")
+
+
+def test_a_raise_that_fails_says_the_weights_stand_and_exits_with_its_error(ramped, cli):
+    cli.runtime.client_overrides["application-autoscaling"] = RefusesRegistration(
+        ramped.client("application-autoscaling")
+    )
+
+    result = cli("rollback", "prod")
+
+    assert result.exit_code == 5, result.output
+    assert ramped.weights() == {"primary": 100.0, "canary": 0.0}
+    assert instances(ramped, "primary") == 5 and floor(ramped) == (2, 8)
+    assert "all traffic is on primary (canary weight 0 in effect), but primary's floor was NOT raised: " in (
+        result.stderr
+    )
+
+
+def test_a_shift_stopped_by_the_guard_raises_the_primary_for_its_share(ramped, cli):
+    """From 50 % to 75 %: an alarm in the hold returns the canary to 50 %, whose other half (3,000/min)
+    needs 3 primary instances; the hold first warned that the primary could not carry a rollback."""
+    streamed(ramped)
+    cli.sleep.on_call = lambda call: ramped.alarm("mangaassist-prod-canary-5xx", "canary")
+
+    result = cli("shift", "prod", "--canary-weight", "75", "--hold", "10m")
+
+    assert result.exit_code == 4, result.output
+    assert ramped.weights() == {"primary": 50.0, "canary": 50.0}
+    assert instances(ramped, "primary") == 3 and floor(ramped) == (3, 8)
+    assert (
+        "  ! a rollback now would put 6,000/min on primary, whose 2 instances in service serve 2,400/min within "
+        "the SLO (1,200/min each, planning.capacity): users would queue for about 8 min while more start; "
+        "--keep-rollback-floor keeps primary at 5 during the holds (+3 × ml.g4dn.xlarge at $0.736/h = $2.21/hour)"
+    ) in result.output
+    assert "primary must carry 3,000/min (50% of the endpoint's busiest minute in the last 5min)" in result.output
+    assert (
+        "canary weight rolled back to 50%; primary sized for 3,000/min: 3 instances, its minimum raised; put it "
+        "back with `bin/ops restore-scaling prod "
+    ) in result.stderr
+
+
+def test_keep_rollback_floor_holds_the_primary_at_what_a_rollback_needs(ramped, cli):
+    streamed(ramped)
+
+    result = cli("shift", "prod", "--canary-weight", "75", "--hold", "10m", "--keep-rollback-floor")
+
+    assert result.exit_code == 0, result.output
+    assert ramped.weights() == {"primary": 25.0, "canary": 75.0}
+    assert instances(ramped, "primary") == 5 and floor(ramped) == (5, 8)
+    lines = result.output.splitlines()
+    floor_line = lines.index(
+        "rollback floor: primary at 5 instances, what 6,000/min needs (1,200/min each, planning.capacity)"
+    )
+    assert floor_line < lines.index("step: canary 50% → 75%")
+    assert "  ! keeping it costs +3 × ml.g4dn.xlarge at $0.736/h = $2.21/hour while it stands" in result.output
+    assert "  ✓ primary has 5 instances in service" in result.output
+    assert "a rollback now would" not in result.output
+    assert "the floor stays after the shift; put it back with bin/ops restore-scaling prod " in result.output
+
+
+def test_the_resume_command_keeps_the_floor_option():
+    plan = ShiftPlan(100, steps=(50,), keep_rollback_floor=True)
+    assert resume_command(Target("prod", "e", "canary", "primary"), plan, 25) == (
+        "bin/ops shift prod --canary-weight 100 --step 50 --keep-rollback-floor"
+    )

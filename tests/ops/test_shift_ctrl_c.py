@@ -1,0 +1,83 @@
+"""Ctrl-C in a terminal, for real: `python -m ops shift` as its own process group on a moto server, SIGINT
+to the whole group (as a terminal sends it, children included) during the first hold. The operator
+reads one message naming the environment, the weights as they stand and the two commands, and nothing
+else: no traceback, neither the CLI's nor a child process's (before issue 30 the config's region check
+started jsii's Node.js through the virtualenv's `node`, a Python wrapper whose own KeyboardInterrupt
+traceback jsii then printed line by line as b'…')."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import boto3
+import pytest
+from moto.server import ThreadedMotoServer
+
+from ops.environment import load_environment_config
+from sandbox import moto_fixes
+from tests.ops.conftest import World
+from tests.ops.test_latency_guard import first_tokens, spread
+
+REPO = Path(__file__).resolve().parents[2]
+RAMP = ["shift", "prod", "--canary-weight", "100", "--step", "25", "--step", "50", "--step", "75", "--hold", "30m"]
+
+
+@pytest.fixture
+def moto_server(monkeypatch: pytest.MonkeyPatch):
+    """prod as its config says (ml.g5 and all, as the sandbox runs it) on a moto server in this process."""
+    cfg = load_environment_config("prod")
+    monkeypatch.setenv("MOTO_ACCOUNT_ID", cfg.account or "123456789012")
+    monkeypatch.delenv("MANGAASSIST_SANDBOX", raising=False)
+    moto_fixes.apply()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://{host}:{port}")
+    world = World(cfg, boto3.Session(region_name=cfg.region))
+    world.deploy()
+    world.traffic("canary", invocations=100, errors=0)  # the evidence a step from 5 % needs, 100/min in all
+    world.traffic("primary", invocations=400, errors=0)
+    first_tokens(world, "canary", spread(100, 300))
+    first_tokens(world, "primary", spread(100, 300))
+    yield world
+    server.stop()
+
+
+def test_ctrl_c_during_a_hold_prints_the_way_on_and_back_and_no_traceback(moto_server):
+    ops = subprocess.Popen(
+        [sys.executable, "-m", "ops", *RAMP],
+        cwd=REPO,
+        env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    watchdog = threading.Timer(120, ops.kill)  # a hung CLI fails the test instead of hanging it
+    watchdog.start()
+    try:
+        assert ops.stdout is not None
+        output = []
+        for line in ops.stdout:
+            output.append(line)
+            if "✓ canary at 25%, primary at 75%" in line:  # the first hold starts now: 30 minutes
+                os.killpg(ops.pid, signal.SIGINT)
+                break
+        rest, errors = ops.communicate(timeout=60)
+    finally:
+        watchdog.cancel()
+
+    assert ops.returncode == 130, "".join(output) + rest + errors
+    assert errors.splitlines() == [
+        "error: interrupted: mangaassist-llm-prod (prod) stands at canary 25%, primary 75% (read back just now); "
+        "nothing more was changed",
+        "  resume:    bin/ops shift prod --canary-weight 100 --step 50 --step 75 --hold 30min",
+        "  roll back: bin/ops rollback prod",
+    ]
+    assert "Traceback" not in "".join(output) + rest
+    assert moto_server.weights() == {"primary": 75.0, "canary": 25.0}

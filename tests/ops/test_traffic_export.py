@@ -1,0 +1,119 @@
+"""`bin/ops traffic` on moto (issue 29 §3): Invocations put for three days, written as the planner's CSV,
+summed over the variants, trimmed to the data, gaps written as 0 and counted; then through `make plan`'s
+own code path (the planner CLI in-process), judged in the environment's release-calendar windows."""
+
+from __future__ import annotations
+
+import csv
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import ops.traffic_export
+from ops.errors import ExitCode
+from ops.traffic_export import MAX_DATAPOINTS, spans
+from planner.cli import app as planner_app
+from tests.ops.conftest import SAFE_NOW
+
+FIRST = SAFE_NOW - timedelta(days=3, minutes=10)  # the first minute with data
+MINUTES = 3 * 24 * 60
+GAP = range(1000, 1010)  # minutes with no datapoint from any variant
+
+
+def put_invocations(world) -> None:
+    """primary 100-159 a minute, canary 5, both timestamped 20 s into the minute, as SageMaker's are."""
+    cloudwatch = world.client("cloudwatch")
+    data = []
+    for minute in range(MINUTES):
+        if minute in GAP:
+            continue
+        when = FIRST + timedelta(minutes=minute, seconds=20)
+        for variant, value in (("primary", 100 + minute % 60), ("canary", 5)):
+            dimensions = [{"Name": "EndpointName", "Value": world.endpoint}, {"Name": "VariantName", "Value": variant}]
+            data.append({"MetricName": "Invocations", "Dimensions": dimensions, "Value": value, "Timestamp": when})
+    for start in range(0, len(data), 1000):  # PutMetricData takes at most 1,000 items
+        cloudwatch.put_metric_data(Namespace="AWS/SageMaker", MetricData=data[start : start + 1000])
+
+
+def rows(path: Path) -> list[list[str]]:
+    with path.open() as file:
+        return list(csv.reader(file))
+
+
+def expected(minute: int) -> float:
+    return 0.0 if minute in GAP else float(100 + minute % 60 + 5)
+
+
+def test_the_endpoints_week_becomes_the_planners_csv(prod, cli, tmp_path) -> None:
+    put_invocations(prod)
+    out = tmp_path / "prod-week.csv"
+    result = cli("traffic", "prod", "--days", "7", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    written = rows(out)
+    assert written[0] == ["timestamp", "requests"]
+    assert len(written) == 1 + MINUTES  # leading and trailing minutes without data left out
+    assert written[1] == [FIRST.strftime("%Y-%m-%dT%H:%M:%SZ"), "105.0"]
+    assert [float(r[1]) for r in written[1:]] == [expected(m) for m in range(MINUTES)]
+    assert f"wrote {out}: 4,320 minutes of mangaassist-llm-prod (primary + canary)" in result.output
+    assert "10 minutes inside the span had no datapoint: written as 0" in result.output
+    assert f"next: make plan ENV=prod TRAFFIC={out}" in result.output
+
+
+def test_a_span_read_in_pieces_gives_the_same_minutes(prod, cli, tmp_path, monkeypatch) -> None:
+    """GetMetricData returns at most 100,800 datapoints a call: smaller pieces here, same answer."""
+    put_invocations(prod)
+    whole, pieces = tmp_path / "whole.csv", tmp_path / "pieces.csv"
+    assert cli("traffic", "prod", "--days", "4", "--out", str(whole)).exit_code == 0
+    monkeypatch.setattr(ops.traffic_export, "MAX_DATAPOINTS", 2 * 700)  # 700 minutes x 2 variants a call
+    assert cli("traffic", "prod", "--days", "4", "--out", str(pieces)).exit_code == 0
+    assert rows(pieces) == rows(whole)
+
+
+def test_spans_fit_one_call_each() -> None:
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    end = start + timedelta(days=14)
+    for variants in (1, 2, 10):
+        pieces = list(spans(start, end, variants))
+        assert pieces[0][0] == start and pieces[-1][1] == end
+        assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:], strict=False))
+        assert all((e - s) / timedelta(minutes=1) * variants <= MAX_DATAPOINTS for s, e in pieces)
+    assert len(list(spans(start, end, 10))) == 2  # 20,160 minutes x 10 variants = 201,600 datapoints
+
+
+def test_the_csv_round_trips_through_make_plan(prod, cli, tmp_path) -> None:
+    put_invocations(prod)
+    out = tmp_path / "prod-week.csv"
+    assert cli("traffic", "prod", "--days", "7", "--out", str(out)).exit_code == 0
+    plan_dir = tmp_path / "plan"
+    result = CliRunner().invoke(planner_app, ["plan", "prod", "--traffic", str(out), "--out", str(plan_dir)])
+    assert result.exit_code in (0, 1), result.output  # 1: the verdict is "not met", files still written
+    summary = (plan_dir / "summary.md").read_text()
+    assert summary.startswith("## Capacity plan: prod (prod-week.csv)")
+    (traffic,) = [line for line in summary.splitlines() if line.startswith("- traffic: prod-week.csv")]
+    # Three days from Saturday 2026-11-21 12:50 JST: the calendar's evenings and Monday's release.
+    assert "tokyo evening" in traffic and "shonen-jump" in traffic
+    assert traffic.endswith("(release_calendar, not the schedules)")
+
+
+@pytest.mark.parametrize("days", ["0", "15"])
+def test_a_span_cloudwatch_cannot_serve_by_the_minute_is_refused(cli, tmp_path, days) -> None:
+    result = cli("traffic", "prod", "--days", days, "--out", str(tmp_path / "x.csv"))
+    assert result.exit_code == ExitCode.USAGE
+    assert result.stderr.strip() == (
+        f"error: --days {days}: CloudWatch keeps one-minute datapoints for 15 days (GetMetricData documentation) "
+        "and rounds a start at that edge to 5 minutes, so 1 to 14 days"
+    )
+
+
+def test_no_traffic_is_not_found(prod, cli, tmp_path) -> None:
+    out = tmp_path / "x.csv"
+    result = cli("traffic", "prod", "--days", "2", "--out", str(out))
+    assert result.exit_code == ExitCode.NOT_FOUND
+    assert result.stderr.strip() == (
+        "error: CloudWatch has no Invocations datapoint of endpoint mangaassist-llm-prod (variants primary, canary) "
+        "from 2026-11-22T04:00Z to 2026-11-24T04:00Z; the planner needs at least 60 minutes (wrong region or "
+        "account, or no traffic yet?)"
+    )
+    assert not out.exists()

@@ -1,0 +1,65 @@
+"""The command README and docs/scaling-and-planning.md give CI to gate on, `bin/plan ENV`, exits with
+the planner's own codes: 0 met, 1 not met, 2 usage or config error (`make plan` exits 2 for all
+failures: GNU make's "Error N" is the only trace of the code)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+GATE = REPO / "bin" / "plan"
+
+
+def gate(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(GATE), *args], cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_not_met_exits_1_after_writing_its_files(tmp_path: Path) -> None:
+    result = gate("prod", "--out", str(tmp_path))  # prod is not met on cost (README, docs/scaling-and-planning.md)
+
+    assert result.returncode == 1, result.stderr
+    assert "verdict: not met (prod, planning.budget): cost " in result.stderr
+    assert "### Verdict: not met" in (tmp_path / "summary.md").read_text()
+    assert (tmp_path / "plot.png").is_file()
+
+
+def test_met_exits_0(tmp_path: Path) -> None:
+    """dev on 6 % of the reference week (its own planning.traffic is 10 %) meets every figure."""
+    week = tmp_path / "week.csv"
+    subprocess.run([sys.executable, "-m", "planner", "export-traffic", str(week)], cwd=REPO, check=True)
+    header, *rows = week.read_text().splitlines()
+    week.write_text("\n".join([header, *(f"{ts},{float(n) * 0.06:g}" for ts, n in (r.split(",") for r in rows))]))
+
+    result = gate("dev", "--traffic", str(week), "--out", str(tmp_path))
+
+    assert result.returncode == 0, result.stderr
+    assert "### Verdict: met" in (tmp_path / "summary.md").read_text()
+
+
+def test_unknown_environment_exits_2() -> None:
+    result = gate("qa")
+
+    assert result.returncode == 2
+    assert result.stderr.strip().endswith("error: unknown environment 'qa'; known: dev, prod, staging")
+
+
+def test_a_bad_option_exits_2() -> None:
+    result = gate("prod", "--no-such-option")
+
+    assert result.returncode == 2
+    assert "No such option: --no-such-option" in result.stderr
+
+
+def test_a_failed_plan_leaves_no_earlier_files_to_be_taken_for_its_own(tmp_path: Path) -> None:
+    (tmp_path / "summary.md").write_text("### Verdict: met\n")  # an earlier run's
+    (tmp_path / "plot.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    bad = tmp_path / "week.csv"
+    bad.write_text("timestamp,requests\n2026-10-29T00:00:00Z,-3\n")
+
+    result = gate("prod", "--traffic", str(bad), "--out", str(tmp_path))
+
+    assert result.returncode == 2
+    assert "line 2: requests must be a non-negative number, got '-3'" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["week.csv"]

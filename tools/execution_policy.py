@@ -1,0 +1,92 @@
+"""`python -m tools.execution_policy ENV`: `make bootstrap`'s first step. Creates, or brings up to date,
+the customer-managed policies `MangaAssist-CloudFormationExecution-<n>` (constructs/execution_policy.py)
+in the account ENV deploys to, and prints their ARNs comma-separated: the value `make bootstrap` passes
+to `cdk bootstrap --cloudformation-execution-policies`, which needs existing policies.
+
+Run with the credentials that may bootstrap (they create IAM roles anyway). An unchanged document is
+left alone; a changed one becomes the policy's new default version, the oldest other version deleted
+first when the policy already has five (IAM's limit of versions per managed policy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from urllib.parse import unquote
+
+import boto3
+from botocore.exceptions import BotoCoreError, ClientError
+
+from config import ConfigError, known_environments, load_environment
+from constructs.execution_policy import execution_documents, policy_names
+
+MAX_VERSIONS = 5  # IAM: a managed policy keeps at most five versions
+USAGE, AWS_ERROR, WRONG_ACCOUNT = 2, 1, 5  # docs/operations.md's exit codes for the same failures
+
+
+def ensure_policy(iam, arn: str, name: str, document: dict) -> str:
+    """Create the policy, or make `document` its default version if it differs; returns what was done."""
+    text = json.dumps(document, separators=(",", ":"))
+    try:
+        policy = iam.get_policy(PolicyArn=arn)["Policy"]
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "NoSuchEntity":
+            raise
+        iam.create_policy(
+            PolicyName=name,
+            PolicyDocument=text,
+            Description="CloudFormation execution role of CDK's bootstrap stack: the MangaAssist stacks' resource types",
+        )
+        return "created"
+    current = iam.get_policy_version(PolicyArn=arn, VersionId=policy["DefaultVersionId"])["PolicyVersion"]
+    stored = current["Document"]
+    if (json.loads(unquote(stored)) if isinstance(stored, str) else stored) == document:
+        return "unchanged"
+    versions = iam.list_policy_versions(PolicyArn=arn)["Versions"]
+    if len(versions) >= MAX_VERSIONS:
+        oldest = min((v for v in versions if not v["IsDefaultVersion"]), key=lambda v: v["CreateDate"])
+        iam.delete_policy_version(PolicyArn=arn, VersionId=oldest["VersionId"])
+    iam.create_policy_version(PolicyArn=arn, PolicyDocument=text, SetAsDefault=True)
+    return "updated"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.execution_policy", description=__doc__.splitlines()[0])
+    parser.add_argument("env")
+    args = parser.parse_args(argv)
+    if args.env not in known_environments():
+        print(f"error: unknown environment '{args.env}'; known: {', '.join(known_environments())}", file=sys.stderr)
+        return USAGE
+    try:
+        cfg = load_environment(args.env, against_deployed=False)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return USAGE
+    session = boto3.Session(region_name=cfg.region or os.environ.get("AWS_REGION") or None)
+    try:
+        caller = session.client("sts").get_caller_identity()
+        if cfg.account and caller["Account"] != cfg.account:
+            print(
+                f"error: the credentials are account {caller['Account']}'s; {cfg.name} deploys to {cfg.account}",
+                file=sys.stderr,
+            )
+            return WRONG_ACCOUNT
+        partition = caller["Arn"].split(":")[1]
+        iam = session.client("iam")
+        documents = execution_documents(partition, caller["Account"])
+        arns = []
+        for name, document in zip(policy_names(len(documents)), documents, strict=True):
+            arn = f"arn:{partition}:iam::{caller['Account']}:policy/{name}"
+            print(f"{name}: {ensure_policy(iam, arn, name, document)}", file=sys.stderr)
+            arns.append(arn)
+    except (ClientError, BotoCoreError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return AWS_ERROR
+    print(",".join(arns))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
