@@ -15,6 +15,11 @@ def image_stack_name(env_name: str) -> str:
     return f"{PROJECT}-{env_name}-Image"
 
 
+def ci_access_stack_name(env_name: str) -> str:
+    """The optional stack of the pipeline's deploy role (stacks/ci_access_stack.py; config `ci:`)."""
+    return f"{PROJECT}-{env_name}-CiAccess"
+
+
 def serving_stack_name(env_name: str) -> str:
     return f"{PROJECT}-{env_name}-Serving"
 

@@ -78,14 +78,14 @@ def build_review(base_rev: str, commit: str, envs: list[str], context_env: str, 
     for side in (base, head):
         if side.error:
             review.failures.append(f"{side.label} does not synthesise:\n{side.error}")
-    stacks = [name for env in envs for name in (naming.image_stack_name(env), naming.serving_stack_name(env))]
+    stacks = [name for env in envs for name in _stacks(env, base, head)]
     diffs: dict[str, StackDiff] = {}
     if not review.failures:
         with ThreadPoolExecutor(max_workers=3) as pool:
             for diff in pool.map(lambda stack: diff_stack(stack, base, head, scratch), stacks):
                 diffs[diff.stack] = diff
     for env in envs:
-        env_diffs = [diffs[s] for s in (naming.image_stack_name(env), naming.serving_stack_name(env)) if s in diffs]
+        env_diffs = [diffs[s] for s in _stacks(env, base, head) if s in diffs]
         environment = EnvironmentReview(env, env_diffs)
         if not review.failures:
             serving = naming.serving_stack_name(env)
@@ -96,6 +96,14 @@ def build_review(base_rev: str, commit: str, envs: list[str], context_env: str, 
         environment.plan = compare_plans(env, base_src / relative, ROOT / relative)
         review.environments.append(environment)
     return review
+
+
+def _stacks(env: str, base: Assembly, head: Assembly) -> list[str]:
+    """The environment's stacks on either side: the pipeline's role stack only where config has `ci:`,
+    so that a change to its trust or permissions boundary is reviewed like the others."""
+    ci_access = naming.ci_access_stack_name(env)
+    optional = [ci_access] if base.template(ci_access) or head.template(ci_access) else []
+    return [naming.image_stack_name(env), naming.serving_stack_name(env), *optional]
 
 
 def _template(assembly: Assembly, stack: str) -> dict | None:

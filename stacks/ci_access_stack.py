@@ -13,16 +13,12 @@ from __future__ import annotations
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 
-from config.naming import PROJECT
+from config.naming import ci_access_stack_name
 from config.schema import Ci, EnvironmentConfig
 from constructs import Construct
 from constructs.github_deploy_role import GITHUB_OIDC_HOST, STS_AUDIENCE, GitHubDeployRole, GitHubSubject
 
 CREATE = "create"
-
-
-def ci_access_stack_name(env_name: str) -> str:
-    return f"{PROJECT}-{env_name}-CiAccess"
 
 
 class CiAccessStack(cdk.Stack):
