@@ -5,15 +5,8 @@ measured from the scheduled send time, so a slow server (or a slow generator) ca
 closed-loop "N users" figures hide exactly the queueing autoscaling has to prevent. The generator's own
 lag (actual send minus schedule) is reported so that a result it distorts can be refused.
 
-Conversations (`run_conversation_step`): sessions arrive as a Poisson process at the offered rate
-divided by the mean turns per session, so turns are offered at the step's rate. A session's first turn
-is sent at its arrival; turn k+1 is scheduled think time after turn k's last answer token, since its
-content is that answer (a user answers what they read). Every turn is sent at its scheduled time,
-whatever else is in flight, and timed from it; a slow server delays only the later turns of the
-sessions it is slow for, as it delays their users, while new sessions keep arriving on their own
-schedule. A step first runs `warmup_seconds` of the same process unmeasured, so that when its window
-opens conversations are under way in the proportions of a steady stream; only turns scheduled inside
-the window are counted, and turns falling after it are not sent. A turn that fails ends its session.
+The conversation step (sessions of turns) is capacity.conversation_step; it shares this module's
+arrival process, waiting, summary and judgment.
 """
 
 from __future__ import annotations
@@ -29,7 +22,6 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from capacity.targets import REQUEST_TIMEOUT_SECONDS, RequestRecord
-from capacity.workload import SessionPlan, SessionSource
 
 STOP_POLL_SECONDS = 0.2  # how soon Ctrl-C or SIGTERM stops a step
 MAX_ERROR_PERCENT = 1.0  # the objective: at most 1 % errors (5xx, 4xx, stream errors, timeouts)
@@ -283,108 +275,3 @@ class CacheProbe:
 async def sleep_until(when: float, stop: threading.Event) -> None:
     while (delay := when - time.perf_counter()) > 0 and not stop.is_set():
         await asyncio.sleep(min(delay, STOP_POLL_SECONDS))
-
-
-@dataclass
-class Conversations:
-    """One conversation step's shared state: where its window starts and ends, what was sent."""
-
-    target: Target
-    source: SessionSource
-    stop: threading.Event
-    window: float  # time.perf_counter() at which the measured window opens
-    end: float
-    allowed: float  # requests the step may still send (the sweep's ceiling)
-    records: list[RequestRecord]
-
-    async def converse(self, plan: SessionPlan, at: float) -> None:
-        """One session: each turn at its time, the answer kept for the next; ends at the window's end,
-        on a failed turn, on a stop, or when the step's requests are spent."""
-        history: list[dict[str, str]] = []
-        last = len(plan.turns) - 1
-        for index in range(len(plan.turns)):
-            if at >= self.end or self.stop.is_set() or len(self.records) >= self.allowed:
-                return
-            await sleep_until(at, self.stop)
-            if self.stop.is_set():
-                return
-            body, trimmed = self.source.workload.request(plan, history, index)
-            record = RequestRecord(scheduled=at, turn=index + 1, counted=at >= self.window, trimmed=trimmed,
-                                   keep_answer=index < last)  # fmt: skip
-            self.records.append(record)
-            await self.target.request(json.dumps(body).encode(), record, self.stop)
-            if not record.ok or record.done is None or index == last:
-                return
-            history += [body["messages"][-1], {"role": "assistant", "content": record.answer or ""}]
-            at = record.done + plan.thinks[index]
-
-
-async def run_conversation_step(
-    target: Target,
-    source: SessionSource,
-    offered_rpm: float,
-    seconds: float,
-    stop: threading.Event,
-    rng: random.Random,
-    progress: Callable[[str], None],
-    warmup_seconds: float = 0.0,
-    progress_seconds: float = 10.0,
-    max_requests: int | None = None,
-    deadline: float | None = None,
-) -> tuple[StepResult, list[RequestRecord]]:
-    """Sessions at `offered_rpm` / mean turns per instance for `warmup_seconds` unmeasured, then for
-    `seconds` measured (the module's docstring); waits for the answers, summarises the window."""
-    session_rate = offered_rpm * target.instances / 60 / source.workload.mean_turns
-    arrivals = [offset - warmup_seconds for offset in poisson_arrivals(session_rate, warmup_seconds + seconds, rng)]
-    plans = [next(source.plans) for _ in arrivals]  # drawn before the clock starts
-    window = time.perf_counter() + 0.05 + warmup_seconds
-    allowed = float("inf") if max_requests is None else max_requests
-    step = Conversations(target, source, stop, window, window + seconds, allowed, [])
-    tasks: list[asyncio.Task[None]] = []
-    probe = CacheProbe(target)
-    ticker = asyncio.create_task(report_progress(step.records, progress, progress_seconds))
-    opened = asyncio.create_task(_open_window(probe, window, stop))
-    try:
-        for arrival, plan in zip(arrivals, plans, strict=True):
-            await sleep_until(window + arrival, stop)
-            if stop.is_set() or len(step.records) >= allowed:
-                break
-            tasks.append(asyncio.create_task(step.converse(plan, window + arrival)))
-        await sleep_until(step.end, stop)
-        await settle(tasks, step.records, stop, step.end + REQUEST_TIMEOUT_SECONDS, deadline)
-        await opened
-    finally:
-        ticker.cancel()
-        for task in [*tasks, opened]:
-            task.cancel()
-        await asyncio.gather(*tasks, ticker, opened, return_exceptions=True)
-    elapsed = min(seconds, max(time.perf_counter() - window, 0.0)) if stop.is_set() else seconds
-    result = summarise(step.records, offered_rpm, target.instances, window, max(elapsed, 1e-3))
-    result.warmup_seconds = warmup_seconds
-    result.prefix_cache_hit_percent = await probe.hit_percent()
-    return result, step.records
-
-
-async def _open_window(probe: CacheProbe, window: float, stop: threading.Event) -> None:
-    await sleep_until(window, stop)
-    await probe.begin()
-
-
-async def run_source_step(
-    target: Target,
-    source: Iterator[dict[str, Any]] | SessionSource,
-    offered_rpm: float,
-    seconds: float,
-    stop: threading.Event,
-    rng: random.Random,
-    progress: Callable[[str], None],
-    warmup_seconds: float = 0.0,
-    max_requests: int | None = None,
-    deadline: float | None = None,
-) -> tuple[StepResult, list[RequestRecord]]:
-    """One step of whatever the workload is: sessions (run_conversation_step) or bodies (run_step)."""
-    if isinstance(source, SessionSource):
-        return await run_conversation_step(target, source, offered_rpm, seconds, stop, rng, progress,
-                                           warmup_seconds, max_requests=max_requests, deadline=deadline)  # fmt: skip
-    return await run_step(target, source, offered_rpm, seconds, stop, rng, progress,
-                          max_requests=max_requests, deadline=deadline)  # fmt: skip

@@ -1,8 +1,8 @@
 """The capacity tool as a library: `measure(target, workload, settings)` runs the sweep against one
 target, writes the report after every step and once more at the end (also when Ctrl-C or SIGTERM
 stops it), and returns what was measured. Nothing here opens an environment or calls AWS: the caller
-builds the target (capacity.targets) and the workload (capacity.workload, capacity.capture);
-`bin/ops capacity` is one such caller (ops/capacity_command.py)."""
+builds the target (capacity.targets) and the workload (capacity.conversations, capacity.workload,
+capacity.capture); `bin/ops capacity` is one such caller (ops/capacity_command.py)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from capacity.conversations import SessionSource
 from capacity.load import Target
 from capacity.report import RunFacts, write
 from capacity.sweep import SweepOutcome, SweepSettings, sweep
-from capacity.workload import SessionSource
 
 MIN_STEP_SECONDS = 60  # the default: about 1,000 requests a step at the seeds' rate, enough for a p95
 REPORTS_DIR = Path("capacity-out")
@@ -45,7 +45,7 @@ class MeasuredTarget(Target, Protocol):
 
 
 class RequestSource(Protocol):
-    """A ConversationWorkload, a Workload or a CapturedWorkload (capacity.workload)."""
+    """A ConversationWorkload (capacity.conversations), a Workload or a CapturedWorkload (capacity.workload)."""
 
     def source(self, seed: int = 0) -> Iterator[dict[str, Any]] | SessionSource: ...
 

@@ -5,7 +5,9 @@ The answer is the highest offered rate that held, per instance.
 Each step ends with one of four results (`SweepOutcome.results`, `result` in capacity.json):
 `held` and `broke` judge the server against the objective; `client-limited` means the load generator
 could not send on schedule (its send lag p99 above `max_send_lag_ms`), so the step measured the client
-whatever its latencies say; `interrupted` means Ctrl-C or SIGTERM cut the step short, unjudged."""
+whatever its latencies say; `interrupted` means Ctrl-C or SIGTERM cut the step short, unjudged.
+
+A step is capacity.load.run_step's, or for conversations capacity.conversation_step's (`run_source_step`)."""
 
 from __future__ import annotations
 
@@ -17,8 +19,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from capacity.load import StepResult, Target, judge, run_source_step
-from capacity.workload import SessionSource
+from capacity.conversation_step import run_conversation_step
+from capacity.conversations import SessionSource
+from capacity.load import StepResult, Target, judge, run_step
+from capacity.targets import RequestRecord
 
 PRECISION = 1.10  # stop refining when the first broken rate is within 10 % of the last held one
 HELD, BROKE, CLIENT_LIMITED, INTERRUPTED = "held", "broke", "client-limited", "interrupted"
@@ -34,7 +38,7 @@ class SweepSettings:
     growth: float = 1.5
     # A step whose own send lag p99 exceeds this is the generator's result, not the server's.
     max_send_lag_ms: float = 50.0
-    # Conversations: each step first runs this long unmeasured (capacity.load.run_conversation_step).
+    # Conversations: each step first runs this long unmeasured (capacity.conversation_step).
     warmup_seconds: float = 0.0
 
     def request_ceiling(self, instances: int) -> int:
@@ -132,6 +136,26 @@ async def sweep(
     best = outcome.best()
     outcome.answer_rpm = best.offered_rpm if best else None
     return outcome
+
+
+async def run_source_step(
+    target: Target,
+    source: Iterator[dict[str, Any]] | SessionSource,
+    offered_rpm: float,
+    seconds: float,
+    stop: threading.Event,
+    rng: random.Random,
+    progress: Callable[[str], None],
+    warmup_seconds: float = 0.0,
+    max_requests: int | None = None,
+    deadline: float | None = None,
+) -> tuple[StepResult, list[RequestRecord]]:
+    """One step of whatever the workload is: sessions (run_conversation_step) or bodies (run_step)."""
+    if isinstance(source, SessionSource):
+        return await run_conversation_step(target, source, offered_rpm, seconds, stop, rng, progress,
+                                           warmup_seconds, max_requests=max_requests, deadline=deadline)  # fmt: skip
+    return await run_step(target, source, offered_rpm, seconds, stop, rng, progress,
+                          max_requests=max_requests, deadline=deadline)  # fmt: skip
 
 
 def _judged(step: StepResult, settings: SweepSettings, interrupted: bool) -> str:

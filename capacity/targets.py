@@ -48,9 +48,9 @@ class RequestRecord:
     error: str | None = None
     output_tokens: int | None = None
     prompt_tokens: int | None = None  # as the engine counted them (usage)
-    # Conversations (capacity.load.run_conversation_step): which turn of its session this is, whether
-    # the step counts it (False for the warm-up's turns), whether older exchanges were dropped to fit
-    # the prompt budget, and the answer's text, kept when `keep_answer` is set.
+    # Conversations (capacity.conversation_step.run_conversation_step): which turn of its session this
+    # is, whether the step counts it (False for the warm-up's turns), whether older exchanges were
+    # dropped to fit the prompt budget, and the answer's text, kept when `keep_answer` is set.
     turn: int | None = None
     counted: bool = True
     trimmed: bool = False

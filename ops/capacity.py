@@ -19,9 +19,10 @@ from botocore.config import Config
 
 from capacity import Measurement, SettingsError
 from capacity.capture import captured_workload
+from capacity.conversations import ConversationWorkload, load_workload
 from capacity.record import NotAMeasurement, concurrent_sequences, floor_notes, record_measurement
 from capacity.targets import UrlTarget, VariantTarget
-from capacity.workload import CapturedWorkload, ConversationWorkload, Workload, WorkloadError, load_workload
+from capacity.workload import CapturedWorkload, Workload, WorkloadError
 from config import EnvironmentConfig, environment_file, environment_label
 from config.editor import EditRefused, UnsafeEdit
 from ops.aws import AwsClients

@@ -111,7 +111,7 @@ class WorkloadContexts:
 def session_contexts(raw: dict[str, Any], budget: int, rng: random.Random) -> list[tuple[int, int, bool]]:
     """One simulated session: (prompt tokens, answer tokens, trimmed) per turn. Each turn sends the
     system prompt, the exchanges so far and a new user turn; the oldest exchanges are dropped whole
-    until the prompt fits `budget` (what capacity.workload.ConversationWorkload sends)."""
+    until the prompt fits `budget` (what capacity.conversations.ConversationWorkload sends)."""
     conversation, user, answer = raw["conversation"], raw["user_turn_tokens"], raw["answer_tokens"]
     turns = draw_turns(rng, float(conversation["turns"]["mean"]), int(conversation["turns"]["max"]))
     system, history, kept, out = int(raw["system_prompt_tokens"]), 0, [], []

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from capacity.workload import DEFAULT_WORKLOAD, load_workload
+from capacity.conversations import load_workload
+from capacity.workload import DEFAULT_WORKLOAD
 from config import ConfigError, load_config_file, load_environment
 from config.checks.vram_budget import (
     check_vram_budget,

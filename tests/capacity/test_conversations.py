@@ -17,17 +17,12 @@ from pathlib import Path
 import pytest
 from capacity_harness import start_engine
 
-from capacity.load import run_conversation_step, run_step
+from capacity.conversation_step import run_conversation_step
+from capacity.conversations import ConversationWorkload, SessionPlan, SessionSource, load_workload
+from capacity.load import run_step
 from capacity.measurement import MeasureSettings, SettingsError
 from capacity.targets import RequestRecord, UrlTarget, answer_text
-from capacity.workload import (
-    ConversationWorkload,
-    SessionPlan,
-    SessionSource,
-    Workload,
-    WorkloadError,
-    load_workload,
-)
+from capacity.workload import Workload, WorkloadError
 from container.serving.tokens import estimate_chat_tokens
 
 REPO = Path(__file__).resolve().parents[2]

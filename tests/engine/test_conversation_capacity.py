@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from capacity import MeasureSettings, measure
+from capacity.conversations import ConversationWorkload, load_workload
 from capacity.targets import RequestRecord, UrlTarget
-from capacity.workload import ConversationWorkload, Workload, load_workload
+from capacity.workload import Workload
 
 # Small enough for the CPU engine's max_model_len 2048 whatever the tiny model's tokenizer makes of the
 # words (its 512-token vocabulary splits them): prompts within 600 tokens as the container's guard counts
