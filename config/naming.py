@@ -40,7 +40,9 @@ OUTPUT_VARIANT_NAMES = "VariantNames"  # comma-separated
 OUTPUT_ROLLBACK_ALARMS = "RollbackAlarmNames"  # comma-separated
 OUTPUT_DASHBOARD_NAME = "DashboardName"
 OUTPUT_MONTHLY_COST = "MonthlyCostUsd"  # "floor-ceiling", on demand
-OUTPUT_ALARM_TOPIC_ARN = "AlarmTopicArn"
+OUTPUT_ALARM_TOPIC_ARN = "AlarmTopicArn"  # the paging topic (the one topic before issue 27)
+OUTPUT_TICKET_TOPIC_ARN = "TicketTopicArn"
+OUTPUT_MONTHLY_BUDGET = "MonthlyBudgetUsd"  # the AWS Budgets limit (configured plan cost x budget_margin)
 OUTPUT_OPERATOR_POLICY_ARN = "OperatorPolicyArn"
 
 

@@ -16,7 +16,6 @@ from urllib.parse import urlsplit
 from botocore.exceptions import ClientError
 
 from config import naming
-from config.alerting import OUTPUT_TICKET_TOPIC_ARN
 from config.schema import Variant
 from config.variant_lookup import share_percent
 from ops.alarms import firing_alarms
@@ -28,7 +27,7 @@ from ops.stack import ServingOutputs, read_serving_outputs, read_source_image_ta
 
 HEALTHY_STACK_STATES = {"CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE"}
 # The serving stack's topic outputs; a stack deployed before issue 27 has the one AlarmTopicArn.
-TOPIC_OUTPUTS = {naming.OUTPUT_ALARM_TOPIC_ARN: "paging", OUTPUT_TICKET_TOPIC_ARN: "ticket"}
+TOPIC_OUTPUTS = {naming.OUTPUT_ALARM_TOPIC_ARN: "paging", naming.OUTPUT_TICKET_TOPIC_ARN: "ticket"}
 # What ListSubscriptionsByTopic gives as SubscriptionArn until the endpoint confirms (SNS API reference).
 PENDING = "PendingConfirmation"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from aws_cdk import ArnFormat, CfnOutput, Stack
 
 from config import load_catalog, naming
-from config.alerting import OUTPUT_MONTHLY_BUDGET, OUTPUT_TICKET_TOPIC_ARN
 from config.cost import floor_and_ceiling_usd
 from config.scaling_target import tracking_target
 from config.schema import Catalog, EnvironmentConfig
@@ -150,10 +149,10 @@ class ServingStack(Stack):
 
     def _alerting_outputs(self, tickets: AlarmTopic, budget: CostBudget) -> None:
         """The ticket topic (`bin/ops verify` reads its subscriptions, as the paging topic's) and the budget."""
-        CfnOutput(self, OUTPUT_TICKET_TOPIC_ARN, value=tickets.topic.topic_arn, description="The ticket topic")
+        CfnOutput(self, naming.OUTPUT_TICKET_TOPIC_ARN, value=tickets.topic.topic_arn, description="The ticket topic")
         CfnOutput(
             self,
-            OUTPUT_MONTHLY_BUDGET,
+            naming.OUTPUT_MONTHLY_BUDGET,
             value=str(budget.limit_usd),
             description="AWS Budgets monthly limit, USD: the configured plan's cost x alarms.budget_margin",
         )

@@ -10,7 +10,6 @@ import json
 from moto.sns.models import sns_backends
 
 from config import naming
-from config.alerting import OUTPUT_TICKET_TOPIC_ARN
 
 PAGER = "https://events.pagerduty.com/integration/0123456789abcdef0123456789abcdef/enqueue"
 
@@ -28,7 +27,7 @@ def deploy_topics(world) -> dict[str, str]:
     cloudformation = world.client("cloudformation")
     (current,) = cloudformation.describe_stacks(StackName=stack)["Stacks"]
     outputs = {o["OutputKey"]: o["OutputValue"] for o in current["Outputs"]}
-    outputs |= {naming.OUTPUT_ALARM_TOPIC_ARN: paging, OUTPUT_TICKET_TOPIC_ARN: ticket}
+    outputs |= {naming.OUTPUT_ALARM_TOPIC_ARN: paging, naming.OUTPUT_TICKET_TOPIC_ARN: ticket}
     template = {
         "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
         "Outputs": {key: {"Value": value} for key, value in outputs.items()},
