@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -52,9 +52,7 @@ from ops.errors import ExitCode, OpsError, explain
 from ops.metric_window import variant_query
 from ops.output import Console, percent, seconds
 from ops.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
-
-if TYPE_CHECKING:
-    from ops.shift_plan import Target
+from ops.target import Target
 
 NAMESPACE = "AWS/SageMaker"
 TRAFFIC_WINDOW_SECONDS = 300  # "the last few minutes": five one-minute sums

@@ -16,22 +16,12 @@ from ops.errors import ExitCode, OpsError
 from ops.guard import GuardPolicy
 from ops.guard_options import parse_duration
 from ops.output import percent, seconds
+from ops.target import Target
 
 if TYPE_CHECKING:
     from ops.rollback_capacity import Floor
 
 DEFAULT_VARIANTS = ("canary", "primary")  # what --canary and --primary default to
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where the shift happens: one endpoint and the two variants traffic moves between."""
-
-    env_name: str
-    endpoint: str
-    canary: str
-    primary: str
-    region: str | None = None  # --region as given (environments whose config names none)
 
 
 @dataclass(frozen=True)
