@@ -1,32 +1,14 @@
-"""The canary guard's command-line options, shared by `ops shift` and `ops promote`, and the duration
-syntax every ops option that takes a time accepts."""
+"""The canary guard's command-line options, shared by `ops shift` and `ops promote` (the duration
+syntax every ops option that takes a time accepts is ops/output.py's, beside `seconds()`)."""
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 import typer
 
 from ops.guard import GuardPolicy
-from ops.output import seconds
-
-DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|min|m|s)")
-UNIT_SECONDS = {"h": 3600, "min": 60, "m": 60, "s": 1}
-
-
-def parse_duration(value: str | float) -> float:
-    """`90`, `90s`, `10m`, `30min`, `2.5min`, `1h30m` → seconds; everything `seconds()` prints parses."""
-    if isinstance(value, int | float):
-        return float(value)
-    text = value.strip()
-    if re.fullmatch(r"\d+(\.\d+)?", text):
-        return float(text)
-    parts = DURATION_PART.findall(text)
-    if not text or "".join(number + unit for number, unit in parts) != text:
-        raise typer.BadParameter(f"'{value}' is not a duration like 90s, 10m, 30min or 1h30m")
-    return sum(float(number) * UNIT_SECONDS[unit] for number, unit in parts)
-
+from ops.output import parse_duration, seconds
 
 MarginOpt = Annotated[
     float,

@@ -5,6 +5,7 @@ Plain text on purpose: it reads the same in a terminal, a CI log and a pasted in
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Sequence
 from datetime import datetime, tzinfo
@@ -97,3 +98,20 @@ def seconds(value: float) -> str:
     if minutes % 60 == 0:
         return f"{minutes / 60:.0f}h"
     return f"{minutes:.0f}min" if minutes.is_integer() else f"{minutes:.1f}min"
+
+
+DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|min|m|s)")
+UNIT_SECONDS = {"h": 3600, "min": 60, "m": 60, "s": 1}
+
+
+def parse_duration(value: str | float) -> float:
+    """`90`, `90s`, `10m`, `30min`, `2.5min`, `1h30m` → seconds; everything `seconds()` prints parses."""
+    if isinstance(value, int | float):
+        return float(value)
+    text = value.strip()
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    parts = DURATION_PART.findall(text)
+    if not text or "".join(number + unit for number, unit in parts) != text:
+        raise typer.BadParameter(f"'{value}' is not a duration like 90s, 10m, 30min or 1h30m")
+    return sum(float(number) * UNIT_SECONDS[unit] for number, unit in parts)

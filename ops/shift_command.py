@@ -13,8 +13,8 @@ from config.variant_lookup import share_percent
 from ops.command import CanaryOpt, EnvArg, PrimaryOpt, RegionOpt, runtime
 from ops.environment import config_variant
 from ops.guard import GuardPolicy
-from ops.guard_options import MarginOpt, TtftMsOpt, TtftPercentOpt, WindowOpt, guard_policy, parse_duration
-from ops.output import Console, seconds
+from ops.guard_options import MarginOpt, TtftMsOpt, TtftPercentOpt, WindowOpt, guard_policy
+from ops.output import Console, parse_duration, seconds
 from ops.rollback_capacity import Floor
 from ops.shift_plan import ShiftPlan, Target, default_check_seconds
 from ops.traffic import shift

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 
 from ops.errors import ExitCode, OpsError
 from ops.guard import GuardPolicy
-from ops.guard_options import parse_duration
-from ops.output import percent, seconds
+from ops.output import parse_duration, percent, seconds
 from ops.target import Target
 
 if TYPE_CHECKING:

@@ -354,8 +354,7 @@ def test_durations_read_what_the_cli_prints(evidence, cli):
 
 @pytest.mark.parametrize("text", ["90s", "10min", "2.5min", "2h", "1h30m", "45", "30m"])
 def test_every_printed_duration_parses_back(text):
-    from ops.guard_options import parse_duration
-    from ops.output import seconds
+    from ops.output import parse_duration, seconds
 
     assert parse_duration(seconds(parse_duration(text))) == parse_duration(text)
 
