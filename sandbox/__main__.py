@@ -13,6 +13,10 @@ traffic  a minute of users' traffic, the evidence the canary guard needs before 
 deploy   the sandbox's `make deploy`: `make synth`, then the endpoint moves onto the new templates'
          models and endpoint config, keeping weights and instance counts. `bin/ops deploy`
          runs it instead of `make deploy` while the sandbox's variables are exported.
+schedule runs a scheduled window's start (or `--end`) now, as Application Auto Scaling would: the
+         variants scale to its floor and the activity is recorded for `bin/ops scaling-history`
+         (sandbox/schedule.py); `quota ml.g5.xlarge=20` sets the sandbox account's instance quota, so a
+         window's scale-out can fail as SageMaker refuses one.
 model    puts one variant's model server in a mode: `model canary slow --prefill-seconds 0.4` makes
          every first token 0.4 s later (a slow release for the canary guard), `model canary normal`
          ends it.
@@ -33,8 +37,9 @@ import httpx
 from config import naming
 from ops.sandbox_guard import EXPORTED, SANDBOX_VARIABLE  # exported: ops commands then act on the sandbox
 from sandbox.runtime import DEPLOY_PATH
+from sandbox.schedule import ScheduleError, run_window, set_quota
 from sandbox.server import PATIENCE_SECONDS, REPO, State, serve
-from sandbox.traffic import record_traffic
+from sandbox.traffic import backfill, record_traffic
 
 STATE_DIR = REPO / ".sandbox"
 TEMPLATES = REPO / "cdk.out" / "all"
@@ -188,18 +193,38 @@ def set_model_mode(state: State, variant: str, mode: str, prefill_seconds: float
     return 0
 
 
+def scaling_command(args: argparse.Namespace, state: State) -> int:
+    try:
+        if args.command == "quota":
+            print(set_quota(args.state_dir, args.env, args.setting))
+        else:
+            print("\n".join(run_window(state, args.window, args.end)))
+    except ScheduleError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m sandbox", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    for name in ("start", "stop", "serve", "traffic", "deploy", "model"):
+    for name in ("start", "stop", "serve", "traffic", "deploy", "model", "schedule", "quota"):
         command = commands.add_parser(name)
+        if name in ("schedule", "quota"):  # `schedule prod WINDOW`: the environment comes first
+            command.add_argument("env")
+        if name == "schedule":
+            command.add_argument("window", help="a schedule's name in the environment's autoscaling config")
+            command.add_argument("--end", action="store_true", help="the window's end: back to the variant's range")
+        if name == "quota":
+            command.add_argument("setting", help="TYPE=N, e.g. ml.g5.xlarge=20")
         if name == "model":
             command.add_argument("variant")
             command.add_argument("mode", choices=MODEL_MODES)
             command.add_argument(
                 "--prefill-seconds", type=float, default=0.4, help="mode slow: added to each first token"
             )
-        command.add_argument("env", nargs="?", default="prod")
+        if name not in ("schedule", "quota"):
+            command.add_argument("env", nargs="?", default="prod")
         command.add_argument("--state-dir", type=Path, default=STATE_DIR)
         if name in ("start", "serve", "deploy"):
             command.add_argument("--templates", type=Path, default=TEMPLATES)
@@ -212,6 +237,12 @@ def main(argv: list[str]) -> int:
             command.add_argument("--per-minute", type=float, default=2400, help="invocations, split by the weights")
             command.add_argument("--canary-5xx-percent", type=float, default=0, help="share of canary calls failing")
             command.add_argument("--follow", action="store_true", help="again every minute until interrupted")
+            command.add_argument(
+                "--backfill",
+                type=float,
+                metavar="HOURS",
+                help="instead: the past HOURS of minutes at --per-minute, counts only (for `bin/ops traffic`)",
+            )
             command.add_argument(
                 "--streams",
                 type=int,
@@ -234,6 +265,15 @@ def main(argv: list[str]) -> int:
         return deploy(state, args.templates, args.synth, args.released)
     if args.command == "model":
         return set_model_mode(state, args.variant, args.mode, args.prefill_seconds)
+    if args.command in ("schedule", "quota"):
+        return scaling_command(args, state)
+    if args.backfill is not None:
+        try:
+            print(f"sandbox traffic, backfilled: {backfill(state, args.per_minute, args.backfill)}")
+        except ValueError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        return 0
     while True:
         served = record_traffic(state, args.per_minute, args.canary_5xx_percent, args.streams)
         print(f"sandbox traffic, last minute: {served}", flush=True)

@@ -192,13 +192,16 @@ def serve(env_name: str, templates: Path, state_path: Path) -> None:
     os.environ["MOTO_ACCOUNT_ID"] = account  # moto answers sts:GetCallerIdentity with the env's account
     from moto.server import ThreadedMotoServer
 
-    from sandbox import moto_fixes
+    from sandbox import moto_fixes, scaling
     from sandbox.capture import DataCapture
     from sandbox.emf_agent import EmfAgent
     from sandbox.runtime import RuntimeFront
     from sandbox.seed import seed_bedrock_artifacts, seed_image_stack, seed_serving_stack
 
     moto_fixes.apply()
+    scaling.apply(
+        dict(cfg.endpoint_instance_quotas), scaling.quota_file(state_path.parent, env_name)
+    )  # a changed floor scales the variant, recorded (sandbox/scaling.py)
     port = free_port()
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     moto.start()
