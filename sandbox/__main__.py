@@ -35,6 +35,7 @@ from pathlib import Path
 import httpx
 
 from config import naming
+from ops.child_process import ParentStopped, run_child
 from ops.sandbox_guard import EXPORTED, SANDBOX_VARIABLE  # exported: ops commands then act on the sandbox
 from sandbox.runtime import DEPLOY_PATH
 from sandbox.schedule import ScheduleError, run_window, set_quota
@@ -166,9 +167,9 @@ def stop(env_name: str, state_dir: Path, quiet: bool = False) -> int:
 def deploy(state: State, templates: Path, synth: bool, released: str) -> int:
     if synth:
         command = ["make", "--no-print-directory", "synth"] + ([f"SCALING_RELEASED={released}"] if released else [])
-        built = subprocess.run(command, cwd=REPO, check=False)
-        if built.returncode != 0:
-            return built.returncode
+        built = run_child(command, REPO)
+        if built != 0:
+            return built
     answer = httpx.post(f"{state.runtime_url}{DEPLOY_PATH}", json={"templates": str(templates)}, timeout=60)
     answer.raise_for_status()
     print(f"sandbox: {state.endpoint} now runs endpoint config {answer.json()['EndpointConfigName']}")
@@ -206,6 +207,17 @@ def scaling_command(args: argparse.Namespace, state: State) -> int:
 
 
 def main(argv: list[str]) -> int:
+    """Every command; Ctrl-C (while it waits, synthesises or sleeps) is one line and exit 130."""
+    try:
+        return run(argv)
+    except ParentStopped:  # `bin/ops deploy` was interrupted and stopped this; it says so itself
+        return 128 + signal.SIGTERM
+    except KeyboardInterrupt:
+        print("sandbox: interrupted; the sandbox keeps what was done before", file=sys.stderr)
+        return 130
+
+
+def run(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m sandbox", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     for name in ("start", "stop", "serve", "traffic", "deploy", "model", "schedule", "quota"):
