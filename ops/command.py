@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
+from config.loader import known_environments
 from ops.child_process import run_child
 from ops.deploy import REPO_ROOT, Deployer, make_deploy
 from ops.environment import EmergencyAccess, Environment, open_environment, open_for_emergency
@@ -93,7 +94,17 @@ def reports_errors(command: Callable[..., None]) -> Callable[..., None]:
     return run
 
 
-EnvArg = Annotated[str, typer.Argument(help="Environment: a file in config/environments/ (dev, staging, prod).")]
+def complete_environment(incomplete: str) -> list[str]:
+    """Shell completion (`bin/ops --install-completion`): the environments config/environments/ holds."""
+    return [name for name in known_environments() if name.startswith(incomplete)]
+
+
+EnvArg = Annotated[
+    str,
+    typer.Argument(
+        help="Environment: a file in config/environments/ (dev, staging, prod).", autocompletion=complete_environment
+    ),
+]
 RegionOpt = Annotated[
     str | None,
     typer.Option(

@@ -141,7 +141,7 @@ def _what_failed(clients: AwsClients, env_name: str, since: datetime) -> str:
         return f"in CloudFormation ({'; '.join(touched)}): see the stack events"
     return (
         "before CloudFormation changed any stack (nothing was deployed): see its output above, e.g. synth "
-        "refused the config, an asset did not upload, or the account lacks `npx cdk bootstrap`"
+        f"refused the config, an asset did not upload, or the account lacks `make bootstrap ENV={env_name}`"
     )
 
 

@@ -39,7 +39,7 @@ from ops.child_process import ParentStopped, run_child
 from ops.sandbox_guard import EXPORTED, SANDBOX_VARIABLE  # exported: ops commands then act on the sandbox
 from sandbox.runtime import DEPLOY_PATH
 from sandbox.schedule import ScheduleError, run_window, set_quota
-from sandbox.server import PATIENCE_SECONDS, REPO, State, serve
+from sandbox.server import PATIENCE_SECONDS, REPO, State, serve, url_port
 from sandbox.traffic import backfill, record_traffic
 
 STATE_DIR = REPO / ".sandbox"
@@ -60,6 +60,14 @@ def running(path: Path) -> State | None:
         path.unlink()
         return None
     return state
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def print_exports(state: State) -> None:
@@ -110,7 +118,10 @@ def start(env_name: str, templates: Path, state_dir: Path, fresh: bool = False) 
         print(f"error: {template} is missing: run `make synth` first", file=sys.stderr)
         return 2
     path = state_file(env_name, state_dir)
-    if fresh and running(path):
+    ports = (0, 0)
+    if fresh and (previous := running(path)):
+        # The variables exported from it keep working: the new sandbox listens where the old one did.
+        ports = (url_port(previous.moto_url), url_port(previous.runtime_url))
         stop(env_name, state_dir, quiet=True)
     if state := running(path):
         print(reuse_notice(state), file=sys.stderr)
@@ -130,6 +141,8 @@ def start(env_name: str, templates: Path, state_dir: Path, fresh: bool = False) 
                 str(templates),
                 "--state-dir",
                 str(state_dir),
+                "--ports",
+                f"{ports[0]},{ports[1]}",
             ],  # fmt: skip
             cwd=REPO,
             stdout=out,
@@ -155,7 +168,7 @@ def stop(env_name: str, state_dir: Path, quiet: bool = False) -> int:
         return 0
     os.kill(state.pid, signal.SIGTERM)
     deadline = time.monotonic() + PATIENCE_SECONDS
-    while path.exists() and time.monotonic() < deadline:
+    while (path.exists() or alive(state.pid)) and time.monotonic() < deadline:  # its ports free once it is gone
         time.sleep(0.2)
     # stderr when start --fresh stops it: start's stdout is eval'd
     print(f"stopped the sandbox for {env_name} (pid {state.pid})", file=sys.stderr if quiet else sys.stdout)
@@ -240,6 +253,8 @@ def run(argv: list[str]) -> int:
         command.add_argument("--state-dir", type=Path, default=STATE_DIR)
         if name in ("start", "serve", "deploy"):
             command.add_argument("--templates", type=Path, default=TEMPLATES)
+        if name == "serve":
+            command.add_argument("--ports", default="0,0", help="MOTO,RUNTIME ports to listen on (0: any free one)")
         if name == "start":
             command.add_argument("--fresh", action="store_true", help="stop a running sandbox first: start clean")
         if name == "deploy":
@@ -267,7 +282,8 @@ def run(argv: list[str]) -> int:
     if args.command == "stop":
         return stop(args.env, args.state_dir)
     if args.command == "serve":
-        serve(args.env, args.templates, state_file(args.env, args.state_dir))
+        moto_port, runtime_port = (int(port) for port in args.ports.split(","))
+        serve(args.env, args.templates, state_file(args.env, args.state_dir), (moto_port, runtime_port))
         return 0
     state = running(state_file(args.env, args.state_dir))
     if state is None:

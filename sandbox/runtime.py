@@ -82,6 +82,7 @@ class RuntimeFront:
         cloudwatch: Any,
         deploy: Callable[[Path], str],
         capture: DataCapture | None = None,
+        port: int = 0,  # 0: any free port
     ) -> None:
         self.model_urls = model_urls  # variant -> its model server
         self.capture = capture
@@ -89,7 +90,7 @@ class RuntimeFront:
         self.sagemaker = sagemaker
         self.cloudwatch = cloudwatch
         self.http = httpx.Client(timeout=70)
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
