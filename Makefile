@@ -61,10 +61,12 @@ deps: $(VENV)/.installed node_modules/.installed
 
 # One app synthesises every environment (`-c env=all`: one jsii start instead of three); cdk-nag
 # runs inside the synth and fails it on any unacknowledged finding. cfn-lint then checks every
-# template written.
+# template written. It writes to cdk.out/all.new and swaps it in only when the synth succeeded: a broken
+# environment, or Ctrl-C, leaves the last good templates (the sandbox and every ops command read them).
 synth: deps
-	@rm -rf cdk.out/all
-	@$(CDK) synth $(CDK_FLAGS) --quiet -c env=all $(RELEASED_FLAG) -o cdk.out/all >/dev/null
+	@rm -rf cdk.out/all.new
+	@$(CDK) synth $(CDK_FLAGS) --quiet -c env=all $(RELEASED_FLAG) -o cdk.out/all.new >/dev/null
+	@rm -rf cdk.out/all && mv cdk.out/all.new cdk.out/all
 	@echo "synthesised: $$(ls cdk.out/all/*.template.json | xargs -n1 basename | tr '\n' ' ')"
 	@$(MAKE) --no-print-directory cfn-lint
 
@@ -120,14 +122,20 @@ ops: deps
 # template of SANDBOX_ENV (prod unless ENV=… is given), a stand-in model server and the runtime API.
 # Prints the variables to export: eval "$$(make -s sandbox)".
 SANDBOX_ENV := $(if $(filter command line,$(origin ENV)),$(ENV),prod)
+# An unknown environment is refused before anything is synthesised, as every other command refuses it.
+KNOWN_ENVS = $(sort $(basename $(notdir $(wildcard config/environments/*.yaml))))
+KNOWN_SANDBOX_ENV = test -f config/environments/$(SANDBOX_ENV).yaml || \
+	{ echo "error: unknown environment '$(SANDBOX_ENV)'; known: $(subst $(eval) ,$(comma) ,$(KNOWN_ENVS))" >&2; exit 2; }
 # A running sandbox is reused with its state (it says so); FRESH=1 or `make sandbox-reset` starts clean.
 sandbox:  # deps' output (npm's "added N packages") to stderr: stdout is eval'd
-	@$(MAKE) --no-print-directory deps >&2
+	@$(KNOWN_SANDBOX_ENV)
+	@$(MAKE) -s --no-print-directory deps >&2
 	@test -f cdk.out/all/MangaAssist-$(SANDBOX_ENV)-Serving.template.json || $(MAKE) --no-print-directory synth >&2
 	@$(PY) -m sandbox start $(SANDBOX_ENV) $(if $(FRESH),--fresh)
 
 sandbox-reset:
-	@$(MAKE) --no-print-directory deps >&2
+	@$(KNOWN_SANDBOX_ENV)
+	@$(MAKE) -s --no-print-directory deps >&2
 	@test -f cdk.out/all/MangaAssist-$(SANDBOX_ENV)-Serving.template.json || $(MAKE) --no-print-directory synth >&2
 	@$(PY) -m sandbox start $(SANDBOX_ENV) --fresh
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -17,6 +16,8 @@ from typing import Annotated, Any
 
 import typer
 
+from config.loader import known_environments
+from ops.child_process import run_child
 from ops.deploy import REPO_ROOT, Deployer, make_deploy
 from ops.environment import EmergencyAccess, Environment, open_environment, open_for_emergency
 from ops.errors import EXPLAINED, ExitCode, explain_for_command
@@ -43,7 +44,7 @@ def sandbox_deploy(env_name: str, released: list[str]) -> int:
         ["--released", ",".join(released)] if released else []
     )
     typer.echo(f"(in the sandbox: python {' '.join(command[1:])} instead of make deploy)")
-    return subprocess.run(command, cwd=REPO_ROOT, check=False).returncode
+    return run_child(command, REPO_ROOT)
 
 
 def default_deployer() -> Deployer:
@@ -93,7 +94,17 @@ def reports_errors(command: Callable[..., None]) -> Callable[..., None]:
     return run
 
 
-EnvArg = Annotated[str, typer.Argument(help="Environment: a file in config/environments/ (dev, staging, prod).")]
+def complete_environment(incomplete: str) -> list[str]:
+    """Shell completion (`bin/ops --install-completion`): the environments config/environments/ holds."""
+    return [name for name in known_environments() if name.startswith(incomplete)]
+
+
+EnvArg = Annotated[
+    str,
+    typer.Argument(
+        help="Environment: a file in config/environments/ (dev, staging, prod).", autocompletion=complete_environment
+    ),
+]
 RegionOpt = Annotated[
     str | None,
     typer.Option(

@@ -9,7 +9,6 @@ succeeds or fails, and a snapshot file is written first so nothing is lost if th
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +17,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from config import EnvironmentConfig, naming
 from ops.aws import AwsClients
+from ops.child_process import run_child
 from ops.endpoint import LiveEndpoint, read_endpoint
 from ops.errors import ExitCode, OpsError, explain
 from ops.output import Console
@@ -41,7 +41,7 @@ def make_deploy_command(env_name: str, released: list[str]) -> list[str]:
 
 def make_deploy(env_name: str, released: list[str]) -> int:
     """`make deploy ENV=<env>` from the repository root; its output streams straight to the terminal."""
-    return subprocess.run(make_deploy_command(env_name, released), cwd=REPO_ROOT, check=False).returncode
+    return run_child(make_deploy_command(env_name, released), REPO_ROOT)
 
 
 def variants_needing_release(live: LiveEndpoint, cfg: EnvironmentConfig) -> dict[str, str]:
@@ -141,7 +141,7 @@ def _what_failed(clients: AwsClients, env_name: str, since: datetime) -> str:
         return f"in CloudFormation ({'; '.join(touched)}): see the stack events"
     return (
         "before CloudFormation changed any stack (nothing was deployed): see its output above, e.g. synth "
-        "refused the config, an asset did not upload, or the account lacks `npx cdk bootstrap`"
+        f"refused the config, an asset did not upload, or the account lacks `make bootstrap ENV={env_name}`"
     )
 
 

@@ -13,6 +13,10 @@ traffic  a minute of users' traffic, the evidence the canary guard needs before 
 deploy   the sandbox's `make deploy`: `make synth`, then the endpoint moves onto the new templates'
          models and endpoint config, keeping weights and instance counts. `bin/ops deploy`
          runs it instead of `make deploy` while the sandbox's variables are exported.
+schedule runs a scheduled window's start (or `--end`) now, as Application Auto Scaling would: the
+         variants scale to its floor and the activity is recorded for `bin/ops scaling-history`
+         (sandbox/schedule.py); `quota ml.g5.xlarge=20` sets the sandbox account's instance quota, so a
+         window's scale-out can fail as SageMaker refuses one.
 model    puts one variant's model server in a mode: `model canary slow --prefill-seconds 0.4` makes
          every first token 0.4 s later (a slow release for the canary guard), `model canary normal`
          ends it.
@@ -31,10 +35,12 @@ from pathlib import Path
 import httpx
 
 from config import naming
+from ops.child_process import ParentStopped, run_child
 from ops.sandbox_guard import EXPORTED, SANDBOX_VARIABLE  # exported: ops commands then act on the sandbox
 from sandbox.runtime import DEPLOY_PATH
-from sandbox.server import PATIENCE_SECONDS, REPO, State, serve
-from sandbox.traffic import record_traffic
+from sandbox.schedule import ScheduleError, run_window, set_quota
+from sandbox.server import PATIENCE_SECONDS, REPO, State, serve, url_port
+from sandbox.traffic import backfill, record_traffic
 
 STATE_DIR = REPO / ".sandbox"
 TEMPLATES = REPO / "cdk.out" / "all"
@@ -54,6 +60,14 @@ def running(path: Path) -> State | None:
         path.unlink()
         return None
     return state
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def print_exports(state: State) -> None:
@@ -104,7 +118,10 @@ def start(env_name: str, templates: Path, state_dir: Path, fresh: bool = False) 
         print(f"error: {template} is missing: run `make synth` first", file=sys.stderr)
         return 2
     path = state_file(env_name, state_dir)
-    if fresh and running(path):
+    ports = (0, 0)
+    if fresh and (previous := running(path)):
+        # The variables exported from it keep working: the new sandbox listens where the old one did.
+        ports = (url_port(previous.moto_url), url_port(previous.runtime_url))
         stop(env_name, state_dir, quiet=True)
     if state := running(path):
         print(reuse_notice(state), file=sys.stderr)
@@ -124,6 +141,8 @@ def start(env_name: str, templates: Path, state_dir: Path, fresh: bool = False) 
                 str(templates),
                 "--state-dir",
                 str(state_dir),
+                "--ports",
+                f"{ports[0]},{ports[1]}",
             ],  # fmt: skip
             cwd=REPO,
             stdout=out,
@@ -149,7 +168,7 @@ def stop(env_name: str, state_dir: Path, quiet: bool = False) -> int:
         return 0
     os.kill(state.pid, signal.SIGTERM)
     deadline = time.monotonic() + PATIENCE_SECONDS
-    while path.exists() and time.monotonic() < deadline:
+    while (path.exists() or alive(state.pid)) and time.monotonic() < deadline:  # its ports free once it is gone
         time.sleep(0.2)
     # stderr when start --fresh stops it: start's stdout is eval'd
     print(f"stopped the sandbox for {env_name} (pid {state.pid})", file=sys.stderr if quiet else sys.stdout)
@@ -161,9 +180,9 @@ def stop(env_name: str, state_dir: Path, quiet: bool = False) -> int:
 def deploy(state: State, templates: Path, synth: bool, released: str) -> int:
     if synth:
         command = ["make", "--no-print-directory", "synth"] + ([f"SCALING_RELEASED={released}"] if released else [])
-        built = subprocess.run(command, cwd=REPO, check=False)
-        if built.returncode != 0:
-            return built.returncode
+        built = run_child(command, REPO)
+        if built != 0:
+            return built
     answer = httpx.post(f"{state.runtime_url}{DEPLOY_PATH}", json={"templates": str(templates)}, timeout=60)
     answer.raise_for_status()
     print(f"sandbox: {state.endpoint} now runs endpoint config {answer.json()['EndpointConfigName']}")
@@ -188,21 +207,54 @@ def set_model_mode(state: State, variant: str, mode: str, prefill_seconds: float
     return 0
 
 
+def scaling_command(args: argparse.Namespace, state: State) -> int:
+    try:
+        if args.command == "quota":
+            print(set_quota(args.state_dir, args.env, args.setting))
+        else:
+            print("\n".join(run_window(state, args.window, args.end)))
+    except ScheduleError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    """Every command; Ctrl-C (while it waits, synthesises or sleeps) is one line and exit 130."""
+    try:
+        return run(argv)
+    except ParentStopped:  # `bin/ops deploy` was interrupted and stopped this; it says so itself
+        return 128 + signal.SIGTERM
+    except KeyboardInterrupt:
+        print("sandbox: interrupted; the sandbox keeps what was done before", file=sys.stderr)
+        return 130
+
+
+def run(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m sandbox", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    for name in ("start", "stop", "serve", "traffic", "deploy", "model"):
+    for name in ("start", "stop", "serve", "traffic", "deploy", "model", "schedule", "quota"):
         command = commands.add_parser(name)
+        if name in ("schedule", "quota"):  # `schedule prod WINDOW`: the environment comes first
+            command.add_argument("env")
+        if name == "schedule":
+            command.add_argument("window", help="a schedule's name in the environment's autoscaling config")
+            command.add_argument("--end", action="store_true", help="the window's end: back to the variant's range")
+        if name == "quota":
+            command.add_argument("setting", help="TYPE=N, e.g. ml.g5.xlarge=20")
         if name == "model":
             command.add_argument("variant")
             command.add_argument("mode", choices=MODEL_MODES)
             command.add_argument(
                 "--prefill-seconds", type=float, default=0.4, help="mode slow: added to each first token"
             )
-        command.add_argument("env", nargs="?", default="prod")
+        if name not in ("schedule", "quota"):
+            command.add_argument("env", nargs="?", default="prod")
         command.add_argument("--state-dir", type=Path, default=STATE_DIR)
         if name in ("start", "serve", "deploy"):
             command.add_argument("--templates", type=Path, default=TEMPLATES)
+        if name == "serve":
+            command.add_argument("--ports", default="0,0", help="MOTO,RUNTIME ports to listen on (0: any free one)")
         if name == "start":
             command.add_argument("--fresh", action="store_true", help="stop a running sandbox first: start clean")
         if name == "deploy":
@@ -212,6 +264,12 @@ def main(argv: list[str]) -> int:
             command.add_argument("--per-minute", type=float, default=2400, help="invocations, split by the weights")
             command.add_argument("--canary-5xx-percent", type=float, default=0, help="share of canary calls failing")
             command.add_argument("--follow", action="store_true", help="again every minute until interrupted")
+            command.add_argument(
+                "--backfill",
+                type=float,
+                metavar="HOURS",
+                help="instead: the past HOURS of minutes at --per-minute, counts only (for `bin/ops traffic`)",
+            )
             command.add_argument(
                 "--streams",
                 type=int,
@@ -224,7 +282,8 @@ def main(argv: list[str]) -> int:
     if args.command == "stop":
         return stop(args.env, args.state_dir)
     if args.command == "serve":
-        serve(args.env, args.templates, state_file(args.env, args.state_dir))
+        moto_port, runtime_port = (int(port) for port in args.ports.split(","))
+        serve(args.env, args.templates, state_file(args.env, args.state_dir), (moto_port, runtime_port))
         return 0
     state = running(state_file(args.env, args.state_dir))
     if state is None:
@@ -234,6 +293,15 @@ def main(argv: list[str]) -> int:
         return deploy(state, args.templates, args.synth, args.released)
     if args.command == "model":
         return set_model_mode(state, args.variant, args.mode, args.prefill_seconds)
+    if args.command in ("schedule", "quota"):
+        return scaling_command(args, state)
+    if args.backfill is not None:
+        try:
+            print(f"sandbox traffic, backfilled: {backfill(state, args.per_minute, args.backfill)}")
+        except ValueError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        return 0
     while True:
         served = record_traffic(state, args.per_minute, args.canary_5xx_percent, args.streams)
         print(f"sandbox traffic, last minute: {served}", flush=True)

@@ -55,17 +55,21 @@ def payload_part(data: bytes) -> bytes:
     return event_frame(headers, data)
 
 
-def record_invocations(cloudwatch: Any, endpoint: str, variant: str, invocations: float, errors: float) -> None:
-    """Invocations and 5XX errors of one variant, timestamped now, as SageMaker reports them."""
+def invocation_datapoints(
+    endpoint: str, variant: str, invocations: float, errors: float, at: datetime
+) -> list[dict[str, Any]]:
+    """One variant's Invocations and 5XX errors at `at`, as SageMaker reports them (AWS/SageMaker)."""
     dimensions = [{"Name": "EndpointName", "Value": endpoint}, {"Name": "VariantName", "Value": variant}]
-    now = datetime.now(UTC)
-    cloudwatch.put_metric_data(
-        Namespace="AWS/SageMaker",
-        MetricData=[
-            {"MetricName": "Invocations", "Dimensions": dimensions, "Value": invocations, "Timestamp": now},
-            {"MetricName": "Invocation5XXErrors", "Dimensions": dimensions, "Value": errors, "Timestamp": now},
-        ],
-    )
+    return [
+        {"MetricName": "Invocations", "Dimensions": dimensions, "Value": invocations, "Timestamp": at},
+        {"MetricName": "Invocation5XXErrors", "Dimensions": dimensions, "Value": errors, "Timestamp": at},
+    ]
+
+
+def record_invocations(cloudwatch: Any, endpoint: str, variant: str, invocations: float, errors: float) -> None:
+    """Invocations and 5XX errors of one variant, timestamped now."""
+    data = invocation_datapoints(endpoint, variant, invocations, errors, datetime.now(UTC))
+    cloudwatch.put_metric_data(Namespace="AWS/SageMaker", MetricData=data)
 
 
 class RuntimeFront:
@@ -78,6 +82,7 @@ class RuntimeFront:
         cloudwatch: Any,
         deploy: Callable[[Path], str],
         capture: DataCapture | None = None,
+        port: int = 0,  # 0: any free port
     ) -> None:
         self.model_urls = model_urls  # variant -> its model server
         self.capture = capture
@@ -85,7 +90,7 @@ class RuntimeFront:
         self.sagemaker = sagemaker
         self.cloudwatch = cloudwatch
         self.http = httpx.Client(timeout=70)
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -183,7 +184,25 @@ def start_model_servers(
     return servers
 
 
-def serve(env_name: str, templates: Path, state_path: Path) -> None:
+def port_or_free(preferred: int) -> int:
+    """`preferred` if nothing listens there (a reset keeps the address its variables were exported with)."""
+    if preferred:
+        try:
+            with socket.socket() as sock:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind(("127.0.0.1", preferred))
+            return preferred
+        except OSError as error:
+            print(f"port {preferred} is taken ({error}): listening on another", flush=True)
+    return free_port()
+
+
+def url_port(url: str) -> int:
+    return int(url.rsplit(":", 1)[1]) if url else 0
+
+
+def serve(env_name: str, templates: Path, state_path: Path, ports: tuple[int, int] = (0, 0)) -> None:
+    """`ports`: the moto and runtime ports to keep, when free (0: any)."""
     from config import load_environment
 
     cfg = load_environment(env_name, against_deployed=False)
@@ -192,14 +211,16 @@ def serve(env_name: str, templates: Path, state_path: Path) -> None:
     os.environ["MOTO_ACCOUNT_ID"] = account  # moto answers sts:GetCallerIdentity with the env's account
     from moto.server import ThreadedMotoServer
 
-    from sandbox import moto_fixes
+    from sandbox import moto_fixes, scaling
     from sandbox.capture import DataCapture
     from sandbox.emf_agent import EmfAgent
     from sandbox.runtime import RuntimeFront
     from sandbox.seed import seed_bedrock_artifacts, seed_image_stack, seed_serving_stack
 
     moto_fixes.apply()
-    port = free_port()
+    # A changed floor scales the variant and is recorded (sandbox/scaling.py).
+    scaling.apply(dict(cfg.endpoint_instance_quotas), scaling.quota_file(state_path.parent, env_name))
+    port = port_or_free(ports[0])
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     moto.start()
     moto_url = f"http://127.0.0.1:{port}"
@@ -224,7 +245,7 @@ def serve(env_name: str, templates: Path, state_path: Path) -> None:
         return redeploy(client, new_templates, state, deployments[-1])
 
     capture = DataCapture(client("sagemaker"), client("s3"))
-    front = RuntimeFront(model_urls, client("sagemaker"), client("cloudwatch"), deploy, capture)
+    front = RuntimeFront(model_urls, client("sagemaker"), client("cloudwatch"), deploy, capture, port_or_free(ports[1]))
     front.start()
 
     stop = threading.Event()

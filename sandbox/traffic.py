@@ -18,10 +18,11 @@ from __future__ import annotations
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
 
 import httpx
 
-from sandbox.runtime import record_invocations
+from sandbox.runtime import invocation_datapoints, record_invocations
 from sandbox.server import State
 
 STREAM_BODY = {"messages": [{"role": "user", "content": "Recommend a manga."}], "max_tokens": 8, "stream": True}
@@ -29,6 +30,9 @@ PARALLEL_STREAMS = 6
 # The middleware writes its EMF lines every second (LOG_FLUSH_SECONDS, container/serving/middleware.py)
 # and the EMF agent reads the log every 0.2 s (sandbox/emf_agent.py): after this, CloudWatch has them.
 METRICS_ARRIVE_SECONDS = 2.0
+# PutMetricData takes at most 1,000 MetricData entries a call (botocore cloudwatch model, "MetricData").
+DATAPOINTS_PER_CALL = 1000
+MAX_BACKFILL_HOURS = 14 * 24  # what `bin/ops traffic` reads at most (CloudWatch keeps minutes for 15 days)
 
 
 def live_weights(state: State) -> dict[str, float]:
@@ -76,3 +80,28 @@ def record_traffic(state: State, per_minute: float, canary_5xx_percent: float, s
         details += [f"{errors} 5XX"] if errors else []
         served.append(f"{variant} {total}" + (f" ({', '.join(details)})" if details else ""))
     return ", ".join(served)
+
+
+def backfill(state: State, per_minute: float, hours: float) -> str:
+    """The last `hours` of whole minutes before this one, each with `per_minute` invocations split by the live
+    weights, recorded in the sandbox's CloudWatch: the past `bin/ops traffic` reads without waiting an hour a
+    point. Only counts; nothing is served."""
+    if not 0 < hours <= MAX_BACKFILL_HOURS:
+        raise ValueError(
+            f"--backfill takes 0 < HOURS <= {MAX_BACKFILL_HOURS} (what `bin/ops traffic` reads), got {hours:g}"
+        )
+    weights = live_weights(state)
+    shares = {variant: round(per_minute * weight / (sum(weights.values()) or 1)) for variant, weight in weights.items()}
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
+    minutes = [now - timedelta(minutes=m) for m in range(round(hours * 60), 0, -1)]
+    data = [
+        datum
+        for at in minutes
+        for variant, share in shares.items()
+        for datum in invocation_datapoints(state.endpoint, variant, share, 0, at)
+    ]
+    cloudwatch = state.session().client("cloudwatch", endpoint_url=state.moto_url)
+    for first in range(0, len(data), DATAPOINTS_PER_CALL):
+        cloudwatch.put_metric_data(Namespace="AWS/SageMaker", MetricData=data[first : first + DATAPOINTS_PER_CALL])
+    split = ", ".join(f"{variant} {share}" for variant, share in shares.items())
+    return f"{len(minutes)} minutes from {minutes[0]:%Y-%m-%d %H:%M} to {minutes[-1]:%H:%M} UTC, each: {split}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from typing import Any
 import boto3
 import botocore.loaders
 import botocore.session
+import httpx
 import pytest
 from moto import mock_aws
 from ruamel.yaml import YAML
@@ -36,6 +38,7 @@ from ops.waiting import Timing
 from sandbox import moto_fixes
 from sandbox.runtime import record_invocations
 from sandbox.seed import put_image
+from sandbox.server import State
 from tests.operator_policy_check import every_cli_call_is_allowed_by_the_operator_policy  # noqa: F401
 
 REAL_ENVIRONMENTS = Path(config_loader.ENVIRONMENTS_DIR)
@@ -387,3 +390,40 @@ def cli(tmp_path: Path) -> Cli:
         now=lambda: SAFE_NOW,
     )
     return Cli(runtime, sleep)
+
+
+@pytest.fixture
+def moto_sandbox() -> Iterator[State]:
+    """A sandbox's state on a real moto server holding prod's endpoint (primary 95, canary 5) and nothing
+    else: for the sandbox commands that read weights and write metrics. Its pid is the test's own (alive)."""
+    from moto.server import ThreadedMotoServer
+
+    from standin.harness import free_port
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    # One process's moto servers share its backends: start from nothing, and leave nothing behind.
+    httpx.post(f"http://127.0.0.1:{port}/moto-api/reset").raise_for_status()
+    state = State(
+        os.getpid(), "prod", "ap-northeast-1", "123456789012", f"http://127.0.0.1:{port}", "", "mangaassist-llm-prod"
+    )
+    sagemaker = state.session().client("sagemaker", endpoint_url=state.moto_url)
+    sagemaker.create_model(
+        ModelName="m", ExecutionRoleArn="arn:aws:iam::123456789012:role/r", PrimaryContainer={"Image": "i"}
+    )
+    variants = [
+        {
+            "VariantName": name,
+            "ModelName": "m",
+            "InitialInstanceCount": 1,
+            "InstanceType": "ml.m5.large",
+            "InitialVariantWeight": weight,
+        }
+        for name, weight in (("primary", 95), ("canary", 5))
+    ]
+    sagemaker.create_endpoint_config(EndpointConfigName="c", ProductionVariants=variants)
+    sagemaker.create_endpoint(EndpointName=state.endpoint, EndpointConfigName="c")
+    yield state
+    httpx.post(f"{state.moto_url}/moto-api/reset").raise_for_status()
+    server.stop()

@@ -1,0 +1,118 @@
+"""Ctrl-C as a terminal sends it (SIGINT to the whole foreground process group) ends every command in one
+line and exit 130, with no traceback from it or from any child it was running (ops/child_process.py). The
+processes here start with SIGINT at its default: a test runner started in the background inherits it ignored."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from sandbox.server import State
+
+REPO = Path(__file__).resolve().parents[2]
+PATIENCE_SECONDS = 60.0
+# A child that prints a KeyboardInterrupt traceback if SIGINT reaches it, and its pid, then waits.
+SLEEPER = "import os, time; print('ready', os.getpid(), flush=True); time.sleep(120)"
+
+
+def default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def start_in_own_group(command: list[str], **options) -> subprocess.Popen:
+    """As a terminal starts a foreground job: a process group of its own, SIGINT at its default."""
+    return subprocess.Popen(
+        command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, preexec_fn=default_sigint, **options,
+    )  # fmt: skip
+
+
+def wait_for_line(process: subprocess.Popen, starts: str) -> str:
+    deadline = time.monotonic() + PATIENCE_SECONDS
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if line.startswith(starts):
+            return line
+        assert line or process.poll() is None, f"exited {process.returncode}: {process.stderr.read()}"
+    raise AssertionError(f"no line starting {starts!r}")
+
+
+def ctrl_c(process: subprocess.Popen) -> tuple[int, str]:
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=PATIENCE_SECONDS)
+    return process.returncode, stderr
+
+
+def gone(pid: int) -> bool:
+    deadline = time.monotonic() + PATIENCE_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def parent_script(child: list[str]) -> list[str]:
+    """A command that runs `child` with run_child and reports Ctrl-C as ops commands do."""
+    code = (
+        "import sys\nfrom ops.child_process import ParentStopped, run_child\n"
+        f"try:\n    sys.exit(run_child({child!r}, {str(REPO)!r}))\n"
+        "except ParentStopped:\n    sys.exit(143)\n"
+        "except KeyboardInterrupt:\n    print('error: interrupted', file=sys.stderr)\n    sys.exit(130)\n"
+    )
+    return [sys.executable, "-c", code]
+
+
+def test_ctrl_c_stops_the_child_quietly_and_the_command_says_it_once() -> None:
+    command = start_in_own_group(parent_script([sys.executable, "-c", SLEEPER]))
+    child = int(wait_for_line(command, "ready").split()[1])
+    code, stderr = ctrl_c(command)
+    assert (code, stderr) == (130, "error: interrupted\n")  # the child's SIGINT traceback would be here
+    assert gone(child)
+
+
+def test_a_child_that_runs_children_of_its_own_stops_them_too() -> None:
+    """`bin/ops deploy` -> the sandbox's deploy -> make synth: each level in a session of its own."""
+    command = start_in_own_group(parent_script(parent_script([sys.executable, "-c", SLEEPER])))
+    grandchild = int(wait_for_line(command, "ready").split()[1])
+    code, stderr = ctrl_c(command)
+    assert (code, stderr) == (130, "error: interrupted\n")
+    assert gone(grandchild)
+
+
+def test_without_it_the_child_s_traceback_reaches_the_terminal() -> None:
+    """The failure the helper prevents, shown: a plain child in the same group prints its own traceback."""
+    code = f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {SLEEPER!r}])"
+    command = start_in_own_group([sys.executable, "-c", code])
+    wait_for_line(command, "ready")
+    _, stderr = ctrl_c(command)
+    assert stderr.count("KeyboardInterrupt") >= 2
+
+
+def test_sandbox_traffic_follow_ends_in_one_line_and_130(moto_sandbox: State, tmp_path: Path) -> None:
+    state_dir = tmp_path / "sandbox"
+    state_dir.mkdir()
+    moto_sandbox.save(state_dir / "prod.json")
+    command = start_in_own_group(
+        [
+            sys.executable,
+            "-m",
+            "sandbox",
+            "traffic",
+            "prod",
+            "--follow",
+            "--streams",
+            "0",
+            "--state-dir",
+            str(state_dir),
+        ]
+    )
+    wait_for_line(command, "sandbox traffic, last minute:")  # then it sleeps until the next minute
+    code, stderr = ctrl_c(command)
+    assert (code, stderr) == (130, "sandbox: interrupted; the sandbox keeps what was done before\n")
