@@ -133,7 +133,8 @@ def test_the_run_stops_by_itself_within_its_time_budget(tmp_path, fixed_workload
     assert "at most 10,000 requests in all" in run.stdout  # 100,000/min for 0.1 min, said up front
     record = json.loads((out / "capacity.json").read_text())
     assert record["stopped"].startswith("time budget") and not record["complete"]
-    assert 2 <= len(record["steps"]) <= 3  # 2 s steps (and their answers) in a 6 s budget
+    # 2 s steps in a 6 s budget: at most three fit; how many did depends on the machine's load (one when busy).
+    assert 1 <= len(record["steps"]) <= 3
     assert "lower bound" in run.stderr
     print(f"\nstopped after {elapsed:.1f} s (budget 6 s, plus start-up)")
 
