@@ -98,18 +98,7 @@ class ServingStack(Stack):
                 target_value=tracking_target(cfg, variant_name),  # explicit, or derived from planning.capacity
             )
         dashboard = ServingDashboard(self, "Dashboard", cfg=cfg, alarms=alarms, instance_outlier=outlier)
-        operator = self._access_policies(cfg, image, (paging, tickets))
-        if capture is not None and reader is not None:
-            # The break-glass role holds both policies: `bin/ops capacity --workload capture` needs both.
-            policies = [reader.policy, operator.policy]
-            CaptureReaderRole(
-                self,
-                "CaptureReaderRole",
-                env_name=cfg.name,
-                config=cfg.data_capture,
-                capture=capture,
-                policies=policies,
-            )
+        self._access_policies(cfg, image, (paging, tickets), capture, reader)
 
         self._outputs(cfg, catalog, dashboard, endpoint, paging, alarms)
         self._alerting_outputs(tickets, budget)
@@ -127,14 +116,30 @@ class ServingStack(Stack):
         return capture, CaptureReaderPolicy(self, "CaptureReader", env_name=cfg.name, capture=capture)
 
     def _access_policies(
-        self, cfg: EnvironmentConfig, image: ImageRepository, topics: tuple[AlarmTopic, ...]
-    ) -> OperatorPolicy:
+        self,
+        cfg: EnvironmentConfig,
+        image: ImageRepository,
+        topics: tuple[AlarmTopic, ...],
+        capture: CaptureBucket | None,
+        reader: CaptureReaderPolicy | None,
+    ) -> None:
         """bin/ops without deploying or reading captured payloads; make deploy (docs/operations.md "Permissions").
-        `verify` reads the topics' subscriptions."""
+        `verify` reads the topics' subscriptions. With capture, the break-glass reader role holds the reader and
+        operator policies: `bin/ops capacity --workload capture` needs both."""
         arns = tuple(t.topic.topic_arn for t in topics)
         scope = operator_scope_for_stack(cfg.name, cfg.endpoint_name, image.repository.repository_arn, arns)
+        operator = OperatorPolicy(self, "Operator", operator_scope=scope)
         DeployerPolicy(self, "Deployer", env_name=cfg.name)
-        return OperatorPolicy(self, "Operator", operator_scope=scope)
+        if capture is not None and reader is not None:
+            policies = [reader.policy, operator.policy]
+            CaptureReaderRole(
+                self,
+                "CaptureReaderRole",
+                env_name=cfg.name,
+                config=cfg.data_capture,
+                capture=capture,
+                policies=policies,
+            )
 
     def _outputs(
         self,
