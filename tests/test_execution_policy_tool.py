@@ -56,6 +56,15 @@ def test_the_stack_role_boundary_is_created_first_and_not_passed_to_cdk_bootstra
     assert arn not in out.split(",")
 
 
+def test_boundary_only_creates_the_boundary_alone(aws, capsys) -> None:
+    """`make bootstrap EXECUTION_POLICIES=…`: the account brings its execution policies, not the boundary."""
+    code = tool.main(["dev", "--boundary-only"])
+    captured = capsys.readouterr()
+    assert code == 0 and captured.out.strip() == ""
+    names = {p["PolicyName"] for p in aws.list_policies(Scope="Local")["Policies"]}
+    assert names == {STACK_ROLE_BOUNDARY}
+
+
 def test_an_unchanged_policy_is_left_alone_and_a_changed_one_gets_a_new_default_version(
     aws, capsys, monkeypatch
 ) -> None:

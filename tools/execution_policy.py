@@ -66,6 +66,11 @@ def ensure_policy(iam, arn: str, name: str, document: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.execution_policy", description=__doc__.splitlines()[0])
     parser.add_argument("env")
+    parser.add_argument(
+        "--boundary-only",
+        action="store_true",
+        help="only the stack-role boundary (make bootstrap EXECUTION_POLICIES=…: the account brings its own)",
+    )
     args = parser.parse_args(argv)
     if args.env not in known_environments():
         print(f"error: unknown environment '{args.env}'; known: {', '.join(known_environments())}", file=sys.stderr)
@@ -87,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         partition = caller["Arn"].split(":")[1]
         iam = session.client("iam")
         arns = []
-        for name, document in guard_policies(partition, caller["Account"]):
+        for name, document in guard_policies(partition, caller["Account"])[: 1 if args.boundary_only else None]:
             arn = f"arn:{partition}:iam::{caller['Account']}:policy/{name}"
             print(f"{name}: {ensure_policy(iam, arn, name, document)}", file=sys.stderr)
             arns.append(arn)

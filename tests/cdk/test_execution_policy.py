@@ -135,6 +135,15 @@ def test_make_bootstrap_passes_the_policies_to_cdk_bootstrap() -> None:
     ).stdout
     assert "-m tools.execution_policy prod" in recipe
     assert '--cloudformation-execution-policies "$policies"' in recipe
+    own = subprocess.run(
+        ["make", "-n", "--no-print-directory", "bootstrap", "ENV=prod", "EXECUTION_POLICIES=arn:aws:iam::2:policy/P"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    # The account's own execution policies, and the stack-role boundary all the same (every stack role names it).
+    assert 'policies="arn:aws:iam::2:policy/P"' in own and "-m tools.execution_policy prod --boundary-only" in own
 
 
 def test_api_names_a_handler_declares_are_granted_as_the_iam_action_aws_checks() -> None:
