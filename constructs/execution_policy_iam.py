@@ -4,12 +4,16 @@ deploy from widening itself (issue 38).
 Without it, whoever may deploy is an administrator: a template that adds a role with AdministratorAccess,
 trusted by the deploying principal, goes through. So CloudFormation may:
 - create a role, put an inline policy on it, attach a policy to it or set its boundary only when the
-  role's boundary is `MangaAssistGuard-StackRoleBoundary` (`iam:PermissionsBoundary`: "Filters access if
-  the specified policy is set as the permissions boundary on the IAM entity"; IAM User Guide, "IAM
-  condition context keys", and the Service Authorization Reference, which lists the key for CreateRole,
-  PutRolePolicy, AttachRolePolicy and PutRolePermissionsBoundary);
-- attach only the stacks' own managed policies (`iam:PolicyARN`);
-- pass a role only to the services that take the stacks' roles (`iam:PassedToService`);
+  role's boundary is `MangaAssistGuard-StackRoleBoundary` (`iam:PermissionsBoundary`, type ARN: "Filters
+  access if the specified policy is set as the permissions boundary on the IAM entity (user or role)";
+  the Service Authorization Reference, "Actions, resources, and condition keys for AWS Identity and Access
+  Management", lists it for CreateRole, PutRolePolicy, AttachRolePolicy, PutRolePermissionsBoundary,
+  DeleteRolePolicy, DetachRolePolicy and DeleteRolePermissionsBoundary; parliament's copy,
+  iam_definition.json, is what tests/cdk/test_iam_lint.py checks the conditions against);
+- attach only the stacks' own managed policies (`iam:PolicyARN`, type ARN: "Filters access by the ARN of
+  an IAM policy", listed for AttachRolePolicy);
+- pass a role only to the services that take the stacks' roles (`iam:PassedToService`: "Filters access
+  by the AWS service to which this role is passed");
 - never remove a boundary (no `DeleteRolePermissionsBoundary`; AWS's own example boundary for delegated
   role creation, AWSCODAPermissionsBoundary, excludes it the same way);
 - write only the roles and policies the stacks create (`role/MangaAssist-<env>-Image-*`,
