@@ -42,9 +42,12 @@ SERVICE_LINKED = "sagemaker.application-autoscaling.amazonaws.com"  # RegisterSc
 # The handler permissions on a role, by how they are allowed.
 BOUNDED = ("iam:CreateRole", "iam:PutRolePolicy", "iam:PutRolePermissionsBoundary")
 ATTACH = ("iam:AttachRolePolicy",)
-ROLE_PLAIN = (  # reads, tags, trust, description, deletion: none takes iam:PermissionsBoundary except the
-    "iam:DeleteRole",  # two that only narrow (DeleteRolePolicy, DetachRolePolicy), left unconditioned so
-    "iam:DeleteRolePolicy",  # that a role made before its boundary can still be cleaned up
+# Reads, tags, trust, description, deletion: none takes iam:PermissionsBoundary but the two that only
+# narrow (DeleteRolePolicy, DetachRolePolicy), left unconditioned so that a role made before its boundary
+# can still be cleaned up.
+ROLE_PLAIN = (
+    "iam:DeleteRole",
+    "iam:DeleteRolePolicy",
     "iam:DetachRolePolicy",
     "iam:GetRole",
     "iam:GetRolePolicy",
