@@ -10,6 +10,7 @@ pull request comment) can look for that phrase.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from review.iam import LOGICAL_ID_HASH, _text, _without_asset_hashes
 
 Template = dict[str, Any]
 FLAG = "needs security review"
+REFERENCE = re.compile(r"\$\{(\w+?)[0-9A-F]{8}\}")  # a Ref to a resource, as review/iam.py's _text writes it
 ATTACHING = {  # the property of each type that attaches a policy to principals
     "AWS::IAM::ManagedPolicy": ("Roles", "Users", "Groups"),
     "AWS::IAM::Policy": ("Roles", "Users", "Groups"),
@@ -56,7 +58,7 @@ def _attachments(name: str, kind: str, props: dict, old: dict | None) -> list[st
     found = []
     for key in ATTACHING.get(kind, ()):
         added = {_text(v) for v in props.get(key, [])} - {_text(v) for v in (old or {}).get(key, [])}
-        for target in sorted(added):
+        for target in sorted(REFERENCE.sub(r"\1", t) for t in added):  # ${Role1A2B3C4D} -> Role
             found.append(
                 f"{target} attached to {name}" if key == "ManagedPolicyArns" else f"{name} attached to {target}"
             )

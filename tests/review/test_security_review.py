@@ -95,10 +95,7 @@ def test_a_boundary_removed_and_a_policy_attached_to_a_role_are_flagged(template
     the(head, "OperatorPolicy")["Roles"] = [{"Ref": role}]
     found = findings(base, head)
     assert f"{FLAG}: role ModelsExecutionRole has no permissions boundary ({SERVING})" in found
-    assert any(
-        re.fullmatch(rf"{FLAG}: OperatorPolicy attached to \$\{{ModelsExecutionRole\w*\}} \({SERVING}\)", f)
-        for f in found
-    )
+    assert f"{FLAG}: OperatorPolicy attached to ModelsExecutionRole ({SERVING})" in found
 
 
 def test_the_pipelines_boundary_document_changed_is_flagged(templates) -> None:
