@@ -14,6 +14,7 @@ from config.access import CAPTURE_READER, policy_name
 from constructs.capture_bucket import CaptureBucket
 from constructs.capture_reader_policy import OUTPUT_CAPTURE_READER_POLICY_ARN
 from constructs.capture_reader_role import OUTPUT_CAPTURE_READER_ROLE_ARN, CaptureReaderRole
+from constructs.execution_policy import handler_permissions
 from constructs.inference_endpoint import InferenceEndpoint
 from tests.operator_policy_check import allowed
 
@@ -189,6 +190,16 @@ def test_the_account_administers_the_key_without_using_it(prod) -> None:
         assert grants(account, action), action
     for action in ("kms:Decrypt", "kms:Encrypt", "kms:ReEncryptFrom", "kms:GenerateDataKey", "kms:CreateGrant"):
         assert not grants(account, action), action
+
+
+def test_cloudformation_can_still_manage_the_key(prod) -> None:
+    """Every KMS permission CloudFormation's AWS::KMS::Key handlers declare on an existing key (the registry
+    schema: tests/cdk/test_execution_policy.py) and the SageMaker endpoint config's kms:DescribeKey are in
+    the account's statement, which the execution role's IAM policy then uses; CreateKey and ListKeys name
+    no key."""
+    (account,) = [s for s in key_policy(prod) if "root" in json.dumps(s["Principal"])]
+    declared = handler_permissions("AWS::KMS::Key") | {"kms:DescribeKey"}
+    assert [a for a in sorted(declared - {"kms:CreateKey", "kms:ListKeys"}) if not grants(account, a)] == []
 
 
 def test_the_model_role_may_only_encrypt_with_the_key(prod) -> None:
