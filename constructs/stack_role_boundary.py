@@ -13,6 +13,12 @@ with this boundary (constructs/execution_policy.py, `iam:PermissionsBoundary`). 
 by name: CDK's `PermissionsBoundary.of(scope).apply(policy)` sets it on every `AWS::IAM::Role` and
 `AWS::IAM::User` in the scope (aws-cdk-lib aws_iam.PermissionsBoundary: "Apply the given policy as
 Permissions Boundary to all Roles and Users in the scope").
+
+Not `cdk bootstrap --custom-permissions-boundary`: that option attaches the boundary to the bootstrap's
+CloudFormationExecutionRole itself ("the permissions boundary will be attached to that role": AWS CDK v2
+Developer Guide, "Create and apply permissions boundaries for the AWS CDK"), not to the roles the stacks
+create; the execution role is held in by its own policy's conditions and Deny statements instead
+(constructs/execution_policy_iam.py).
 """
 
 from __future__ import annotations
