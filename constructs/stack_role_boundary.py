@@ -15,8 +15,8 @@ by name: CDK's `PermissionsBoundary.of(scope).apply(policy)` sets it on every `A
 Permissions Boundary to all Roles and Users in the scope").
 
 Not `cdk bootstrap --custom-permissions-boundary`: that option attaches the boundary to the bootstrap's
-CloudFormationExecutionRole itself ("the permissions boundary will be attached to that role": AWS CDK v2
-Developer Guide, "Create and apply permissions boundaries for the AWS CDK"), not to the roles the stacks
+CloudFormationExecutionRole itself (AWS CDK v2 Developer Guide, "Create and apply permissions boundaries
+for the AWS CDK", "Apply the permissions boundary during bootstrapping"), not to the roles the stacks
 create; the execution role is held in by its own policy's conditions and Deny statements instead
 (constructs/execution_policy_iam.py).
 """
