@@ -105,7 +105,10 @@ def data_key(scope: Construct, id: str, *, description: str) -> kms.Key:
 
 def allow_use(key: kms.Key, sid: str, role: iam.IRole, actions: list[str], conditions: dict | None = None) -> None:
     """Name one role in the key policy for these cryptographic actions (the key policy alone decides:
-    the account statement above grants no use)."""
+    the account statement above grants no use). "The principals in the key policy must exist and be
+    visible to KMS" (KMS API reference, PutKeyPolicy, in botocore's model): the reference to the role's
+    ARN makes CloudFormation create the role before it writes the key policy; IAM's propagation delay
+    for a role created in the same deploy is not under our control (see docs/deploying.md)."""
     key.add_to_resource_policy(
         iam.PolicyStatement(
             sid=sid,
