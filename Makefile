@@ -93,12 +93,14 @@ deploy: deps
 
 # Once per account and region: CDK's bootstrap stack (asset bucket, deploy roles) where ENV deploys.
 # Its CloudFormation execution role gets the project's scoped policies, not AdministratorAccess:
-# tools/execution_policy.py creates or updates them first and prints their ARNs (docs/deploying.md);
-# EXECUTION_POLICIES=arn,arn passes policies your account already manages instead.
+# tools/execution_policy.py creates or updates them first, with the stack roles' permissions boundary,
+# and prints their ARNs (docs/deploying.md); EXECUTION_POLICIES=arn,arn passes policies your account
+# already manages instead (the boundary, which every stack role names, is created all the same).
 EXECUTION_POLICIES ?=
 bootstrap: deps
 	policies="$(if $(EXECUTION_POLICIES),$(EXECUTION_POLICIES),$$($(PY) -m tools.execution_policy $(ENV)))"; \
 	$(CDK) bootstrap $(CDK_FLAGS) -c env=$(ENV) -o cdk.out/$(ENV) --cloudformation-execution-policies "$$policies"
+	$(if $(EXECUTION_POLICIES),$(PY) -m tools.execution_policy $(ENV) --boundary-only)
 
 # ENV's CI access stack (config `ci:`): GitHub's OIDC provider and the deploy workflow's role, deployed with an
 # administrator's credentials after ENV's first deploy (docs/deploying.md "CI pipelines"); --exclusively: not

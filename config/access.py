@@ -23,6 +23,15 @@ CAPTURE_READER = "CaptureReader"
 # Authorization Reference, "Actions, resources, and condition keys for Application Auto Scaling").
 SCALING_TAG_KEY = "MangaAssistEndpoint"
 
+# Issue 38: the policies that keep a deploy from widening itself, created by `make bootstrap`
+# (tools/execution_policy.py) with an administrator's credentials and named under a prefix of their own,
+# outside every name the execution policy lets CloudFormation write (`MangaAssist-<env>-…`).
+GUARD_PREFIX = f"{PROJECT}Guard"
+EXECUTION_POLICY = f"{GUARD_PREFIX}-CloudFormationExecution"  # `-1`, `-2`, …: one per part, per account
+STACK_ROLE_BOUNDARY = f"{GUARD_PREFIX}-StackRoleBoundary"  # the permissions boundary of every stack role
+# The stacks' own managed policies, the only ones CloudFormation may create, change or attach to a role.
+STACK_POLICIES = (OPERATOR, DEPLOYER, CAPTURE_READER)
+
 
 def policy_name(env_name: str, policy: str) -> str:
     """`MangaAssist-prod-Operator`, `MangaAssist-prod-Deployer`, …: the customer-managed policy's name."""

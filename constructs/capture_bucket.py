@@ -11,25 +11,29 @@ Bucket Keys"). The price is one KMS request per captured file written or read ($
 
 from __future__ import annotations
 
-from aws_cdk import Aws, Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 
 from constructs import Construct
-from constructs.encryption_key import data_key
+from constructs.encryption_key import allow_use, data_key
 from constructs.nag import acknowledge
 
 CAPTURE_PREFIX = "capture/"
 # A captured object overwritten or expired stays as a noncurrent version this long (versioning is on
 # against overwrite); the reader policy grants no s3:GetObjectVersion, so it cannot read those.
 NONCURRENT_DAYS = 1
-# What the model's execution role needs to write captured objects, and nothing more (no GetObject):
-# PutObject and AbortMultipartUpload under the capture prefix; on the key, GenerateDataKey (S3 asks
-# KMS for a data key per object, as the writer) and Encrypt, which the SageMaker API reference asks
-# of the execution role for the KmsKeyId of its S3 outputs. Decrypt only through S3: a multipart
-# upload needs it, "because Amazon S3 must decrypt and read data from the encrypted file parts before
-# it completes the multipart upload" (S3 API reference, CreateMultipartUpload, in botocore's model);
-# whether SageMaker uploads capture files in parts is not documented.
+# What the model's execution role needs to write captured objects, and nothing more (no GetObject, no
+# Decrypt): PutObject and AbortMultipartUpload under the capture prefix; on the key, GenerateDataKey (S3
+# asks KMS for a data key per object, as the writer) and Encrypt, which the SageMaker API reference asks
+# of the execution role for a KmsKeyId of its S3 outputs ("the SageMaker execution role must include
+# permissions to call kms:Encrypt ... The KMS key policy must grant permission to the IAM role",
+# ProductionVariantCoreDumpConfig.KmsKeyId). Both in its IAM policy and in the key policy (the key
+# policy grants the account no use: constructs/encryption_key.py). No Decrypt (issue 38: Decrypt only for
+# the CaptureReader role): S3 needs it for a multipart upload ("Amazon S3 must decrypt and read data
+# from the encrypted file parts", CreateMultipartUpload); SageMaker writes capture files of a few records
+# each and documents no multipart upload. If it ever used one, capture files would stop arriving
+# (AccessDenied on CompleteMultipartUpload), never be readable by the model role.
 WRITE_OBJECT_ACTIONS = ["s3:PutObject", "s3:AbortMultipartUpload"]
 WRITE_KEY_ACTIONS = ["kms:Encrypt", "kms:GenerateDataKey"]
 
@@ -108,22 +112,15 @@ class CaptureBucket(Construct):
         """The ARN pattern of every captured object."""
         return self.bucket.arn_for_objects(f"{CAPTURE_PREFIX}*")
 
-    def grant_capture(self, grantee: iam.IGrantable) -> None:
+    def grant_capture(self, role: iam.IRole) -> None:
         """SageMaker writes captured requests and responses with the model's execution role
         (DataCaptureConfig.KmsKeyId: "the key SageMaker uses to encrypt the captured data at rest
         using Amazon S3 server-side encryption")."""
-        iam.Grant.add_to_principal(grantee=grantee, actions=WRITE_OBJECT_ACTIONS, resource_arns=[self.objects_arn])
-        iam.Grant.add_to_principal(
-            grantee=grantee, actions=WRITE_KEY_ACTIONS, resource_arns=[self.encryption_key.key_arn]
-        )
-        iam.Grant.add_to_principal(
-            grantee=grantee,
-            actions=["kms:Decrypt"],
-            resource_arns=[self.encryption_key.key_arn],
-            conditions={"StringEquals": {"kms:ViaService": f"s3.{Aws.REGION}.amazonaws.com"}},
-        )
+        iam.Grant.add_to_principal(grantee=role, actions=WRITE_OBJECT_ACTIONS, resource_arns=[self.objects_arn])
+        iam.Grant.add_to_principal(grantee=role, actions=WRITE_KEY_ACTIONS, resource_arns=[self.encryption_key.key_arn])
+        allow_use(self.encryption_key, "ModelRoleWritesCapture", role, WRITE_KEY_ACTIONS)
         acknowledge(
-            grantee,
+            role,
             f"AwsSolutions::AwsSolutions-IAM5[Resource::<{self.bucket_logical_id}.Arn>/{CAPTURE_PREFIX}*]",
             "data capture writes one object per batch under keys SageMaker generates, all under the capture prefix",
         )

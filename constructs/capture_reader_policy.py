@@ -2,9 +2,9 @@
 
 Captured objects are users' prompts (and answers, where configured): conversations with order
 numbers and e-mail addresses. The operator policy cannot read them; this customer-managed policy
-can, and nothing else in the stack grants it. Attach it for the task at hand (a `bin/ops capacity
---workload capture` run, an investigation), to a role that also has the operator policy, and detach
-it afterwards.
+grants the reads, and the stack attaches it to the break-glass CaptureReader role
+(constructs/capture_reader_role.py), the only principal the capture key's policy lets decrypt: the
+policy attached to any other role reads nothing (issue 38).
 
 What a read leaves behind (docs/configuration.md "Data capture"):
 - Every object read is a `kms:Decrypt` on the capture key, through S3 (the bucket has no S3 Bucket

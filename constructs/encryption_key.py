@@ -2,9 +2,22 @@
 
 `service_key`: a stack's logs (and the alarm topic) share one key, which the regional CloudWatch Logs
 service may use for this account's log groups only. `data_key`: a key of its own for one set of users'
-personal data (data capture), whose policy admits no service principal: SageMaker writes captured
-data with the model's execution role, S3 calls KMS as whoever reads or writes, and IAM policies
-(the account root statement CDK writes by default) decide who that may be.
+personal data (data capture), whose policy admits no service principal and does not hand the key's use
+to IAM (issue 38): the account (its IAM policies) may administer the key but not use it; only the
+principals the key policy names may encrypt or decrypt (`allow_use`).
+
+Why not CDK's default key policy for personal data: it is one statement, `kms:*` for the account root
+(aws-cdk-lib aws_kms.KeyProps `policy`: "A policy document with permissions for the account root to
+administer the key"), which "gives the AWS account that owns the KMS key permission to use IAM policies
+to allow access to all AWS KMS operations on the KMS key" (AWS KMS Developer Guide, "Default key
+policy"), Decrypt included: any principal with broad IAM rights could read users' prompts. A `policy`
+given to the Key replaces the default (KeyProps `policy`: "this policy will *override* the default key
+policy and become the only key policy"), so the key must stay manageable by itself: the account keeps
+the key administrators' actions of the same guide ("Allows key administrators to administer the KMS
+key"), without CreateGrant (a grant could give Decrypt) and without any cryptographic operation.
+KMS refuses a PutKeyPolicy whose policy would not let the caller call PutKeyPolicy again (the policy
+lockout safety check, KMS API reference, PutKeyPolicy): CloudFormation's execution role keeps
+kms:PutKeyPolicy through this statement and its IAM policy.
 
 CloudWatch Logs may use the service key only for this account's log groups
 (`kms:EncryptionContext:aws:logs:arn`, the condition its guide gives: CloudWatch Logs User Guide,
@@ -46,8 +59,62 @@ def service_key(scope: Construct, id: str, *, description: str) -> kms.Key:
     return key
 
 
+# The key administrators' actions (AWS KMS Developer Guide, "Default key policy": kms:Create*, Describe*,
+# Enable*, List*, Put*, Update*, Revoke*, Disable*, Get*, Delete*, TagResource, UntagResource,
+# ScheduleKeyDeletion, CancelKeyDeletion, RotateKeyOnDemand), spelt out for a symmetric key so that
+# neither CreateGrant nor any cryptographic operation hides behind a wildcard.
+KEY_ADMIN_ACTIONS = (
+    "kms:CancelKeyDeletion",
+    "kms:CreateAlias",
+    "kms:DeleteAlias",
+    "kms:DescribeKey",
+    "kms:DisableKey",
+    "kms:DisableKeyRotation",
+    "kms:EnableKey",
+    "kms:EnableKeyRotation",
+    "kms:GetKeyPolicy",
+    "kms:GetKeyRotationStatus",
+    "kms:ListGrants",
+    "kms:ListKeyPolicies",
+    "kms:ListKeyRotations",
+    "kms:ListResourceTags",
+    "kms:PutKeyPolicy",
+    "kms:RevokeGrant",
+    "kms:RotateKeyOnDemand",
+    "kms:ScheduleKeyDeletion",
+    "kms:TagResource",
+    "kms:UntagResource",
+    "kms:UpdateAlias",
+    "kms:UpdateKeyDescription",
+)
+
+
 def data_key(scope: Construct, id: str, *, description: str) -> kms.Key:
-    """A key for one set of personal data, shared with nothing else: reading the data needs
-    kms:Decrypt on this key, which only an IAM policy that names it grants, and every Decrypt is a
-    CloudTrail management event. Retained on stack deletion (CDK's default for keys), like the data."""
-    return kms.Key(scope, id, enable_key_rotation=True, description=description)
+    """A key for one set of personal data, shared with nothing else, administered by the account and
+    used only by the principals `allow_use` names; every Decrypt is a CloudTrail management event.
+    Retained on stack deletion (CDK's default for keys), like the data."""
+    administration = iam.PolicyStatement(
+        sid="KeyAdministrationWithoutUse",
+        principals=[iam.AccountRootPrincipal()],
+        actions=list(KEY_ADMIN_ACTIONS),
+        resources=["*"],  # in a key policy, "*" is this key
+    )
+    policy = iam.PolicyDocument(statements=[administration])
+    return kms.Key(scope, id, enable_key_rotation=True, description=description, policy=policy)
+
+
+def allow_use(key: kms.Key, sid: str, role: iam.IRole, actions: list[str], conditions: dict | None = None) -> None:
+    """Name one role in the key policy for these cryptographic actions (the key policy alone decides:
+    the account statement above grants no use). "The principals in the key policy must exist and be
+    visible to KMS" (KMS API reference, PutKeyPolicy, in botocore's model): the reference to the role's
+    ARN makes CloudFormation create the role before it writes the key policy; IAM's propagation delay
+    for a role created in the same deploy is not under our control (see docs/deploying.md)."""
+    key.add_to_resource_policy(
+        iam.PolicyStatement(
+            sid=sid,
+            principals=[iam.ArnPrincipal(role.role_arn)],
+            actions=actions,
+            resources=["*"],
+            conditions=conditions,
+        )
+    )

@@ -11,13 +11,14 @@ Types without handler permissions in the registry (`EXPLICIT`) and permissions a
 these stacks never exercise (`NOT_NEEDED`) are listed with their reason. tests/cdk/test_execution_policy.py
 proves that every resource type of every synthesised template is covered and no other.
 
-Resources: IAM, where CloudFormation could otherwise give itself any power, is limited to roles and
-policies whose names start with `MangaAssist-` (CloudFormation names a role or policy without an
+Resources: IAM, where CloudFormation could otherwise give itself any power, is in
+constructs/execution_policy_iam.py: a role is created or given permissions only with the stack-role
+boundary, only the stacks' own managed policies attach, a role is passed only to the services that take
+the stacks' roles, no boundary is removed, and the execution policies and the boundary (named
+`MangaAssistGuard-…`, outside what the stacks may write) are never writable (issue 38). Lambda is
+limited to functions whose names start with `MangaAssist-` (CloudFormation names a function without an
 explicit name `<stack name>-<logical id>-<suffix>`, and both stack names start with the project's;
-observed, not a documented format), to Application Auto Scaling's SageMaker service-linked role, and
-to CDK's asset bucket. Every other statement is on `*`, for the reason in `WIDE_REASON`. What it does
-not stop: a deployer can still write a stack whose `MangaAssist-` role carries any policy; a permissions
-boundary (`cdk bootstrap --custom-permissions-boundary`) would, and is not set up here.
+observed, not a documented format). Every other statement is on `*`, for the reason in `WIDE_REASON`.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ import json
 from functools import cache
 from pathlib import Path
 
+from config.access import EXECUTION_POLICY
 from config.naming import PROJECT
+from constructs.execution_policy_iam import iam_statements
 
-POLICY_NAME = f"{PROJECT}-CloudFormationExecution"  # one per account: `-1`, `-2`, … for each part
+POLICY_NAME = EXECUTION_POLICY  # one per account: `-1`, `-2`, … for each part
 # IAM's limit for a managed policy document, whitespace not counted (IAM User Guide, "IAM and AWS STS quotas").
 MAX_POLICY_CHARS = 6144
 SCHEMA_REGION = "us-east-1"  # the registry schema of the region CloudFormation publishes first
@@ -103,6 +106,7 @@ NOT_NEEDED: dict[str, str] = {
     "s3files:ListMountTargets": "Lambda functions with an S3 file system only",
     "lambda:PassCapacityProvider": "Lambda functions on a capacity provider only",
     "firehose:TagDeliveryStream": "log groups delivering to Firehose only",
+    "iam:DeleteRolePermissionsBoundary": "a stack role never loses its boundary (issue 38; denied outright)",
     "iam:AttachGroupPolicy": "our managed policies attach to no IAM group",
     "iam:DetachGroupPolicy": "our managed policies attach to no IAM group",
     "iam:AttachUserPolicy": "our managed policies attach to no IAM user",
@@ -164,24 +168,19 @@ def execution_actions() -> list[str]:
 
 
 def execution_statements(partition: str, account: str) -> list[dict]:
-    """IAM JSON: one statement per service; IAM and Lambda invocation scoped, the rest on `*`."""
+    """IAM JSON: one statement per service (IAM: constructs/execution_policy_iam.py); Lambda scoped, the rest on `*`."""
     by_service: dict[str, list[str]] = {}
     for action in execution_actions():
         by_service.setdefault(action.split(":")[0], []).append(action)
-    iam = f"arn:{partition}:iam::{account}"
-    scoped = {
-        "iam": [
-            f"{iam}:role/{PROJECT}-*",
-            f"{iam}:policy/{PROJECT}-*",
-            # RegisterScalableTarget's RoleARN for SageMaker (constructs/variant_autoscaling.py).
-            f"{iam}:role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/*",
-        ],
-        "lambda": [f"arn:{partition}:lambda:*:{account}:function:{PROJECT}-*"],
-    }
+    lambdas = [f"arn:{partition}:lambda:*:{account}:function:{PROJECT}-*"]
     statements = []
     for service, actions in sorted(by_service.items()):
+        if service == "iam":
+            statements += iam_statements(actions, partition, account)
+            continue
         sid = "".join(part.capitalize() for part in service.split("-"))
-        statements.append({"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": scoped.get(service, "*")})
+        resources = lambdas if service == "lambda" else "*"
+        statements.append({"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": resources})
     return statements
 
 

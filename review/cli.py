@@ -32,6 +32,7 @@ from review.revisions import (
     resolve,
     start_synth,
 )
+from review.security import guard_sources_changed
 from review.stack_diff import StackDiff, diff_stack
 
 DEFAULT_OUT = Path("review-out/review.md")
@@ -72,6 +73,7 @@ def build_review(base_rev: str, commit: str, envs: list[str], context_env: str, 
     ]
     base, head = (finish_synth(*side) for side in running)
     review = Review(f"`{base_rev}` ({commit[:10]})", _head_label(), _cdk_version(), [])
+    review.notes += guard_sources_changed(ROOT, commit)
     pins = pin_differences(base_src)
     if pins:
         review.notes.append(f"{', '.join(pins)} differ at BASE; BASE was synthesised with this checkout's toolchain.")

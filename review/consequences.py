@@ -9,6 +9,8 @@
 - a variant's routing changed (strategy or prefix-aware settings) replaces the endpoint config: a
   blue/green deployment whose green fleet starts with empty prefix caches;
 - a rollback alarm removed or loosened weakens the automatic rollback;
+- needs security review: a role added or without a boundary, a boundary, trust or key policy changed,
+  a policy attached (review/security.py);
 - IAM broadened: a new or widened sts:AssumeRole or iam:PassRole, or a `*` resource, with what was
   added; other permissions added listed apart; an asset hash changed inside an ARN is no change
   (review/iam.py).
@@ -32,7 +34,7 @@ HASH = re.compile(r"[0-9A-F]{8}$")
 def deploy_consequences(
     env: str, base: Template | None, head: Template | None, diffs: list[StackDiff], cfg: EnvironmentConfig | None
 ) -> list[str]:
-    found = [line for d in diffs for line in d.iam.lines(d.stack)]
+    found = [line for d in diffs for line in d.security] + [line for d in diffs for line in d.iam.lines(d.stack)]
     if base is None or head is None:  # a new or deleted environment: nothing is updated in place
         return found
     serving = next((d for d in diffs if d.stack.endswith("-Serving")), None)

@@ -3,7 +3,8 @@
 `--app` points at HEAD's cloud assembly, so nothing is synthesised again, and `--template` makes the
 CLI compare two local templates ("Implies --method=template"): no AWS call, no credentials. The CLI
 also judges replacements. IAM is judged here, from the two templates (review/iam.py): the CLI's
-`--fail-on broadening` counts a new asset hash inside an ARN as broadening.
+`--fail-on broadening` counts a new asset hash inside an ARN as broadening; what needs a security
+reviewer (roles, boundaries, attachments, trust, key policies) is review/security.py's.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from review.iam import IamChanges, iam_changes
 from review.revisions import CDK, CDK_FLAGS, Assembly, tool_env
+from review.security import boundary_policies_changed, security_findings
 
 # `[~] AWS::SageMaker::Model Models/Model-primary ModelsModelprimary19DEA415 replace`
 RESOURCE_LINE = re.compile(r"^\[(?P<op>[-+~])\] (?P<type>\w+::\w+::\w+) (?P<rest>.+)$")
@@ -38,6 +40,7 @@ class StackDiff:
     text: str = ""  # the CLI's rendering, colour off
     changes: list[ResourceChange] = field(default_factory=list)
     iam: IamChanges = field(default_factory=IamChanges)  # grants added, asset hashes ignored
+    security: list[str] = field(default_factory=list)  # "needs security review: …" (review/security.py)
     note: str | None = None  # stack added or removed, or why it could not be compared
 
     @property
@@ -60,8 +63,9 @@ def diff_stack(stack: str, base: Assembly, head: Assembly, scratch: Path) -> Sta
     text = (result.stdout + result.stderr).strip()
     if f"Stack {stack}" not in text:
         return StackDiff(stack, text=text, note=f"`cdk diff` failed (exit {result.returncode})")
-    iam = iam_changes(json.loads(base_template.read_text()), json.loads(head_template.read_text()))
-    diff = StackDiff(stack, text=text, changes=parse_resources(text), iam=iam)
+    before, after = json.loads(base_template.read_text()), json.loads(head_template.read_text())
+    security = security_findings(stack, before, after) + boundary_policies_changed(stack, before, after)
+    diff = StackDiff(stack, text=text, changes=parse_resources(text), iam=iam_changes(before, after), security=security)
     if base.template(stack) is None:
         diff.note = "added by this change"
     return diff

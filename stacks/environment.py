@@ -8,6 +8,7 @@ from cdk_nag import AwsSolutionsChecks, NIST80053R5Checks
 from config import naming
 from config.schema import EnvironmentConfig
 from constructs import Construct
+from constructs.stack_role_boundary import apply_stack_role_boundary
 from stacks.image_stack import ImageStack
 from stacks.serving_stack import ServingStack
 
@@ -39,6 +40,9 @@ def build_environment(
     # has built the image they name.
     serving.add_stack_dependency(image, "the serving models pull the image the image stack builds")
     for stack in (image, serving):
+        # Every role either stack creates is capped by the bootstrap's boundary (issue 38): CloudFormation's
+        # execution policy refuses a role without it.
+        apply_stack_role_boundary(stack)
         for key, value in tags.items():
             cdk.Tags.of(stack).add(key, value)
     return image, serving

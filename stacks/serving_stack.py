@@ -13,6 +13,7 @@ from constructs.alarm_topic import AlarmTopic, route_alarms
 from constructs.capacity_watch import CapacityWatch
 from constructs.capture_bucket import CaptureBucket
 from constructs.capture_reader_policy import CaptureReaderPolicy
+from constructs.capture_reader_role import CaptureReaderRole
 from constructs.cost_budget import CostBudget, planned_monthly_cost_usd
 from constructs.deployer_policy import DeployerPolicy
 from constructs.encryption_key import service_key
@@ -41,7 +42,7 @@ class ServingStack(Stack):
         key = service_key(self, "ServingKey", description=f"{cfg.endpoint_name}: logs and alarm notifications")
         models = ServingModels(self, "Models", cfg=cfg, image=image, encryption_key=key)
 
-        capture = self._data_capture(cfg, models) if cfg.data_capture.enabled else None
+        capture, reader = self._data_capture(cfg, models) if cfg.data_capture.enabled else (None, None)
 
         # Two destinations (docs/alarms.md): what users feel now pages, the rest is a ticket.
         paging = AlarmTopic(
@@ -97,14 +98,14 @@ class ServingStack(Stack):
                 target_value=tracking_target(cfg, variant_name),  # explicit, or derived from planning.capacity
             )
         dashboard = ServingDashboard(self, "Dashboard", cfg=cfg, alarms=alarms, instance_outlier=outlier)
-        self._access_policies(cfg, image, (paging, tickets))
+        self._access_policies(cfg, image, (paging, tickets), capture, reader)
 
         self._outputs(cfg, catalog, dashboard, endpoint, paging, alarms)
         self._alerting_outputs(tickets, budget)
 
-    def _data_capture(self, cfg: EnvironmentConfig, models: ServingModels) -> CaptureBucket:
+    def _data_capture(self, cfg: EnvironmentConfig, models: ServingModels) -> tuple[CaptureBucket, CaptureReaderPolicy]:
         """Users' prompts: a bucket with a KMS key of its own, written by the models' role, read only
-        with the break-glass reader policy (docs/configuration.md "Data capture")."""
+        through the break-glass reader role (docs/configuration.md "Data capture")."""
         capture = CaptureBucket(
             self,
             "DataCapture",
@@ -112,16 +113,33 @@ class ServingStack(Stack):
             description=f"{cfg.endpoint_name}: data capture (users' prompts) only",
         )
         capture.grant_capture(models.role)
-        CaptureReaderPolicy(self, "CaptureReader", env_name=cfg.name, capture=capture)
-        return capture
+        return capture, CaptureReaderPolicy(self, "CaptureReader", env_name=cfg.name, capture=capture)
 
-    def _access_policies(self, cfg: EnvironmentConfig, image: ImageRepository, topics: tuple[AlarmTopic, ...]) -> None:
+    def _access_policies(
+        self,
+        cfg: EnvironmentConfig,
+        image: ImageRepository,
+        topics: tuple[AlarmTopic, ...],
+        capture: CaptureBucket | None,
+        reader: CaptureReaderPolicy | None,
+    ) -> None:
         """bin/ops without deploying or reading captured payloads; make deploy (docs/operations.md "Permissions").
-        `verify` reads the topics' subscriptions."""
+        `verify` reads the topics' subscriptions. With capture, the break-glass reader role holds the reader and
+        operator policies: `bin/ops capacity --workload capture` needs both."""
         arns = tuple(t.topic.topic_arn for t in topics)
         scope = operator_scope_for_stack(cfg.name, cfg.endpoint_name, image.repository.repository_arn, arns)
-        OperatorPolicy(self, "Operator", operator_scope=scope)
+        operator = OperatorPolicy(self, "Operator", operator_scope=scope)
         DeployerPolicy(self, "Deployer", env_name=cfg.name)
+        if capture is not None and reader is not None:
+            policies = [reader.policy, operator.policy]
+            CaptureReaderRole(
+                self,
+                "CaptureReaderRole",
+                env_name=cfg.name,
+                config=cfg.data_capture,
+                capture=capture,
+                policies=policies,
+            )
 
     def _outputs(
         self,

@@ -21,7 +21,8 @@ iam_definition.json, as of parliament's release: an action AWS added later is un
 Conditions are evaluated here, not by moto: moto's policy engine skips a condition whose key is absent
 from the request (moto/iam/access_control.py), where AWS fails StringEquals; and moto authorises every
 service but S3 against resource `*`. The evaluator knows Allow/Deny, Action, Resource and the
-StringEquals, StringLike and Null operators; a statement using anything else fails the proof.
+StringEquals, StringLike, their Arn forms, their negations, Bool and Null operators; a statement using anything
+else fails the proof.
 
 Calls are recorded from every session whose account the CLI checks (ops.environment.check_account:
 `connect` and `open_for_emergency` both do), with the `bin/ops` command running at the time; the
@@ -253,20 +254,36 @@ def _matches(patterns: str | list[str], value: str, *, ignore_case: bool = False
     )
 
 
+# Operators on ARN keys (iam:PermissionsBoundary, iam:PolicyARN) compare like their String forms here:
+# the values this project writes are whole ARNs or `*` patterns (IAM User Guide, "IAM JSON policy
+# elements: Condition operators", ARN condition operators).
+POSITIVE = {"StringEquals": "equals", "ArnEquals": "equals", "StringLike": "like", "ArnLike": "like"}
+NEGATED = {"StringNotEquals": "StringEquals", "ArnNotEquals": "ArnEquals", "StringNotLike": "StringLike"}
+NEGATED |= {"ArnNotLike": "ArnLike"}
+
+
+def _operator_holds(operator: str, wanted: list, actual: str | None) -> bool:
+    if operator == "Null":
+        return (actual is None) == (str(wanted[0]).lower() == "true")
+    if operator == "Bool":
+        return actual is not None and actual.lower() == str(wanted[0]).lower()
+    if operator in NEGATED:
+        # A negated operator holds when the key is absent (IAM User Guide, "Condition operators": "If the
+        # policy condition requires that the key is not matched, ... and the right key is not present,
+        # the condition is true").
+        return actual is None or not _operator_holds(NEGATED[operator], wanted, actual)
+    if operator in POSITIVE:
+        if actual is None:
+            return False
+        return actual in wanted if POSITIVE[operator] == "equals" else _matches(wanted, actual)
+    raise ValueError(f"the proof cannot evaluate condition operator {operator}")
+
+
 def _condition_holds(condition: dict[str, dict[str, Any]], context: dict[str, str]) -> bool:
     for operator, keys in condition.items():
         for key, expected in keys.items():
             wanted = [expected] if isinstance(expected, str) else list(expected)
-            actual = context.get(key)
-            if operator == "Null":
-                holds = (actual is None) == (str(wanted[0]).lower() == "true")
-            elif operator in ("StringEquals", "StringLike"):
-                holds = actual is not None and (
-                    actual in wanted if operator == "StringEquals" else _matches(wanted, actual)
-                )
-            else:
-                raise ValueError(f"the proof cannot evaluate condition operator {operator}")
-            if not holds:
+            if not _operator_holds(operator, wanted, context.get(key)):
                 return False
     return True
 

@@ -10,7 +10,9 @@ import pytest
 from moto import mock_aws
 
 import tools.execution_policy as tool
+from config.access import STACK_ROLE_BOUNDARY
 from constructs.execution_policy import execution_documents, policy_names
+from constructs.stack_role_boundary import boundary_document
 
 MOTO_ACCOUNT = "123456789012"
 
@@ -41,6 +43,26 @@ def test_creates_the_policies_and_prints_their_arns(aws, capsys) -> None:
         stored = aws.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]["Document"]
         assert (json.loads(stored) if isinstance(stored, str) else stored) == document
         assert f"{name}: created" in err
+
+
+def test_the_stack_role_boundary_is_created_first_and_not_passed_to_cdk_bootstrap(aws, capsys) -> None:
+    code, out, err = run(capsys)
+    assert code == 0, err
+    arn = f"arn:aws:iam::{MOTO_ACCOUNT}:policy/{STACK_ROLE_BOUNDARY}"
+    version = aws.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
+    stored = aws.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]["Document"]
+    assert (json.loads(stored) if isinstance(stored, str) else stored) == boundary_document()
+    assert err.index(f"{STACK_ROLE_BOUNDARY}: created") < err.index("CloudFormationExecution-1: created")
+    assert arn not in out.split(",")
+
+
+def test_boundary_only_creates_the_boundary_alone(aws, capsys) -> None:
+    """`make bootstrap EXECUTION_POLICIES=…`: the account brings its execution policies, not the boundary."""
+    code = tool.main(["dev", "--boundary-only"])
+    captured = capsys.readouterr()
+    assert code == 0 and captured.out.strip() == ""
+    names = {p["PolicyName"] for p in aws.list_policies(Scope="Local")["Policies"]}
+    assert names == {STACK_ROLE_BOUNDARY}
 
 
 def test_an_unchanged_policy_is_left_alone_and_a_changed_one_gets_a_new_default_version(

@@ -1,7 +1,10 @@
 """`python -m tools.execution_policy ENV`: `make bootstrap`'s first step. Creates, or brings up to date,
-the customer-managed policies `MangaAssist-CloudFormationExecution-<n>` (constructs/execution_policy.py)
+the customer-managed policies `MangaAssistGuard-CloudFormationExecution-<n>` (constructs/execution_policy.py)
 in the account ENV deploys to, and prints their ARNs comma-separated: the value `make bootstrap` passes
-to `cdk bootstrap --cloudformation-execution-policies`, which needs existing policies.
+to `cdk bootstrap --cloudformation-execution-policies`, which needs existing policies. First it creates or
+updates `MangaAssistGuard-StackRoleBoundary` (constructs/stack_role_boundary.py), the permissions
+boundary every stack role must carry and the execution policy requires (issue 38): it has to exist
+before any stack that names it deploys.
 
 Run with the credentials that may bootstrap (they create IAM roles anyway). An unchanged document is
 left alone; a changed one becomes the policy's new default version, the oldest other version deleted
@@ -20,10 +23,18 @@ import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 from config import ConfigError, known_environments, load_environment
+from config.access import STACK_ROLE_BOUNDARY
 from constructs.execution_policy import execution_documents, policy_names
+from constructs.stack_role_boundary import boundary_document
 
 MAX_VERSIONS = 5  # IAM: a managed policy keeps at most five versions
 USAGE, AWS_ERROR, WRONG_ACCOUNT = 2, 1, 5  # docs/operations.md's exit codes for the same failures
+
+
+DESCRIPTIONS = {
+    STACK_ROLE_BOUNDARY: "Permissions boundary of every role the MangaAssist stacks create: no IAM or KMS administration",
+}
+EXECUTION_DESCRIPTION = "CloudFormation execution role of CDK's bootstrap stack: the MangaAssist stacks' resource types"
 
 
 def ensure_policy(iam, arn: str, name: str, document: dict) -> str:
@@ -37,7 +48,7 @@ def ensure_policy(iam, arn: str, name: str, document: dict) -> str:
         iam.create_policy(
             PolicyName=name,
             PolicyDocument=text,
-            Description="CloudFormation execution role of CDK's bootstrap stack: the MangaAssist stacks' resource types",
+            Description=DESCRIPTIONS.get(name, EXECUTION_DESCRIPTION),
         )
         return "created"
     current = iam.get_policy_version(PolicyArn=arn, VersionId=policy["DefaultVersionId"])["PolicyVersion"]
@@ -55,6 +66,11 @@ def ensure_policy(iam, arn: str, name: str, document: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.execution_policy", description=__doc__.splitlines()[0])
     parser.add_argument("env")
+    parser.add_argument(
+        "--boundary-only",
+        action="store_true",
+        help="only the stack-role boundary (make bootstrap EXECUTION_POLICIES=…: the account brings its own)",
+    )
     args = parser.parse_args(argv)
     if args.env not in known_environments():
         print(f"error: unknown environment '{args.env}'; known: {', '.join(known_environments())}", file=sys.stderr)
@@ -75,17 +91,22 @@ def main(argv: list[str] | None = None) -> int:
             return WRONG_ACCOUNT
         partition = caller["Arn"].split(":")[1]
         iam = session.client("iam")
-        documents = execution_documents(partition, caller["Account"])
         arns = []
-        for name, document in zip(policy_names(len(documents)), documents, strict=True):
+        for name, document in guard_policies(partition, caller["Account"])[: 1 if args.boundary_only else None]:
             arn = f"arn:{partition}:iam::{caller['Account']}:policy/{name}"
             print(f"{name}: {ensure_policy(iam, arn, name, document)}", file=sys.stderr)
             arns.append(arn)
     except (ClientError, BotoCoreError) as error:
         print(f"error: {error}", file=sys.stderr)
         return AWS_ERROR
-    print(",".join(arns))
+    print(",".join(arns[1:]))  # the execution policies; the boundary is named by the stacks themselves
     return 0
+
+
+def guard_policies(partition: str, account: str) -> list[tuple[str, dict]]:
+    """(name, document): the boundary first (the execution policy names it), then the execution policies."""
+    documents = execution_documents(partition, account)
+    return [(STACK_ROLE_BOUNDARY, boundary_document()), *zip(policy_names(len(documents)), documents, strict=True)]
 
 
 if __name__ == "__main__":

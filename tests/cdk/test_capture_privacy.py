@@ -7,12 +7,16 @@ from __future__ import annotations
 import json
 
 import aws_cdk as cdk
+from aws_cdk.assertions import Template
 
 from config import load_environment
 from config.access import CAPTURE_READER, policy_name
 from constructs.capture_bucket import CaptureBucket
 from constructs.capture_reader_policy import OUTPUT_CAPTURE_READER_POLICY_ARN
+from constructs.capture_reader_role import OUTPUT_CAPTURE_READER_ROLE_ARN, CaptureReaderRole
+from constructs.execution_policy import handler_permissions
 from constructs.inference_endpoint import InferenceEndpoint
+from tests.operator_policy_check import allowed
 
 
 def resources(template, kind: str) -> dict[str, dict]:
@@ -138,16 +142,96 @@ def test_no_other_policy_reads_or_decrypts_the_capture(prod) -> None:
     assert readers == []
 
 
-def test_the_model_role_writes_under_the_prefix_and_decrypts_only_through_s3(prod) -> None:
+def test_the_model_role_writes_under_the_prefix_and_never_decrypts(prod) -> None:
     bucket, key = capture_bucket_id(prod), capture_key_id(prod)
     (role_policy,) = [
         p for lid, p in resources(prod.serving, "AWS::IAM::Policy").items() if lid.startswith("ModelsExecutionRole")
     ]
     on_capture = [s for s in role_policy["PolicyDocument"]["Statement"] if mentions(s, bucket) or mentions(s, key)]
     actions = {a for s in on_capture for a in as_list(s["Action"])}
-    assert actions == {"s3:PutObject", "s3:AbortMultipartUpload", "kms:Encrypt", "kms:GenerateDataKey", "kms:Decrypt"}
-    (decrypt,) = [s for s in on_capture if s["Action"] == "kms:Decrypt"]
-    assert "kms:ViaService" in json.dumps(decrypt["Condition"])  # multipart uploads, never a read
+    assert actions == {"s3:PutObject", "s3:AbortMultipartUpload", "kms:Encrypt", "kms:GenerateDataKey"}
+
+
+# --- the capture key answers to its reader only (issue 38) ------------------------------------------
+
+
+def key_policy(prod) -> list[dict]:
+    return resources(prod.serving, "AWS::KMS::Key")[capture_key_id(prod)]["KeyPolicy"]["Statement"]
+
+
+def grants(statement: dict, action: str) -> bool:
+    """Whether the statement's actions cover `action` (wildcards too), whoever its principal."""
+    return allowed([{"Effect": "Allow", "Action": statement["Action"], "Resource": "*"}], action, "*", {})
+
+
+def principal_of(statement: dict) -> str:
+    value = statement["Principal"]["AWS"]
+    return ref_of(value) if isinstance(value, dict) and ("Ref" in value or "Fn::GetAtt" in value) else json.dumps(value)
+
+
+def test_only_the_capture_reader_role_may_decrypt_and_only_through_s3(prod) -> None:
+    """No statement of the key policy lets anyone else decrypt, through any wildcard (kms:*, kms:Decrypt*,
+    *): CDK's default `kms:*` for the account is gone."""
+    decrypting = [s for s in key_policy(prod) if s["Effect"] == "Allow" and grants(s, "kms:Decrypt")]
+    assert len(decrypting) == 1
+    (statement,) = decrypting
+    assert principal_of(statement).startswith("CaptureReaderRole")
+    assert statement["Condition"]["StringEquals"]["kms:ViaService"]
+    roles = resources(prod.serving, "AWS::IAM::Role")
+    assert principal_of(statement) in roles
+
+
+def test_the_account_administers_the_key_without_using_it(prod) -> None:
+    """The key stays manageable (PutKeyPolicy, ScheduleKeyDeletion, … for the account, so CloudFormation's
+    execution role and the account's administrators keep them through IAM), and that statement allows
+    no cryptographic operation and no CreateGrant (a grant could hand out Decrypt)."""
+    (account,) = [s for s in key_policy(prod) if "root" in json.dumps(s["Principal"])]
+    for action in ("kms:PutKeyPolicy", "kms:DescribeKey", "kms:ScheduleKeyDeletion", "kms:EnableKeyRotation"):
+        assert grants(account, action), action
+    for action in ("kms:Decrypt", "kms:Encrypt", "kms:ReEncryptFrom", "kms:GenerateDataKey", "kms:CreateGrant"):
+        assert not grants(account, action), action
+
+
+def test_cloudformation_can_still_manage_the_key(prod) -> None:
+    """Every KMS permission CloudFormation's AWS::KMS::Key handlers declare on an existing key (the registry
+    schema: tests/cdk/test_execution_policy.py) and the SageMaker endpoint config's kms:DescribeKey are in
+    the account's statement, which the execution role's IAM policy then uses; CreateKey and ListKeys name
+    no key."""
+    (account,) = [s for s in key_policy(prod) if "root" in json.dumps(s["Principal"])]
+    declared = handler_permissions("AWS::KMS::Key") | {"kms:DescribeKey"}
+    assert [a for a in sorted(declared - {"kms:CreateKey", "kms:ListKeys"}) if not grants(account, a)] == []
+
+
+def test_the_model_role_may_only_encrypt_with_the_key(prod) -> None:
+    (model,) = [s for s in key_policy(prod) if principal_of(s).startswith("ModelsExecutionRole")]
+    assert sorted(as_list(model["Action"])) == ["kms:Encrypt", "kms:GenerateDataKey"]
+
+
+def test_the_capture_reader_role_is_bounded_mfa_conditioned_and_holds_both_policies(prod) -> None:
+    (role_id,) = [lid for lid in resources(prod.serving, "AWS::IAM::Role") if lid.startswith("CaptureReaderRole")]
+    role = resources(prod.serving, "AWS::IAM::Role")[role_id]
+    (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Condition"] == {"Bool": {"aws:MultiFactorAuthPresent": "true"}}
+    assert role["MaxSessionDuration"] == 3600 and "PermissionsBoundary" in role
+    attached = {
+        p["ManagedPolicyName"]
+        for p in resources(prod.serving, "AWS::IAM::ManagedPolicy").values()
+        if {"Ref": role_id} in p.get("Roles", [])
+    }
+    assert attached == {policy_name("prod", CAPTURE_READER), policy_name("prod", "Operator")}
+    assert OUTPUT_CAPTURE_READER_ROLE_ARN in prod.serving.to_json()["Outputs"]
+
+
+def test_named_readers_are_the_ones_the_trust_names(cdk_context) -> None:
+    prod = load_environment("prod")
+    reader = "arn:aws:iam::222222222222:role/DataProtection"
+    capture_cfg = prod.data_capture.model_copy(update={"readers": [reader], "reader_mfa": False})
+    stack = cdk.Stack(cdk.App(context=cdk_context), "Readers")
+    bucket = CaptureBucket(stack, "DataCapture", retention_days=7, description="test")
+    CaptureReaderRole(stack, "Reader", env_name="prod", config=capture_cfg, capture=bucket, policies=[])
+    (role,) = Template.from_stack(stack).find_resources("AWS::IAM::Role").values()
+    (trust,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Principal"] == {"AWS": reader} and "Condition" not in trust
 
 
 def test_no_reader_policy_without_capture(dev) -> None:

@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import json
 import subprocess
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import botocore.session
 import pytest
 
+from config.access import STACK_POLICIES, STACK_ROLE_BOUNDARY
 from config.naming import PROJECT
 from constructs.execution_policy import (
     EXPLICIT,
     MAX_POLICY_CHARS,
     NOT_IAM_ACTIONS,
     NOT_NEEDED,
+    POLICY_NAME,
     RESOURCE_TYPES,
     as_iam_action,
     execution_actions,
@@ -79,30 +82,47 @@ def test_documents_fit_iams_limits_and_scope_iam_to_the_projects_names() -> None
         assert len(json.dumps(document, separators=(",", ":"))) <= MAX_POLICY_CHARS
     statements = [s for d in documents for s in d["Statement"]]
     assert not [a for s in statements for a in s["Action"] if "*" in a], "no wildcard actions"
-    (iam,) = [s for s in statements if s["Sid"] == "Iam"]
+    iam_allows = [s for s in statements if s["Effect"] == "Allow" and s["Action"][0].startswith("iam:")]
+    writable = [r for s in iam_allows for r in s["Resource"]]
     assert all(
-        r.startswith(f"arn:aws:iam::222222222222:role/{PROJECT}-")
-        or r.startswith(f"arn:aws:iam::222222222222:policy/{PROJECT}-")
+        r.startswith((f"arn:aws:iam::222222222222:role/{PROJECT}-*-", f"arn:aws:iam::222222222222:policy/{PROJECT}-*-"))
         or "/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/" in r
-        for r in iam["Resource"]
-    )
+        for r in writable
+    ), writable
+    # The guard policies, the pipeline's role and CDK's roles match none of them (fnmatch, like IAM's `*`).
+    protected = [
+        f"arn:aws:iam::222222222222:policy/{POLICY_NAME}-1",
+        f"arn:aws:iam::222222222222:policy/{STACK_ROLE_BOUNDARY}",
+        f"arn:aws:iam::222222222222:role/{PROJECT}-prod-GitHubDeploy",
+        f"arn:aws:iam::222222222222:policy/{PROJECT}-prod-GitHubDeployBoundary",
+        "arn:aws:iam::222222222222:role/cdk-hnb659fds-cfn-exec-role-222222222222-ap-northeast-1",
+    ]
+    assert not [(p, r) for p in protected for r in writable if fnmatchcase(p, r)]
+    assert not POLICY_NAME.startswith(f"{PROJECT}-") and not STACK_ROLE_BOUNDARY.startswith(f"{PROJECT}-")
     (invoke,) = [s for s in statements if s["Sid"] == "Lambda"]
     assert invoke["Resource"] == [f"arn:aws:lambda:*:222222222222:function:{PROJECT}-*"]
 
 
-def test_roles_policies_and_functions_get_names_under_the_projects_prefix(templates) -> None:
-    """IAM and Lambda statements are scoped to `MangaAssist-*`: CloudFormation names a resource without an
-    explicit name after its stack, so every stack name and every explicit name must start so."""
-    names = {
-        "AWS::IAM::Role": "RoleName",
-        "AWS::IAM::ManagedPolicy": "ManagedPolicyName",
-        "AWS::Lambda::Function": "FunctionName",
+def test_roles_policies_and_functions_get_names_the_execution_policy_lets_cloudformation_write(templates) -> None:
+    """IAM and Lambda statements are scoped by name: CloudFormation names a resource without an explicit
+    name after its stack (`<stack>-<logical id>-<suffix>`), so each role must be unnamed (or named under
+    its stack), each managed policy one of the stacks' own, each function under the project's prefix."""
+    allowed = {
+        "AWS::IAM::Role": lambda stack, name: name.startswith(f"{stack}-"),
+        "AWS::IAM::ManagedPolicy": lambda stack, name: any(
+            fnmatchcase(name, f"{PROJECT}-*-{suffix}") for suffix in STACK_POLICIES
+        ),
+        "AWS::Lambda::Function": lambda stack, name: name.startswith(f"{PROJECT}-"),
     }
+    names = {"AWS::IAM::Role": "RoleName", "AWS::IAM::ManagedPolicy": "ManagedPolicyName"}
+    names["AWS::Lambda::Function"] = "FunctionName"
     for stack_name, template in templates:
         assert stack_name.startswith(f"{PROJECT}-")
         for logical_id, resource in template["Resources"].items():
-            name = resource.get("Properties", {}).get(names.get(resource["Type"], ""), f"{PROJECT}-")
-            assert isinstance(name, str) and name.startswith(f"{PROJECT}-"), (stack_name, logical_id, name)
+            if resource["Type"] not in names:
+                continue
+            name = resource.get("Properties", {}).get(names[resource["Type"]], f"{stack_name}-{logical_id}")
+            assert isinstance(name, str) and allowed[resource["Type"]](stack_name, name), (stack_name, logical_id, name)
 
 
 def test_make_bootstrap_passes_the_policies_to_cdk_bootstrap() -> None:
@@ -115,6 +135,15 @@ def test_make_bootstrap_passes_the_policies_to_cdk_bootstrap() -> None:
     ).stdout
     assert "-m tools.execution_policy prod" in recipe
     assert '--cloudformation-execution-policies "$policies"' in recipe
+    own = subprocess.run(
+        ["make", "-n", "--no-print-directory", "bootstrap", "ENV=prod", "EXECUTION_POLICIES=arn:aws:iam::2:policy/P"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    # The account's own execution policies, and the stack-role boundary all the same (every stack role names it).
+    assert 'policies="arn:aws:iam::2:policy/P"' in own and "-m tools.execution_policy prod --boundary-only" in own
 
 
 def test_api_names_a_handler_declares_are_granted_as_the_iam_action_aws_checks() -> None:

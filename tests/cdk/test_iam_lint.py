@@ -1,6 +1,6 @@
 """`make test` lints every IAM policy of the synthesised templates (managed, inline, role, key, bucket and
-topic policies) and the CloudFormation execution policy with parliament; each finding is fixed or
-acknowledged, with its reason, in tests/iam_lint_acknowledged.yaml (the one place)."""
+topic policies), the CloudFormation execution policy and the stack-role boundary with parliament; each
+finding is fixed or acknowledged, with its reason, in tests/iam_lint_acknowledged.yaml (the one place)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import json
 import pytest
 
 from constructs.execution_policy import execution_documents
+from constructs.stack_role_boundary import boundary_document
 from tests.cdk.conftest import Synthesised
 from tests.iam_lint import POLICY_PROPERTIES, Stack, acknowledged, findings, policy_documents, unacknowledged
 
@@ -36,6 +37,7 @@ def linted(environments) -> tuple[int, list[str]]:
     """(how many documents, every finding line)."""
     documents = [doc for s in environments for doc in policy_documents(stacks_of(s))]
     documents += [(f"execution-policy-{n}", d) for n, d in enumerate(execution_documents("aws", MOTO_ACCOUNT), 1)]
+    documents += [("stack-role-boundary", boundary_document())]
     return len(documents), [line for where, document in documents for line in findings(where, document)]
 
 
@@ -66,7 +68,7 @@ def test_every_policy_is_linted(linted, environments, prod) -> None:
         len(r.get("Properties", {}).get("Policies", [])) for r in with_policies if r["Type"] == "AWS::IAM::Role"
     )
     documents = len([r for r in with_policies if r["Type"] != "AWS::IAM::Role"]) + inline
-    assert count == documents + len(execution_documents("aws", MOTO_ACCOUNT))
+    assert count == documents + len(execution_documents("aws", MOTO_ACCOUNT)) + 1  # and the stack-role boundary
 
 
 def test_every_finding_is_fixed_or_acknowledged(linted) -> None:
