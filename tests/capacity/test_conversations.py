@@ -268,8 +268,11 @@ def test_the_command_measures_conversations_by_default_and_single_turns_on_reque
     out = tmp_path / "out"
     chosen = [] if workload is None else ["--workload", workload]
     run = subprocess.run(
-        [sys.executable, "-m", "ops", "capacity", "--url", engine, "--slo-ttft-ms", "60000", "--step-seconds", "2",
-         "--start-rpm", "1200", "--max-rpm", "1200", "--warmup-seconds", "1", "--out", str(out), *chosen],
+        # The report's shape, not the generator (benchmarks/capacity_generator.py): a steady stream's long
+        # conversations from the first second (capacity.under_way) at a rate this shared machine sends on time.
+        [sys.executable, "-m", "ops", "capacity", "--url", engine, "--slo-ttft-ms", "60000", "--step-seconds", "3",
+         "--start-rpm", "600", "--max-rpm", "600", "--warmup-seconds", "1", "--max-send-lag-ms", "1000",
+         "--out", str(out), *chosen],
         cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
@@ -284,7 +287,7 @@ def test_the_command_measures_conversations_by_default_and_single_turns_on_reque
         assert conversation["think_seconds"] == {"median": 10, "sigma": 0.7, "range": [2, 120]}
         assert conversation["context_budget_tokens"] == 3496 and conversation["contexts"]["p95_tokens"] > 3496
         assert step["by_turn"][0]["turns"] == "1" and step["prefix_cache_hit_percent"] is not None
-        assert "## By turn at 1,200 requests/min per instance" in markdown and "- conversations: 4.2 turns" in markdown
+        assert "## By turn at 600 requests/min per instance" in markdown and "- conversations: 4.2 turns" in markdown
         assert "after 1 s of warm-up" in run.stdout
     else:
         assert record["workload"]["kind"] == "single" and record["settings"]["warmup_seconds"] == 0
@@ -293,9 +296,9 @@ def test_the_command_measures_conversations_by_default_and_single_turns_on_reque
     assert step["prompt_tokens_p95"] > 0
 
 
-def test_a_time_budget_without_room_for_a_warmed_up_step_is_refused_before_the_sweep():
-    settings = MeasureSettings(slo_ttft_ms=500, step_seconds=60, max_minutes=1)
-    with pytest.raises(SettingsError, match="--max-minutes 1 leaves no room for one step: 106 s of conversation"):
+def test_a_time_budget_without_room_for_the_shortest_search_is_refused_before_the_sweep():
+    settings = MeasureSettings(slo_ttft_ms=500, step_seconds=60, max_minutes=5)
+    with pytest.raises(SettingsError, match=r"--max-minutes 5 cannot give an answer: .* 4 x \(106 s warm-up \+ 60 s\)"):
         settings.sweep_settings(106)
     assert settings.sweep_settings(None).warmup_seconds == 0  # single turns: no warm-up
-    assert MeasureSettings(500, 60, 1, warmup_seconds=0).sweep_settings(106).warmup_seconds == 0
+    assert MeasureSettings(500, 60, 5, warmup_seconds=0).sweep_settings(106).warmup_seconds == 0
