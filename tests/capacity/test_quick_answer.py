@@ -81,7 +81,9 @@ def test_ten_minutes_worth_of_budget_answers_from_the_config_s_figure(workload, 
     ceiling = planned / 0.35
     assert planned < measured.answer < ceiling and any(not s["held"] for s in steps)
     assert measured.record["settings"]["warmup_seconds"] == workload.warmup_seconds
-    print(f"\nplanned {planned}/min, answer {measured.answer:.0f}/min in {len(steps)} steps, budget {budget_minutes:.2f} min")
+    print(
+        f"\nplanned {planned}/min, answer {measured.answer:.0f}/min in {len(steps)} steps, budget {budget_minutes:.2f} min"
+    )
 
 
 def test_a_budget_no_search_can_answer_in_is_refused_up_front_with_the_time_it_needs():
