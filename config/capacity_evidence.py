@@ -16,9 +16,9 @@ from config.loader import ConfigError, known_environments, load_environment
 from config.schema import EnvironmentConfig, InstanceCapacity
 
 # How long a real endpoint's `bin/ops capacity` takes with the default workload and settings
-# (docs/capacity.md "How long it takes"): its time budget, --max-minutes 30, at most; about 10 min
-# when the config's figure is within 1.5x of the answer (the search starts from it).
-SWEEP_MINUTES = "30 min at most, about 10 when the assumed figure is within 1.5x"
+# (docs/capacity.md "How long it takes"): its time budget, --max-minutes 30, at most; about 8 min
+# when the answer is within 2.1x of the config's figure (the search starts from it: 5 steps).
+SWEEP_MINUTES = "30 min at most; about 8 when the answer is within 2.1x of the figure in config"
 
 
 @dataclass(frozen=True)
@@ -87,8 +87,10 @@ def how_to_measure(cfg: EnvironmentConfig, instance_type: str) -> str:
         return f"no non-production environment to measure on: see docs/capacity.md; {copy}"
     other = others[0]
     variant = other.variants[-1]
+    # A scaled variant's instance type changes only through `bin/ops deploy` (deregister, update, register).
+    deploy = f"bin/ops deploy {other.name}" if variant.name in other.autoscaling else f"make deploy ENV={other.name}"
     return (
         f"in config/environments/{other.name}.yaml set {variant.name}'s instance_type: {instance_type} with no "
-        f"fallback_instance_types, `make deploy ENV={other.name}` (about 15 min), then "
+        f"fallback_instance_types, `{deploy}` (a blue/green update, about 15-25 min), then "
         f"`bin/ops capacity {other.name} --variant {variant.name} --write-config` ({SWEEP_MINUTES}); {copy}"
     )
