@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from config.loader import ConfigError, known_environments, load_environment
+from config.naming import environment_label
 from config.schema import EnvironmentConfig, InstanceCapacity
 
 # How long a real endpoint's `bin/ops capacity` takes with the default workload and settings
@@ -69,13 +70,13 @@ def _other_environments(cfg: EnvironmentConfig) -> list[EnvironmentConfig]:
 def how_to_measure(cfg: EnvironmentConfig, instance_type: str) -> str:
     """The exact commands that give `instance_type` a measured figure in `cfg`'s file."""
     others = _other_environments(cfg)
-    target = f"config/environments/{cfg.name}.yaml"
+    target = environment_label(cfg.name)
     for other in others:
         figure = other.planning.capacity.get(instance_type)
         if figure is not None and figure.measured is not None:
             return (
                 f"copy planning.capacity.{instance_type} (with its measured block) from "
-                f"config/environments/{other.name}.yaml into {target}: {figure.provenance()}"
+                f"{environment_label(other.name)} into {target}: {figure.provenance()}"
             )
     copy = f"then copy planning.capacity.{instance_type} with its measured block into {target}"
     for other in others:
@@ -90,7 +91,7 @@ def how_to_measure(cfg: EnvironmentConfig, instance_type: str) -> str:
     # A scaled variant's instance type changes only through `bin/ops deploy` (deregister, update, register).
     deploy = f"bin/ops deploy {other.name}" if variant.name in other.autoscaling else f"make deploy ENV={other.name}"
     return (
-        f"in config/environments/{other.name}.yaml set {variant.name}'s instance_type: {instance_type} with no "
+        f"in {environment_label(other.name)} set {variant.name}'s instance_type: {instance_type} with no "
         f"fallback_instance_types, `{deploy}` (a blue/green update, about 15-25 min), then "
         f"`bin/ops capacity {other.name} --variant {variant.name} --write-config` ({SWEEP_MINUTES}); {copy}"
     )
