@@ -36,13 +36,14 @@ class PoolCapacity:
     split_known: bool = True  # False: DescribeEndpoint did not say which types are in service
 
     @classmethod
-    def of(cls, live: LiveVariant, capacity: Mapping[str, InstanceCapacity]) -> PoolCapacity:
-        """UnknownCapacity when a type of the variant has no figure."""
+    def of(cls, live: LiveVariant, capacity: Mapping[str, InstanceCapacity | float]) -> PoolCapacity:
+        """`capacity`: planning.capacity, or its requests per minute by type. UnknownCapacity when a type of
+        the variant has no figure."""
         types = live.instance_types or (live.instance_type,)
         missing = [t for t in types if t not in capacity]
         if missing:
             raise UnknownCapacity(f"planning.capacity has no figure for {', '.join(missing)}")
-        per_instance = {t: capacity[t].requests_per_minute for t in types}
+        per_instance = {t: _rate(capacity[t]) for t in types}
         counts = live.instances_by_type()
         if any(count is None for count in counts.values()):  # not reported: all at the weakest figure
             weakest = min(types, key=lambda t: per_instance[t])
@@ -102,3 +103,7 @@ class PoolCapacity:
         if not self.split_known:
             text += "; the split by type is not reported, so every instance counts at the weakest figure"
         return text
+
+
+def _rate(figure: InstanceCapacity | float) -> float:
+    return figure.requests_per_minute if isinstance(figure, InstanceCapacity) else float(figure)
