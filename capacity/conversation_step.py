@@ -66,7 +66,7 @@ class Conversations:
                 return
             body, trimmed = self.source.workload.request(plan, history, index)
             record = RequestRecord(scheduled=at, turn=index + 1, counted=at >= self.window, trimmed=trimmed,
-                                   keep_answer=index < last)  # fmt: skip
+                                   keep_answer=index < last, resumed=index == first > 0)  # fmt: skip
             self.records.append(record)
             await self.target.request(json.dumps(body).encode(), record, self.stop)
             if not record.ok or record.done is None or index == last:

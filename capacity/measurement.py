@@ -82,7 +82,7 @@ class MeasureSettings:
             raise SettingsError(f"--start-rpm {start:g} is above --max-rpm {highest:g}")
         warmup = 0.0 if default_warmup_seconds is None else self.warmup_seconds
         warmup = default_warmup_seconds if warmup is None else warmup
-        self._check_budget(warmup)
+        self._check_budget(warmup, one_rate=start >= highest)
         return SweepSettings(
             slo_ttft_ms=self.slo_ttft_ms,
             step_seconds=self.step_seconds,
@@ -94,10 +94,11 @@ class MeasureSettings:
             lowest_rpm=min(lowest, start),
         )
 
-    def _check_budget(self, warmup: float) -> None:
-        """Refuse, before any request, a time budget in which no search can end with an answer."""
+    def _check_budget(self, warmup: float, one_rate: bool) -> None:
+        """Refuse, before any request, a time budget in which no search can end with an answer; one rate
+        (--start-rpm at --max-rpm) is one step."""
         step = warmup + self.step_seconds
-        needed = SHORTEST_SEARCH * step
+        needed = (1 if one_rate else SHORTEST_SEARCH) * step
         if needed <= self.max_minutes * 60:
             return
         each = f"{warmup:g} s warm-up + {self.step_seconds:g} s" if warmup else f"{self.step_seconds:g} s"
