@@ -2,7 +2,8 @@
 environment (`production: true`) is refused while any pool type of any variant has an assumed
 `planning.capacity` (config/capacity_evidence.py): every floor, target, quota and rollback raise stands
 on that figure, and nothing else tells a deploy that it is a guess. The refusal names the types and the
-commands that measure them. `ACCEPT_ASSUMED_CAPACITY="<reason>"` lets the deploy through; after it,
+commands that measure them (ops/capacity_gate.py, shared with `bin/ops deploy`).
+`ACCEPT_ASSUMED_CAPACITY="<reason>"` lets the deploy through; after it,
 `python -m tools.record_deployed` writes the reason to config/deployed/<env>.json (`acceptance`) and
 `bin/ops status` shows it."""
 
@@ -15,17 +16,10 @@ import sys
 from datetime import UTC, datetime
 
 from config import ConfigError, EnvironmentConfig, known_environments, load_environment
-from config.capacity_evidence import PoolType, assumed_types, how_to_measure
+from config.capacity_evidence import assumed_types
+from ops.capacity_gate import OVERRIDE, accepted_reason, refusal
 
-OVERRIDE = "ACCEPT_ASSUMED_CAPACITY"
 REFUSED, USAGE = 4, 2  # the exit codes ops uses for "refused by a guard" and "usage"
-
-
-def accepted_reason() -> str | None:
-    """The override's reason; None when it is unset or blank (a GitHub variable that is not defined
-    reaches the workflow's step as an empty string): an override must say why."""
-    value = os.environ.get(OVERRIDE, "").strip()
-    return value or None
 
 
 def acceptance(cfg: EnvironmentConfig) -> dict[str, object] | None:
@@ -38,21 +32,6 @@ def acceptance(cfg: EnvironmentConfig) -> dict[str, object] | None:
     who = os.environ.get("GITHUB_ACTOR") or getpass.getuser()
     return {"reason": reason, "types": [p.instance_type for p in assumed], "by": who,
             "at": datetime.now(UTC).isoformat(timespec="seconds")}  # fmt: skip
-
-
-def refusal(cfg: EnvironmentConfig, assumed: list[PoolType]) -> str:
-    lines = [
-        f"refusing to deploy {cfg.name} (production): the capacity of {len(assumed)} pool type(s) is assumed, "
-        "never measured, and every floor, target, quota and rollback raise is sized on it:",
-        *(f"  {pool.describe()}" for pool in assumed),
-        "measure each pool type on staging with `bin/ops capacity` before the first prod deploy "
-        '(docs/deploying.md, "Measure capacity before the first prod deploy"):',
-        *(f"  {pool.instance_type}: {how_to_measure(cfg, pool.instance_type)}" for pool in assumed),
-        f"to deploy on the assumption anyway (recorded in config/deployed/{cfg.name}.json, shown by `bin/ops "
-        f'status`): {OVERRIDE}="<why>" make deploy ENV={cfg.name} (the deploy workflow: the GitHub environment '
-        f"variable {OVERRIDE})",
-    ]
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"capacity: every pool type of {cfg.name} is measured (planning.capacity)")
         return 0
     if reason is None:
-        print(f"error: {refusal(cfg, assumed)}", file=sys.stderr)
+        print(f"error: {refusal(cfg, assumed, f'make deploy ENV={cfg.name}')}", file=sys.stderr)
         return REFUSED
     types = ", ".join(p.instance_type for p in assumed)
     print(f"warning ({OVERRIDE}): deploying {cfg.name} on an assumed capacity of {types}: {reason!r}")
