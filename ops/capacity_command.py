@@ -46,7 +46,8 @@ def capacity_command(
     step_seconds: Annotated[float, typer.Option(min=1, help="How long each offered rate runs.")] = MIN_STEP_SECONDS,
     max_minutes: Annotated[float, typer.Option(min=0.1, help="The whole run stops by itself after this long.")] = 30,
     start_rpm: Annotated[
-        float | None, rate_option("First offered rate per instance. Default: planning.capacity of the type in service (or 60).")
+        float | None,
+        rate_option("First offered rate per instance. Default: planning.capacity of the type in service (or 60)."),
     ] = None,
     max_rpm: Annotated[
         float | None, rate_option("Highest rate per instance ever offered. Default: 3 × planning.capacity (or 3,600).")
