@@ -93,7 +93,7 @@ def capacity_command(
     capacity.png. The sweep drives the variant past its objective on purpose: its TTFT alarms fire
     and real users on it wait, so a production environment needs --allow-production.
     Exit codes: 0 an answer; 2 usage; 3 no answer (broke at the first rate, generator too slow,
-    time budget); 4 refused (production, endpoint not InService); 130 interrupted (report written).
+    time budget); 4 refused (endpoint not InService, instances of several types); 130 interrupted (report written).
     """
     # --json: progress and the answer on stderr, capacity.json's record alone on stdout.
     say = functools.partial(typer.echo, err=as_json)
