@@ -82,10 +82,13 @@ diff: deps
 review: deps
 	$(PY) -m review $(BASE) $(if $(filter command line environment,$(origin ENV)),--env $(ENV)) --out review-out/review.md
 
+# A production environment is refused while a pool type's capacity is assumed (tools/assumed_capacity.py;
+# ACCEPT_ASSUMED_CAPACITY="<reason>" overrides, and the reason is recorded in config/deployed/ENV.json).
 # Refused when the blue/green update would overlap a scheduled peak window (FORCE_PEAK=1 overrides).
 # The image and serving stacks by name, not --all: the CI access stack (deploy-ci-access below) is never
 # deployed by the pipeline whose role it defines.
 deploy: deps
+	$(PY) -m tools.assumed_capacity $(ENV)
 	$(PY) -m tools.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
 	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV) --require-approval $(APPROVAL) \
 		MangaAssist-$(ENV)-Image MangaAssist-$(ENV)-Serving

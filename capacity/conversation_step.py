@@ -5,9 +5,10 @@ are offered at the step's rate. A session's first turn is sent at its arrival; t
 think time after turn k's last answer token, since its content is that answer (a user answers what they
 read). Every turn is sent at its scheduled time, whatever else is in flight, and timed from it; a slow
 server delays only the later turns of the sessions it is slow for, as it delays their users, while new
-sessions keep arriving on their own schedule. A step first runs `warmup_seconds` of the same process
-unmeasured, so that when its window opens conversations are under way in the proportions of a steady
-stream; only turns scheduled inside the window are counted, and turns falling after it are not sent. A
+sessions keep arriving on their own schedule. A step with a warm-up starts with the sessions a steady
+stream has open (capacity.under_way), then runs `warmup_seconds` of the same process unmeasured, so
+that when its window opens conversations are under way in the proportions of a steady stream and those
+it started with have resumed; only turns scheduled inside the window are counted, and turns falling after it are not sent. A
 turn that fails ends its session. The prefix-cache counters are read when the window opens and after its
 answers (capacity.load.CacheProbe).
 """
@@ -34,6 +35,7 @@ from capacity.load import (
     summarise,
 )
 from capacity.targets import REQUEST_TIMEOUT_SECONDS, RequestRecord
+from capacity.under_way import under_way
 
 
 @dataclass
@@ -48,12 +50,15 @@ class Conversations:
     allowed: float  # requests the step may still send (the sweep's ceiling)
     records: list[RequestRecord]
 
-    async def converse(self, plan: SessionPlan, at: float) -> None:
-        """One session: each turn at its time, the answer kept for the next; ends at the window's end,
-        on a failed turn, on a stop, or when the step's requests are spent."""
-        history: list[dict[str, str]] = []
+    async def converse(
+        self, plan: SessionPlan, at: float, first: int = 0, history: list[dict[str, str]] | None = None
+    ) -> None:
+        """One session from turn `first` after `history` (a session under way: its earlier exchanges as
+        the workload writes them): each turn at its time, the answer kept for the next; ends at the
+        window's end, on a failed turn, on a stop, or when the step's requests are spent."""
+        history = list(history or [])
         last = len(plan.turns) - 1
-        for index in range(len(plan.turns)):
+        for index in range(first, len(plan.turns)):
             if at >= self.end or self.stop.is_set() or len(self.records) >= self.allowed:
                 return
             await sleep_until(at, self.stop)
@@ -61,7 +66,7 @@ class Conversations:
                 return
             body, trimmed = self.source.workload.request(plan, history, index)
             record = RequestRecord(scheduled=at, turn=index + 1, counted=at >= self.window, trimmed=trimmed,
-                                   keep_answer=index < last)  # fmt: skip
+                                   keep_answer=index < last, resumed=index == first > 0)  # fmt: skip
             self.records.append(record)
             await self.target.request(json.dumps(body).encode(), record, self.stop)
             if not record.ok or record.done is None or index == last:
@@ -88,6 +93,9 @@ async def run_conversation_step(
     session_rate = offered_rpm * target.instances / 60 / source.workload.mean_turns
     arrivals = [offset - warmup_seconds for offset in poisson_arrivals(session_rate, warmup_seconds + seconds, rng)]
     plans = [next(source.plans) for _ in arrivals]  # drawn before the clock starts
+    horizon = source.workload.steady.horizon_seconds
+    resumed = under_way(source.plans, session_rate, horizon, rng) if warmup_seconds else []
+    pasts = [source.workload.history(session.plan, session.turn) for session in resumed]  # before the clock too
     window = time.perf_counter() + 0.05 + warmup_seconds
     allowed = float("inf") if max_requests is None else max_requests
     step = Conversations(target, source, stop, window, window + seconds, allowed, [])
@@ -96,6 +104,9 @@ async def run_conversation_step(
     ticker = asyncio.create_task(report_progress(step.records, progress, progress_seconds))
     opened = asyncio.create_task(_open_window(probe, window, stop))
     try:
+        for session, past in zip(resumed, pasts, strict=True):  # each sleeps until its next turn is due
+            at = window - warmup_seconds + session.delay
+            tasks.append(asyncio.create_task(step.converse(session.plan, at, session.turn, past)))
         for arrival, plan in zip(arrivals, plans, strict=True):
             await sleep_until(window + arrival, stop)
             if stop.is_set() or len(step.records) >= allowed:

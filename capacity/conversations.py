@@ -21,6 +21,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from capacity.under_way import SteadyState, steady_state
 from capacity.workload import DEFAULT_WORKLOAD, Workload, WorkloadError
 from config.checks.vram_budget import (
     WorkloadContexts,
@@ -271,19 +272,25 @@ class ConversationWorkload:
         return workload_contexts(self.raw, self.conversation.context_budget_tokens)
 
     @cached_property
+    def steady(self) -> SteadyState:
+        c = self.conversation
+        return steady_state(c.turns_mean, c.turns_max, c.think)
+
+    @property
     def warmup_seconds(self) -> float:
-        """The default warm-up of a step: the p90 of how long after its session's first turn a turn comes
-        (think times only, simulated from the file; answer times add to it and are not known before
-        the run), so that about 90 % of a steady stream's turns belong to sessions the step has begun."""
-        rng, offsets = random.Random(0), []
-        median, sigma, low, high = self.conversation.think
-        for _ in range(10_000):
-            elapsed = 0.0
-            for _ in range(draw_turns(rng, self.conversation.turns_mean, self.conversation.turns_max)):
-                offsets.append(elapsed)
-                elapsed += draw_lognormal(rng, median, sigma, low, high)
-        offsets.sort()
-        return round(offsets[math.ceil(0.9 * len(offsets)) - 1])
+        """The default warm-up of a step, which starts with a steady stream's sessions under way
+        (capacity.under_way): the p90 of the time until one of them sends its next turn (think times
+        only, simulated from the file), so that 90 % of them have resumed, prompts cached, by the window."""
+        return self.steady.resume_seconds
+
+    def history(self, plan: SessionPlan, turn: int) -> list[dict[str, str]]:
+        """The exchanges before turn `turn` of a session under way at a step's start: its user turns as
+        planned, each answer the plan's length in the workload's words (what the engine never saw)."""
+        exchanges: list[dict[str, str]] = []
+        for user, answer_tokens in plan.turns[:turn]:
+            answer = " ".join(SHORT_WORDS[i % len(SHORT_WORDS)] for i in range(answer_tokens))
+            exchanges += [{"role": "user", "content": user}, {"role": "assistant", "content": answer}]
+        return exchanges
 
     def describe(self) -> dict[str, Any]:
         c, contexts = self.conversation, self.contexts

@@ -1,12 +1,13 @@
 """The capacity tool as a library: `measure(target, workload, settings)` runs the sweep against one
-target, writes the report after every step and once more at the end (also when Ctrl-C or SIGTERM
-stops it), and returns what was measured. Nothing here opens an environment or calls AWS: the caller
+target, writes the report after every step (capacity.json and .md) and once more at the end with its
+plot (also when Ctrl-C or SIGTERM stops it), and returns what was measured. Nothing here opens an environment or calls AWS: the caller
 builds the target (capacity.targets) and the workload (capacity.conversations, capacity.workload,
 capacity.capture); `bin/ops capacity` is one such caller (ops/capacity_command.py)."""
 
 from __future__ import annotations
 
 import asyncio
+import math
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -18,10 +19,11 @@ from typing import Any, Protocol
 from capacity.conversations import SessionSource
 from capacity.load import Target
 from capacity.report import RunFacts, write
-from capacity.sweep import SweepOutcome, SweepSettings, sweep
+from capacity.sweep import GROWTH, SHORTEST_SEARCH, SweepOutcome, SweepSettings, sweep
 
 MIN_STEP_SECONDS = 60  # the default: about 1,000 requests a step at the seeds' rate, enough for a p95
 REPORTS_DIR = Path("capacity-out")
+LOWEST_SHARE = 0.1  # a search from the config's figure goes down to a tenth of it at most
 
 
 class SettingsError(ValueError):
@@ -61,7 +63,7 @@ class MeasureSettings:
     slo_ttft_ms: float  # the objective: TTFT p95 at most this (and at most 1 % errors)
     step_seconds: float = MIN_STEP_SECONDS
     max_minutes: float = 30  # the whole run stops by itself after this long
-    start_rpm: float | None = None  # default: 10 % of planned_rpm, or 60
+    start_rpm: float | None = None  # default: planned_rpm (searched both ways from it), or 60
     max_rpm: float | None = None  # never offered more; default: 3 × planned_rpm, or 3,600
     max_send_lag_ms: float = 50.0  # a step whose send lag p99 exceeds this measured the client
     planned_rpm: float | None = None
@@ -72,17 +74,15 @@ class MeasureSettings:
         """The sweep's settings; `default_warmup_seconds` is a conversation workload's (None: a workload
         of independent requests, which has no warm-up)."""
         planned = self.planned_rpm
-        start = self.start_rpm or (planned * 0.1 if planned else 60.0)
+        start = self.start_rpm or planned or 60.0
+        # From the config's figure the search goes down too, to a tenth of it; a given --start-rpm is the lowest.
+        lowest = planned * LOWEST_SHARE if planned and not self.start_rpm else start
         highest = self.max_rpm or (planned * 3 if planned else 3600.0)
         if start > highest:
             raise SettingsError(f"--start-rpm {start:g} is above --max-rpm {highest:g}")
         warmup = 0.0 if default_warmup_seconds is None else self.warmup_seconds
         warmup = default_warmup_seconds if warmup is None else warmup
-        if warmup + self.step_seconds > self.max_minutes * 60:
-            raise SettingsError(
-                f"--max-minutes {self.max_minutes:g} leaves no room for one step: {warmup:g} s of conversation "
-                f"warm-up (--warmup-seconds) and {self.step_seconds:g} s measured (--step-seconds)"
-            )
+        self._check_budget(warmup, one_rate=start >= highest)
         return SweepSettings(
             slo_ttft_ms=self.slo_ttft_ms,
             step_seconds=self.step_seconds,
@@ -91,6 +91,24 @@ class MeasureSettings:
             max_rpm=highest,
             max_send_lag_ms=self.max_send_lag_ms,
             warmup_seconds=warmup,
+            lowest_rpm=min(lowest, start),
+        )
+
+    def _check_budget(self, warmup: float, one_rate: bool) -> None:
+        """Refuse, before any request, a time budget in which no search can end with an answer; one rate
+        (--start-rpm at --max-rpm) is one step."""
+        step = warmup + self.step_seconds
+        needed = (1 if one_rate else SHORTEST_SEARCH) * step
+        if needed <= self.max_minutes * 60:
+            return
+        each = f"{warmup:g} s warm-up + {self.step_seconds:g} s" if warmup else f"{self.step_seconds:g} s"
+        raise SettingsError(
+            f"--max-minutes {self.max_minutes:g} cannot give an answer: the shortest search that can "
+            f"({SHORTEST_SEARCH} steps: a rate that holds, one {GROWTH:g}x above it that breaks, two refinements "
+            f"to within 10 %) takes {SHORTEST_SEARCH} x ({each}) = {needed / 60:.1f} min plus the answers' own "
+            f"time, and each further {GROWTH:g}x between the first rate and the answer adds a step; give "
+            f"--max-minutes {math.ceil(needed / 60)} or more, {math.ceil((needed + step) / 60)} for an answer up "
+            f"to {GROWTH**2:.1f}x above the first rate (or shorter --step-seconds / --warmup-seconds)"
         )
 
 
@@ -148,7 +166,7 @@ def measure(
                   "start_rpm": rates.start_rpm, "max_rpm": rates.max_rpm, "max_send_lag_ms": rates.max_send_lag_ms,
                   "warmup_seconds": rates.warmup_seconds},
     )  # fmt: skip
-    outcome = asyncio.run(_run(target, source, rates, say, lambda o: write(o, facts, out)))
+    outcome = asyncio.run(_run(target, source, rates, say, lambda o: write(o, facts, out, drawn=False)))
     return Measurement(outcome, write(outcome, facts, out), out)
 
 

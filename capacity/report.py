@@ -273,11 +273,13 @@ def figure(record: dict[str, Any]) -> Any:
     return drawn
 
 
-def write(outcome: SweepOutcome, facts: RunFacts, out: Path) -> dict[str, Any]:
+def write(outcome: SweepOutcome, facts: RunFacts, out: Path, drawn: bool = True) -> dict[str, Any]:
+    """capacity.json and capacity.md, and with `drawn` capacity.png: 1-3 s of plotting on this machine,
+    left out after each step (a step's time is the budget's) and drawn once at the end."""
     out.mkdir(parents=True, exist_ok=True)
     record = document(outcome, facts)
     (out / "capacity.json").write_text(json.dumps(record, indent=2) + "\n")
     (out / "capacity.md").write_text(markdown(record))
-    if record["steps"]:
+    if drawn and record["steps"]:
         plot(record, out / "capacity.png")
     return record

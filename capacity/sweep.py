@@ -1,6 +1,11 @@
-"""The search: offered rates rise step by step until the objective breaks, then the gap between the
-last rate that held and the first that broke is halved (geometrically) until they are within 10 %.
-The answer is the highest offered rate that held, per instance.
+"""The search: offered rates rise step by step (x GROWTH) until the objective breaks, then the gap
+between the last rate that held and the first that broke is halved (geometrically) until they are
+within 10 %. The answer is the highest offered rate that held, per instance. A first rate that breaks
+is followed by lower ones (/ GROWTH, down to `lowest_rpm`) until one holds: a search that starts from
+the capacity the config plans with (capacity.measurement) finds the answer on either side of it.
+GROWTH is just under 1.1^4, so a bracket of one rise is refined within 10 % in exactly two steps:
+an answer takes at least SHORTEST_SEARCH steps (a rate that holds, the next that breaks, two
+refinements), which is what a time budget is checked against before the sweep (capacity.measurement).
 
 Each step ends with one of four results (`SweepOutcome.results`, `result` in capacity.json):
 `held` and `broke` judge the server against the objective; `client-limited` means the load generator
@@ -25,6 +30,8 @@ from capacity.load import StepResult, Target, judge, run_step
 from capacity.targets import RequestRecord
 
 PRECISION = 1.10  # stop refining when the first broken rate is within 10 % of the last held one
+GROWTH = 1.46  # < PRECISION ** 4: two geometric halvings of a one-rise bracket reach PRECISION
+SHORTEST_SEARCH = 2 + math.ceil(math.log2(math.log(GROWTH) / math.log(PRECISION)))  # 4 steps
 HELD, BROKE, CLIENT_LIMITED, INTERRUPTED = "held", "broke", "client-limited", "interrupted"
 
 
@@ -35,7 +42,9 @@ class SweepSettings:
     max_minutes: float
     start_rpm: float  # per instance
     max_rpm: float  # per instance: never offered more
-    growth: float = 1.5
+    growth: float = GROWTH
+    # Per instance: after a first rate that breaks, lower ones down to this; None: start_rpm (no descent).
+    lowest_rpm: float | None = None
     # A step whose own send lag p99 exceeds this is the generator's result, not the server's.
     max_send_lag_ms: float = 50.0
     # Conversations: each step first runs this long unmeasured (capacity.conversation_step).
@@ -126,9 +135,13 @@ async def sweep(
                 break
             rate = min(rate * settings.growth, settings.max_rpm)
             continue
-        if good is None:
-            outcome.stopped = f"the objective broke at the lowest rate offered ({rate:,.0f}/min): lower --start-rpm"
-            break
+        if good is None:  # every rate so far broke: go lower, down to lowest_rpm
+            lowest = settings.start_rpm if settings.lowest_rpm is None else settings.lowest_rpm
+            if rate <= lowest:
+                outcome.stopped = f"the objective broke at the lowest rate offered ({rate:,.0f}/min): lower --start-rpm"
+                break
+            rate = max(rate / settings.growth, lowest)
+            continue
         if bad / good <= PRECISION:
             outcome.stopped = "refined"
             break

@@ -52,6 +52,7 @@ class RequestRecord:
     # is, whether the step counts it (False for the warm-up's turns), whether older exchanges were
     # dropped to fit the prompt budget, and the answer's text, kept when `keep_answer` is set.
     turn: int | None = None
+    resumed: bool = False  # the first turn a session under way at the step's start sends (capacity.under_way)
     counted: bool = True
     trimmed: bool = False
     keep_answer: bool = False

@@ -8,7 +8,10 @@ Application Auto Scaling. `scaled` is recorded because the config alone cannot t
 deletes a variant's `autoscaling` entry does not deregister the live scalable target.
 
 Format (config/deployed/<env>.json):
-    {"variants": {"primary": {"instance_type": "ml.g5.xlarge", "scaled": true}, ...}}
+    {"variants": {"primary": {"instance_type": "ml.g5.xlarge", "scaled": true}, ...},
+     "accepted_assumed_capacity": {"reason": "...", "types": ["ml.g6.xlarge"], "by": "...", "at": "..."}}
+The second key only when a production deploy went out on an assumed capacity with
+`ACCEPT_ASSUMED_CAPACITY="<reason>"` (tools/assumed_capacity.py); `bin/ops status` shows it.
 """
 
 from __future__ import annotations
@@ -53,6 +56,31 @@ def load_deployed(env_name: str) -> dict[str, DeployedVariant]:
     if not path.exists():
         return {}
     return parse_deployed(path.read_text(), f"config/deployed/{path.name}")
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """Why a production deploy went out while these types' capacity was assumed, who said so, when."""
+
+    reason: str
+    types: tuple[str, ...]
+    by: str
+    at: str  # ISO 8601, UTC
+
+    def describe(self) -> str:
+        return (
+            f"deployed on an assumed capacity of {', '.join(self.types)}, accepted {self.at[:16].replace('T', ' ')} "
+            f"UTC by {self.by}: {self.reason!r}"
+        )
+
+
+def load_acceptance(env_name: str) -> Acceptance | None:
+    """The last deploy's ACCEPT_ASSUMED_CAPACITY, or None (none given, no record, or one unreadable)."""
+    try:
+        raw = json.loads(deployed_path(env_name).read_text())["accepted_assumed_capacity"]
+        return Acceptance(str(raw["reason"]), tuple(raw["types"]), str(raw["by"]), str(raw["at"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def parse_deployed(text: str, source: str) -> dict[str, DeployedVariant]:

@@ -13,7 +13,14 @@ Metrics Insights queries group by `InstanceId` at evaluation time.
   blue/green bake, a new instance still starting) has no latency datapoint and drops out of the
   comparison, where its idle GPU would look like an outlier. What ModelLatency measures for a streamed
   response is not documented (docs/alarms.md); every instance of a variant serves the same mix, so the
-  ratio compares like with like whatever it measures.
+  ratio compares like with like whatever it measures. With instance pools it does not: a healthy
+  instance of a weaker fallback type is slower than one of the preferred type by about the ratio of
+  their capacities (decode is bandwidth-bound; capacity and per-token time follow the same bandwidth:
+  issue 42), and the per-instance metrics carry no instance-type dimension to compare within a type.
+  So a variant's threshold is the configured ratio times the spread of its pool types' capacities
+  (`planning.capacity`, strongest over weakest; 1 for one type): a sick instance still stands out,
+  and a fleet on both pools is not a ticket by itself. The price: on a fleet of one type the alarm
+  needs that much more before it fires.
 - Dashboard row per variant: GPU utilisation, invocations, model latency and 5XX errors, one line per
   instance. A Metrics Insights widget holds one query (CloudWatch "Metrics Insights quotas": one query
   per GetMetricData call), hence one widget per metric and variant.
@@ -29,6 +36,8 @@ queries with metric math" and "Create alarms on Metrics Insights queries").
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 
@@ -41,6 +50,12 @@ from container.serving import contract
 INSTANCE_ID = "InstanceId"  # the enhanced-metrics dimension (developer guide page above)
 ONE_MINUTE = Duration.minutes(1)
 WIDGET_WIDTH = 5  # four graphs and the alarm's status per row of 24
+
+
+def capacity_spread(cfg: EnvironmentConfig, instance_types: list[str]) -> float:
+    """Strongest over weakest `planning.capacity` among a variant's pool types that have a figure."""
+    rates = [cfg.planning.capacity[t].requests_per_minute for t in instance_types if t in cfg.planning.capacity]
+    return max(rates) / min(rates) if len(rates) > 1 else 1.0
 
 
 def per_instance_query(namespace: str, function: str, metric_name: str, endpoint_name: str, variant: str) -> str:
@@ -67,11 +82,16 @@ class InstanceOutlier(Construct):
         variant_names: list[str],
         latency_ratio: float,
         minutes: int,
+        pool_spread: Mapping[str, float] | None = None,
     ) -> None:
+        """`pool_spread`: per variant, its pool types' strongest over weakest capacity (default 1)."""
         super().__init__(scope, id)
         self.endpoint_name = endpoint_name
         self.variant_names = list(variant_names)
-        self.routed: list[RoutedAlarm] = [self._alarm(name, latency_ratio, minutes) for name in self.variant_names]
+        spread = dict(pool_spread or {})
+        self.routed: list[RoutedAlarm] = [
+            self._alarm(name, latency_ratio, minutes, spread.get(name, 1.0)) for name in self.variant_names
+        ]
         self.alarms = [r.alarm for r in self.routed]
 
     @classmethod
@@ -87,6 +107,7 @@ class InstanceOutlier(Construct):
             variant_names=variants,
             latency_ratio=m.outlier_latency_ratio,
             minutes=m.outlier_minutes,
+            pool_spread={v.name: capacity_spread(cfg, v.instance_types) for v in cfg.variants},
         )
 
     def query(
@@ -102,7 +123,14 @@ class InstanceOutlier(Construct):
             label="${LABEL}",
         )
 
-    def _alarm(self, variant: str, ratio: float, minutes: int) -> RoutedAlarm:
+    def _alarm(self, variant: str, ratio: float, minutes: int, spread: float) -> RoutedAlarm:
+        threshold = round(ratio * spread, 2)
+        why = (
+            f" ({ratio:g} x {spread:.2f}, the spread of its pool types' planning.capacity: a healthy instance of "
+            "the weaker type is that much slower)"
+            if spread > 1
+            else ""
+        )
         slowest_over_fastest = cloudwatch.MathExpression(
             expression="MAX(latency) / MIN(latency)",
             using_metrics={"latency": self.query(variant, "ModelLatency")},
@@ -122,9 +150,9 @@ class InstanceOutlier(Construct):
                 "a minute no instance served has no ratio: the gap neither raises the ticket nor clears it "
                 "(an idle night says nothing about the sick instance)",
             ),
-            description=f"{variant}: the slowest serving instance's mean ModelLatency at least {ratio:g} times "
-            f"the fastest's for {minutes} consecutive min (one sick instance; per-instance rows on the dashboard)",
-            threshold=ratio,
+            description=f"{variant}: the slowest serving instance's mean ModelLatency at least {threshold:g} times "
+            f"the fastest's{why} for {minutes} consecutive min (one sick instance; per-instance rows on the dashboard)",
+            threshold=threshold,
             periods=minutes,
             comparison=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         )

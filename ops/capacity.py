@@ -26,7 +26,7 @@ from capacity.workload import CapturedWorkload, Workload, WorkloadError
 from config import EnvironmentConfig, environment_file, environment_label
 from config.editor import EditRefused, UnsafeEdit
 from ops.aws import AwsClients
-from ops.endpoint import LiveEndpoint, read_endpoint
+from ops.endpoint import LiveEndpoint, LiveVariant, read_endpoint
 from ops.environment import Environment, config_variant, connect, load_environment_config
 from ops.errors import ExitCode, OpsError
 from ops.sandbox_guard import SANDBOX_VARIABLE, sandbox_env
@@ -120,21 +120,52 @@ def variant_subject(environment: Environment, variant: str, workload: str) -> Su
     instances = measured.current_instance_count or 0
     if instances < 1:
         raise OpsError(f"{variant} has no instance in service", ExitCode.REFUSED)
+    instance_type = measured_type(cfg, measured)
     chosen = _captured(clients, live, cfg, variant) if workload == "capture" else load_workload(workload)
     if isinstance(chosen, ConversationWorkload):
         chosen = chosen.within(cfg.engine.max_model_len - cfg.engine.generation_reserve_tokens)
     details = {
         "image": measured.image,
         "image_tag": measured.image_tag,
-        "instance_type": measured.instance_type,
+        "instance_type": instance_type,
+        "instances_by_type": measured.instances_by_type(),
         "engine": cfg.engine.model_dump(mode="json"),
     }
     if stand_in() is not None:
         details["stand_in"] = stand_in()
     runtime = clients.session.client("sagemaker-runtime", config=RUNTIME_CLIENT)
     target = VariantTarget(runtime, cfg.name, cfg.endpoint_name, variant, instances, details)
-    planned = cfg.planning.capacity.get(measured.instance_type)
-    return Subject(target, chosen, cfg, measured.instance_type, planned.requests_per_minute if planned else None)
+    planned = cfg.planning.capacity.get(instance_type)
+    return Subject(target, chosen, cfg, instance_type, planned.requests_per_minute if planned else None)
+
+
+def measured_type(cfg: EnvironmentConfig, live: LiveVariant) -> str:
+    """The one type every instance of the variant in service runs on, which the sweep measures (with
+    instance pools, possibly a fallback); refused (exit 4) while they are of several types or the split is
+    not reported. Through the runtime a variant's requests spread over its instances whatever their type
+    (InvokeEndpointWithResponseStream names a variant, never an instance or a type: botocore
+    sagemaker-runtime 2017-05-13), so such a sweep's answer would be a blend, no type's capacity."""
+    serving = live.serving_type()
+    if serving is not None:
+        return serving
+    counts = live.instances_by_type()
+    if any(count is None for count in counts.values()):
+        split = "DescribeEndpoint does not report its instances by type yet (an update under way?)"
+    else:
+        split = "it runs " + ", ".join(f"{n} × {t} ({_figure(cfg, t)})" for t, n in counts.items() if n)
+    raise OpsError(
+        f"{live.name} runs instance pools and {split}: through the runtime a sweep's requests spread over every "
+        "instance of the variant, so its answer would be a blend, no type's capacity. Measure each type alone: "
+        f'when all of {live.name}\'s instances are of one type (`bin/ops status {cfg.name}`, "Instances by type"), '
+        'on a variant pinned to one type, or one container with --url (docs/capacity.md "Measuring one '
+        'instance type")',
+        ExitCode.REFUSED,
+    )
+
+
+def _figure(cfg: EnvironmentConfig, instance_type: str) -> str:
+    figure = cfg.planning.capacity.get(instance_type)
+    return f"planning.capacity {figure.provenance()}" if figure else "no planning.capacity figure"
 
 
 def _captured(clients: AwsClients, live: LiveEndpoint, cfg: EnvironmentConfig, variant: str) -> CapturedWorkload:

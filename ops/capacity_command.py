@@ -46,7 +46,8 @@ def capacity_command(
     step_seconds: Annotated[float, typer.Option(min=1, help="How long each offered rate runs.")] = MIN_STEP_SECONDS,
     max_minutes: Annotated[float, typer.Option(min=0.1, help="The whole run stops by itself after this long.")] = 30,
     start_rpm: Annotated[
-        float | None, rate_option("First offered rate per instance. Default: 10 % of planning.capacity (or 60).")
+        float | None,
+        rate_option("First offered rate per instance. Default: planning.capacity of the type in service (or 60)."),
     ] = None,
     max_rpm: Annotated[
         float | None, rate_option("Highest rate per instance ever offered. Default: 3 × planning.capacity (or 3,600).")
@@ -92,7 +93,7 @@ def capacity_command(
     capacity.png. The sweep drives the variant past its objective on purpose: its TTFT alarms fire
     and real users on it wait, so a production environment needs --allow-production.
     Exit codes: 0 an answer; 2 usage; 3 no answer (broke at the first rate, generator too slow,
-    time budget); 4 refused (production, endpoint not InService); 130 interrupted (report written).
+    time budget); 4 refused (endpoint not InService, instances of several types); 130 interrupted (report written).
     """
     # --json: progress and the answer on stderr, capacity.json's record alone on stdout.
     say = functools.partial(typer.echo, err=as_json)

@@ -17,6 +17,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from config import EnvironmentConfig, naming
 from ops.aws import AwsClients
+from ops.capacity_gate import check_before_deploy
 from ops.child_process import run_child
 from ops.endpoint import LiveEndpoint, read_endpoint
 from ops.errors import ExitCode, OpsError, explain
@@ -64,6 +65,7 @@ def deploy(
     timing: Timing,
     state_dir: Path,
 ) -> None:
+    check_before_deploy(cfg, console)  # before the first AWS call, as make deploy's own first step
     live = read_endpoint(clients.sagemaker, cfg.endpoint_name, cfg.name)
     if live.status != "InService":
         raise OpsError(

@@ -3,9 +3,10 @@
 After days of a canary ramp target tracking has shrunk the primary to its share; `bin/ops rollback`
 moves every request onto it at once. So the rollback, after the weights are in effect, sizes the
 primary for the endpoint's live traffic: the busiest minute of the last five (CloudWatch `AWS/SageMaker`
-Invocations, Sum per minute, every variant added up) over what one instance of the primary's type
-serves within the SLO (`planning.capacity[type].requests_per_minute`), rounded up and at most the
-scalable target's MaxCapacity. The busiest minute rather than the window's average: a queue forms in
+Invocations, Sum per minute, every variant added up) over what its instances serve within the SLO, each
+at the `planning.capacity[type].requests_per_minute` of the type it runs on, with instance pools the
+type actually in service, not the preferred one (ops/pool_capacity.py, which also says what the
+instances still to come are counted at), rounded up and at most the scalable target's MaxCapacity. The busiest minute rather than the window's average: a queue forms in
 the busiest minute, and the minute still filling would count as a quiet one.
 
 It raises the variant's DesiredInstanceCount (UpdateEndpointWeightsAndCapacities), then the scalable
@@ -33,7 +34,6 @@ capacity figure: the rollback happens and says the floor was not raised, and why
 from __future__ import annotations
 
 import json
-import math
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -51,6 +51,7 @@ from ops.endpoint import LiveVariant, read_endpoint
 from ops.errors import ExitCode, OpsError, explain
 from ops.metric_window import variant_query
 from ops.output import Console, percent, seconds
+from ops.pool_capacity import PoolCapacity, UnknownCapacity
 from ops.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
 from ops.target import Target
 
@@ -124,9 +125,14 @@ class Primary:
 @dataclass(frozen=True)
 class Need:
     traffic: float  # invocations per minute the primary is to carry
-    per_instance: float  # what one instance of its type serves within the SLO
+    pools: PoolCapacity  # what its instances serve within the SLO, each at its own type's figure
     wanted: int  # instances that carry it
     count: int  # wanted, at most the scalable target's maximum
+
+    @property
+    def per_instance(self) -> float:
+        """What one more instance serves (the figure new ones are sized at)."""
+        return self.pools.per_instance[self.pools.new_type]
 
 
 def read_primary(clients: AwsClients, target: Target) -> Primary:
@@ -171,36 +177,47 @@ def size(clients: AwsClients, target: Target, sizing: Sizing, share: float) -> t
     """The primary now and the instances `share` percent of the endpoint's live traffic needs; OpsError
     (refused) when planning.capacity has no figure for the primary's type."""
     primary = read_primary(clients, target)
-    instance_type = primary.live.instance_type
-    capacity = sizing.capacity.get(instance_type)
-    if capacity is None:
-        raise Unsized(f"planning.capacity has no figure for {instance_type}, so what {target.primary} needs is unknown")
+    try:
+        pools = PoolCapacity.of(primary.live, sizing.capacity)
+    except UnknownCapacity as error:
+        raise Unsized(f"{error}, so what {target.primary} needs is unknown") from None
     traffic = busiest_minute(clients.cloudwatch, target.endpoint, primary.variants) * share / 100
-    per_instance = capacity.requests_per_minute
-    wanted = math.ceil(traffic / per_instance)
+    wanted = pools.instances_for(traffic)
     count = wanted if primary.max_capacity is None else min(wanted, primary.max_capacity)
-    return primary, Need(traffic, per_instance, wanted, count)
+    return primary, Need(traffic, pools, wanted, count)
+
+
+def _each(sizing: Sizing, need: Need, count: int) -> str:
+    """'5 × ml.g5.xlarge at 274/min each (planning.capacity assumed: …)', or with instance pools of
+    different figures, the split: which instances count at which type's figure."""
+    pools = need.pools
+    if not pools.mixed:
+        instance_type = pools.new_type
+        return (
+            f"{count} × {instance_type} at {_rate(need.per_instance)} each "
+            f"(planning.capacity {sizing.capacity[instance_type].provenance()})"
+        )
+    used = [t for t in pools.per_instance if t in pools.in_service or t == pools.new_type]
+    return f"{count} instances: {pools.describe(count)} (planning.capacity of each type: {', '.join(used)})"
 
 
 def _describe_need(
     target: Target, sizing: Sizing, primary: Primary, need: Need, share: float, console: Console
 ) -> None:
     """What the primary must carry, what it serves now, and how long users may queue."""
-    instance_type = primary.live.instance_type
-    _pools_note(target, primary, console)
+    _pools_note(target, primary, need, console)
     of_what = "the endpoint's" if share == 100 else f"{percent(share)} of the endpoint's"
     console.line(
         f"{target.primary} must carry {_rate(need.traffic)} ({of_what} busiest minute in the last {_window()}): "
-        f"{need.wanted} × {instance_type} at {_rate(need.per_instance)} each "
-        f"(planning.capacity {sizing.capacity[instance_type].provenance()})"
+        f"{_each(sizing, need, need.wanted)}"
     )
     if need.wanted > need.count:
         console.warn(
             f"{need.wanted} instances needed, but {target.primary}'s scalable target allows at most "
-            f"{primary.max_capacity}: raising to {need.count}, which serve {_rate(need.count * need.per_instance)}; "
+            f"{primary.max_capacity}: raising to {need.count}, which serve {_rate(need.pools.serves_with(need.count))}; "
             f"beyond that users queue until autoscaling.{target.primary}.max_capacity is raised and deployed"
         )
-    serves = primary.in_service * need.per_instance
+    serves = need.pools.serves()
     if serves >= need.traffic:
         console.ok(f"its {primary.in_service} instances in service serve {_rate(serves)}: no queue expected")
         return
@@ -216,12 +233,12 @@ def _describe_need(
     )
 
 
-def _pools_note(target: Target, primary: Primary, console: Console) -> None:
+def _pools_note(target: Target, primary: Primary, need: Need, console: Console) -> None:
     if primary.live.has_pools:
         console.warn(
-            f"{target.primary} runs instance pools ({', '.join(primary.live.instance_types)}): sized on "
-            f"{primary.live.instance_type}'s capacity, the priority-1 type; an instance of a fallback type serves "
-            "its own figure (planning.capacity)"
+            f"{target.primary} runs instance pools ({', '.join(primary.live.instance_types)}): each instance in "
+            f"service counts at its own type's planning.capacity; new ones at {need.pools.new_type}'s, the weakest "
+            "of the pools SageMaker is providing from now"
         )
 
 
@@ -330,14 +347,15 @@ def keep_floor(clients: AwsClients, target: Target, floor: Floor | None, console
     if need.traffic <= 0:
         console.warn(f"no invocations of {target.endpoint} in the last {_window()}: no rollback floor to keep")
         return 0
-    _pools_note(target, primary, console)
+    _pools_note(target, primary, need, console)
+    each = f"{_rate(need.per_instance)} each" if not need.pools.mixed else need.pools.describe(need.count)
     console.line(
         f"rollback floor: {target.primary} at {need.count} instances, what {_rate(need.traffic)} needs "
-        f"({_rate(need.per_instance)} each, planning.capacity)"
+        f"({each}, planning.capacity)"
     )
     extra = max(0, need.count - (primary.live.desired_instance_count or 0))
     if extra:
-        console.warn(f"keeping it costs {_cost(floor.sizing, primary.live.instance_type, extra)} while it stands")
+        console.warn(f"keeping it costs {_cost(floor.sizing, need.pools.new_type, extra)} while it stands")
     _raise(clients, target, floor, primary, need.count, console)
     raised_min = primary.min_capacity is not None and primary.min_capacity < need.count
     if floor.record is not None and raised_min:
@@ -354,21 +372,28 @@ def warn_if_short(clients: AwsClients, target: Target, floor: Floor | None, cons
     except (OpsError, ClientError, BotoCoreError) as error:
         console.warn(f"not checked: whether {target.primary} could carry a rollback ({explain(error)})")
         return
-    serves = primary.in_service * need.per_instance
+    serves = need.pools.serves()
     if serves >= need.traffic:
         return
     extra = need.count - primary.in_service
     offer = (
         f"--keep-rollback-floor keeps {target.primary} at {need.count} during the holds "
-        f"({_cost(floor.sizing, primary.live.instance_type, extra)})"
+        f"({_cost(floor.sizing, need.pools.new_type, extra)})"
         if extra > 0
         else f"its max_capacity {primary.max_capacity} allows no more: raise autoscaling.{target.primary}.max_capacity"
     )
     console.warn(
         f"a rollback now would put {_rate(need.traffic)} on {target.primary}, whose {primary.in_service} instances "
-        f"in service serve {_rate(serves)} within the SLO ({_rate(need.per_instance)} each, planning.capacity): "
+        f"in service serve {_rate(serves)} within the SLO ({_served_each(need)}, planning.capacity): "
         f"users would queue for about {floor.sizing.provisioning_minutes} min while more start; {offer}"
     )
+
+
+def _served_each(need: Need) -> str:
+    """'274/min each', or with pools of different figures the split of the instances in service."""
+    if not need.pools.mixed:
+        return f"{_rate(need.per_instance)} each"
+    return need.pools.describe(need.pools.count)
 
 
 def _cost(sizing: Sizing, instance_type: str, extra: int) -> str:

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import typer
 
 from config import EnvironmentConfig, load_catalog
+from config.deployed import load_acceptance
 from config.endpoint_identity import EndpointIdentity
 from config.physics import Ceiling, ceiling_if_known
 from config.schema import InstanceCapacity
@@ -85,6 +86,7 @@ def show_status(
 
     if cfg is not None:
         _show_capacity(cfg, console)
+        _show_acceptance(identity.name, console)
     else:
         console.heading("Capacity the plan and the canary guard stand on (planning.capacity)")
         console.line("  not shown: the config is invalid (the warning above names its first problem)")
@@ -153,6 +155,13 @@ def _show_capacity(cfg: EnvironmentConfig, console: Console) -> None:
     console.line(f"  provisioning time (planning.provisioning_minutes): {cfg.planning.provisioning_provenance()}")
 
 
+def _show_acceptance(env_name: str, console: Console) -> None:
+    """The last deploy went out with ACCEPT_ASSUMED_CAPACITY (config/deployed/<env>.json): say so, and why."""
+    accepted = load_acceptance(env_name)
+    if accepted is not None:
+        console.warn(f"{accepted.describe()} (config/deployed/{env_name}.json, tools/assumed_capacity.py)")
+
+
 def _capacities(cfg: EnvironmentConfig) -> list[tuple[str, InstanceCapacity | None, Ceiling | None]]:
     """Every type in planning.capacity or in a variant's pools: its figure and physical ceiling, if known."""
     catalog = load_catalog()
@@ -209,11 +218,17 @@ def status_document(status: Status, identity: EndpointIdentity, cfg: Environment
         if cfg is not None
         else None,
         "provisioning_minutes": cfg.planning.provisioning_minutes if cfg is not None else None,
+        "accepted_assumed_capacity": _acceptance_document(identity.name),
         "alarms_in_alarm": [
             {"name": a.name, "reason": a.reason, "variants": sorted(v or "(endpoint)" for v in a.variants)}
             for a in status.alarms
         ],
     }
+
+
+def _acceptance_document(env_name: str) -> dict[str, Any] | None:
+    accepted = load_acceptance(env_name)
+    return None if accepted is None else {**accepted.__dict__, "types": list(accepted.types)}
 
 
 def _scaling_document(scaling: VariantScaling) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import getpass
 import json
-import math
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from ops.endpoint import read_endpoint
 from ops.errors import ExitCode, OpsError, explain
 from ops.guard import Verdict, check_canary
 from ops.output import Console, percent, seconds
+from ops.pool_capacity import PoolCapacity, UnknownCapacity
 from ops.rollback_capacity import Floor, carry_return, carry_rollback, keep_floor, warn_if_short
 from ops.sandbox_guard import evidence_hint
 from ops.scaling import SERVICE_NAMESPACE, resource_id
@@ -278,38 +278,41 @@ def _require_capacity(
     """The canary's instances in service must serve its new share of the current traffic.
 
     Current traffic is the guard window's invocations on both variants, per minute; one instance
-    serves `planning.capacity[instance type].requests_per_minute` (the planner's figure).
+    serves `planning.capacity[instance type].requests_per_minute` (the planner's figure) of the type it
+    runs on, with instance pools the type in service (ops/pool_capacity.py).
     """
     if plan.override is not None:
         return
     canary = read_endpoint(clients.sagemaker, target.endpoint, target.env_name).variant(target.canary)
-    per_instance = plan.capacity_per_instance.get(canary.instance_type)
-    if per_instance is None:
+    try:  # each instance at its own pool type's figure (ops/pool_capacity.py), not the preferred type's
+        pools = PoolCapacity.of(canary, plan.capacity_per_instance)
+    except UnknownCapacity as error:
         raise Refused(
-            f"planning.capacity has no figure for {canary.instance_type}, so the canary's capacity is unknown: "
-            f"add one to {environment_label(target.env_name)}"
-        )
+            f"{error}, so the canary's capacity is unknown: add one to {environment_label(target.env_name)}"
+        ) from None
     window_minutes = plan.policy.window_seconds / 60
     needed_rate = verdict.total_invocations / window_minutes * weight / 100
     in_service = canary.current_instance_count or 0
-    needed = max(1, math.ceil(needed_rate / per_instance))
+    needed = max(1, pools.instances_for(needed_rate))
     if in_service >= needed:
         return
+    each = pools.describe(in_service) if pools.mixed else f"{pools.per_instance[pools.new_type]:,.0f} each"
     shortfall = (
         f"{percent(weight)} of the current {verdict.total_invocations / window_minutes:,.0f} invocations/min is "
-        f"{needed_rate:,.0f}/min, but {in_service} canary instance(s) in service serve {in_service * per_instance:,.0f}/min "
-        f"({per_instance:,.0f} each, planning.capacity)"
+        f"{needed_rate:,.0f}/min, but {in_service} canary instance(s) in service serve {pools.serves():,.0f}/min "
+        f"({each}, planning.capacity)"
     )
     if not plan.raise_capacity:
         raise Refused(
             f"{shortfall}: rerun with --raise-canary-capacity (sets {needed} instances and waits for InService), "
             f"or raise the canary's capacity yourself first"
         )
-    _raise_canary(clients, target, canary.instance_type, needed, console, timing)
+    shown = f"{needed} instances ({pools.describe(needed)})" if pools.mixed else f"{needed} × {pools.new_type}"
+    _raise_canary(clients, target, shown, needed, console, timing)
 
 
 def _raise_canary(
-    clients: AwsClients, target: Target, instance_type: str, count: int, console: Console, timing: Timing
+    clients: AwsClients, target: Target, shown: str, count: int, console: Console, timing: Timing
 ) -> None:
     """DesiredInstanceCount through the same call as the weights, within the autoscaler's range."""
     targets = clients.autoscaling.describe_scalable_targets(
@@ -320,7 +323,7 @@ def _raise_canary(
             f"the canary needs {count} instances but its autoscaling max_capacity is {targets[0]['MaxCapacity']}: "
             "raise autoscaling.canary.max_capacity and deploy first"
         )
-    console.line(f"raising {target.canary} to {count} × {instance_type} before the step")
+    console.line(f"raising {target.canary} to {shown} before the step")
     clients.sagemaker.update_endpoint_weights_and_capacities(
         EndpointName=target.endpoint,
         DesiredWeightsAndCapacities=[{"VariantName": target.canary, "DesiredInstanceCount": count}],

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from config import deployed, load_environment
+from tools.assumed_capacity import acceptance
 
 
 def record(env_name: str) -> None:
@@ -21,9 +22,14 @@ def record(env_name: str) -> None:
             v.name: {"instance_type": v.instance_type, "scaled": v.name in cfg.autoscaling} for v in cfg.variants
         }
     }
+    accepted = acceptance(cfg)  # ACCEPT_ASSUMED_CAPACITY let this deploy through: why, for `ops status`
+    if accepted is not None:
+        state["accepted_assumed_capacity"] = accepted
     path = deployed.deployed_path(env_name)
     path.write_text(json.dumps(state, indent=2) + "\n")
     print(f"recorded deployed variants of {env_name} in {path.relative_to(Path.cwd())}")
+    if accepted is not None:
+        print(f"recorded there too: deployed on an assumed capacity of {', '.join(accepted['types'])}, and why")
 
 
 if __name__ == "__main__":

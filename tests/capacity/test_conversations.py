@@ -210,6 +210,49 @@ def test_a_step_warms_up_unmeasured_counts_only_its_window_and_sends_nothing_aft
     assert step.ttft_first_turn_p95_ms is not None and step.ttft_later_turns_p95_ms is not None
 
 
+def test_a_warmed_up_step_starts_with_a_steady_stream_s_sessions_under_way(engine, tmp_path):
+    """capacity.under_way: sessions begun before the step resume at the turn they reached, with their
+    earlier exchanges as the workload writes them; their next turns carry what the engine answered."""
+    path = tmp_path / "slower.yaml"  # think times of 0.2-1 s: sessions last long enough to be under way
+    path.write_text(
+        CONVERSATIONS.replace(
+            "{median: 0.05, sigma: 0.5, min: 0.02, max: 0.1}", "{median: 0.5, sigma: 0.5, min: 0.2, max: 1}"
+        )
+    )
+    slower = load_workload(str(path))
+    assert isinstance(slower, ConversationWorkload)
+    target = run_against(engine, conversation_step(slower.source(seed=4), 1200, warmup=1.0))
+    resumed = [(body, record) for body, record in target.sent if record.resumed]
+    assert resumed and all(record.turn > 1 for _, record in resumed)
+    for body, record in resumed:
+        history = body["messages"][1:-1]  # between the system prompt and the new user turn
+        assert len(history) == 2 * (record.turn - 1)  # nothing trimmed at these lengths
+        assert all(m["role"] == "assistant" and len(m["content"].split()) == 5 for m in history[1::2])
+    # Resumed first, the same session's next turn then carries the answer the engine streamed for it.
+    by_prompt = {json.dumps(body["messages"]): record for body, record in target.sent}
+    followed = [
+        (body, record)
+        for body, record in target.sent
+        if not record.resumed and record.turn > 1 and json.dumps(body["messages"][:-2]) in by_prompt
+        and by_prompt[json.dumps(body["messages"][:-2])].resumed
+    ]  # fmt: skip
+    assert followed
+    for body, _ in followed:
+        assert body["messages"][-2]["content"] == "tok0 tok1 tok2 tok3 tok4 "  # what the stand-in streamed
+
+
+def test_the_default_warm_up_is_the_p90_of_the_time_until_a_session_under_way_resumes():
+    workload = load_workload("conversations")
+    assert isinstance(workload, ConversationWorkload)
+    steady = workload.steady
+    assert workload.warmup_seconds == steady.resume_seconds
+    median, _, low, high = workload.conversation.think
+    # A session open at a random moment waits part of one think time: below the longest, above nothing,
+    # and its p90 well beyond the median think time's half.
+    assert median / 2 < steady.resume_seconds < high
+    assert steady.horizon_seconds > steady.resume_seconds
+
+
 def test_a_failed_turn_ends_its_session():
     class Failing(Instant):
         async def request(self, body: bytes, record: RequestRecord, stop: threading.Event) -> None:
@@ -268,8 +311,11 @@ def test_the_command_measures_conversations_by_default_and_single_turns_on_reque
     out = tmp_path / "out"
     chosen = [] if workload is None else ["--workload", workload]
     run = subprocess.run(
-        [sys.executable, "-m", "ops", "capacity", "--url", engine, "--slo-ttft-ms", "60000", "--step-seconds", "2",
-         "--start-rpm", "1200", "--max-rpm", "1200", "--warmup-seconds", "1", "--out", str(out), *chosen],
+        # The report's shape, not the generator (benchmarks/capacity_generator.py): a steady stream's long
+        # conversations from the first second (capacity.under_way) at a rate this shared machine sends on time.
+        [sys.executable, "-m", "ops", "capacity", "--url", engine, "--slo-ttft-ms", "60000", "--step-seconds", "3",
+         "--start-rpm", "600", "--max-rpm", "600", "--warmup-seconds", "1", "--max-send-lag-ms", "1000",
+         "--out", str(out), *chosen],
         cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
@@ -284,7 +330,7 @@ def test_the_command_measures_conversations_by_default_and_single_turns_on_reque
         assert conversation["think_seconds"] == {"median": 10, "sigma": 0.7, "range": [2, 120]}
         assert conversation["context_budget_tokens"] == 3496 and conversation["contexts"]["p95_tokens"] > 3496
         assert step["by_turn"][0]["turns"] == "1" and step["prefix_cache_hit_percent"] is not None
-        assert "## By turn at 1,200 requests/min per instance" in markdown and "- conversations: 4.2 turns" in markdown
+        assert "## By turn at 600 requests/min per instance" in markdown and "- conversations: 4.2 turns" in markdown
         assert "after 1 s of warm-up" in run.stdout
     else:
         assert record["workload"]["kind"] == "single" and record["settings"]["warmup_seconds"] == 0
@@ -293,9 +339,9 @@ def test_the_command_measures_conversations_by_default_and_single_turns_on_reque
     assert step["prompt_tokens_p95"] > 0
 
 
-def test_a_time_budget_without_room_for_a_warmed_up_step_is_refused_before_the_sweep():
-    settings = MeasureSettings(slo_ttft_ms=500, step_seconds=60, max_minutes=1)
-    with pytest.raises(SettingsError, match="--max-minutes 1 leaves no room for one step: 106 s of conversation"):
+def test_a_time_budget_without_room_for_the_shortest_search_is_refused_before_the_sweep():
+    settings = MeasureSettings(slo_ttft_ms=500, step_seconds=60, max_minutes=5)
+    with pytest.raises(SettingsError, match=r"--max-minutes 5 cannot give an answer: .* 4 x \(106 s warm-up \+ 60 s\)"):
         settings.sweep_settings(106)
     assert settings.sweep_settings(None).warmup_seconds == 0  # single turns: no warm-up
-    assert MeasureSettings(500, 60, 1, warmup_seconds=0).sweep_settings(106).warmup_seconds == 0
+    assert MeasureSettings(500, 60, 5, warmup_seconds=0).sweep_settings(106).warmup_seconds == 0

@@ -12,7 +12,7 @@ from aws_cdk.assertions import Match, Template
 from config import load_environment
 from config.checks.container import check_unhealthy_exit
 from config.container_env import container_environment
-from constructs.instance_outlier import InstanceOutlier
+from constructs.instance_outlier import InstanceOutlier, capacity_spread
 from container.serving import contract
 from container.serving.settings import Settings
 
@@ -60,7 +60,11 @@ def test_each_variant_has_an_outlier_alarm_on_its_instances_latency(prod) -> Non
             'GROUP BY "InstanceId"'
         )
         assert query["Period"] == 60
-        assert alarm["Threshold"] == m.outlier_latency_ratio
+        # prod's variants run two pool types: the ratio widened by their capacities' spread (issue 42 item 3)
+        rates = [prod.cfg.planning.capacity[t].requests_per_minute for t in variant.instance_types]
+        assert len(rates) == 2
+        assert alarm["Threshold"] == round(m.outlier_latency_ratio * max(rates) / min(rates), 2)
+        assert alarm["Threshold"] > m.outlier_latency_ratio
         assert alarm["EvaluationPeriods"] == m.outlier_minutes
         assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
         assert alarm["TreatMissingData"] == "ignore"
@@ -145,3 +149,13 @@ def test_a_sick_instance_must_be_gone_within_the_startup_window() -> None:
             "900 (a sick instance must exit within the window a starting one gets), got 880 (total 905 s)",
         )
     ]
+
+
+def test_the_threshold_is_the_configured_ratio_for_one_type_and_widened_by_the_pools_spread() -> None:
+    cfg = load_environment("prod")
+    g5, g6 = (cfg.planning.capacity[t].requests_per_minute for t in ("ml.g5.xlarge", "ml.g6.xlarge"))
+    assert capacity_spread(cfg, ["ml.g5.xlarge"]) == 1.0
+    assert capacity_spread(cfg, ["ml.g5.xlarge", "ml.g6.xlarge"]) == max(g5, g6) / min(g5, g6)
+    assert (
+        capacity_spread(cfg, ["ml.g5.xlarge", "ml.p9.unknown"]) == 1.0
+    )  # a type without a figure: nothing to widen by

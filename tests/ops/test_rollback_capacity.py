@@ -10,11 +10,13 @@ ml.g4dn.xlarge, tests/ops/conftest.py); provisioning_minutes is prod's assumed 8
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
 import pytest
 from botocore.exceptions import ClientError
+from moto.sagemaker.models import sagemaker_backends
 
 from ops.scaling import resource_id
 from ops.shift_plan import ShiftPlan, Target, resume_command
@@ -183,27 +185,76 @@ def test_without_invocations_in_cloudwatch_nothing_is_raised(prod, cli):
     )
 
 
-def test_a_primary_on_instance_pools_is_sized_on_its_priority_1_type_and_says_so(worlds, cli):
+def pooled_rollback(worlds, in_service: dict[str, int]):
     """prod's primary as its template makes it (ml.g4dn.xlarge, then the fallback ml.g6.xlarge), not
-    registered with autoscaling here: its desired count is raised, and nothing will give it back."""
+    registered with autoscaling, with `in_service` instances per type (DescribeEndpoint InstancePools),
+    the endpoint at 6,000/min, half of it on the canary; then `rollback prod`."""
     world = worlds("prod")
     deploy_with_pools(world)
+    endpoint = sagemaker_backends[world.cfg.account][world.cfg.region].endpoints[world.endpoint]
+    primary = next(v for v in endpoint.production_variants if v["VariantName"] == "primary")
+    count = sum(in_service.values())
+    primary.update(
+        CurrentInstanceCount=count,
+        DesiredInstanceCount=count,
+        InstancePools=[{"InstanceType": t, "CurrentInstanceCount": n} for t, n in in_service.items()],
+    )
     world.set_weights(primary=50, canary=50)
     world.traffic("primary", invocations=3000, errors=0)
     world.traffic("canary", invocations=3000, errors=0)
+    return world
+
+
+def test_a_primary_on_its_preferred_pool_is_sized_on_that_type_and_says_how_pools_count(worlds, cli):
+    world = pooled_rollback(worlds, {"ml.g4dn.xlarge": 4, "ml.g6.xlarge": 0})
 
     result = cli("rollback", "prod")
 
     assert result.exit_code == 0, result.output
-    assert instances(world, "primary") == 5
+    assert instances(world, "primary") == 5  # 6,000/min at the preferred type's 1,200/min: SageMaker fills from it
     assert (
-        "  ! primary runs instance pools (ml.g4dn.xlarge, ml.g6.xlarge): sized on ml.g4dn.xlarge's capacity, the "
-        "priority-1 type; an instance of a fallback type serves its own figure (planning.capacity)"
+        "  ! primary runs instance pools (ml.g4dn.xlarge, ml.g6.xlarge): each instance in service counts at its own "
+        "type's planning.capacity; new ones at ml.g4dn.xlarge's, the weakest of the pools SageMaker is providing from now"
     ) in result.output
+    assert "5 × ml.g4dn.xlarge at 1,200/min each" in result.output
     assert (
         "  ! primary has no scalable target: nothing scales it in, and nothing gives the extra instances back (4 → 5)"
         in (result.output)
     )
+
+
+def test_a_primary_running_its_fallback_type_is_sized_on_the_fallback_s_capacity(worlds, cli):
+    """Issue 42 item 3: on a night without the preferred type every instance is a fallback one, which
+    serves its own figure; sizing on the preferred type's would leave users queueing."""
+    world = pooled_rollback(worlds, {"ml.g4dn.xlarge": 0, "ml.g6.xlarge": 4})
+    fallback = world.cfg.planning.capacity["ml.g6.xlarge"]
+    assert fallback.requests_per_minute < 1200  # weaker than the preferred type in this world
+
+    result = cli("rollback", "prod")
+
+    assert result.exit_code == 0, result.output
+    wanted = math.ceil(6000 / fallback.requests_per_minute)
+    assert instances(world, "primary") == wanted
+    assert (
+        f"primary must carry 6,000/min (the endpoint's busiest minute in the last 5min): {wanted} × ml.g6.xlarge at "
+        f"{fallback.requests_per_minute:,.0f}/min each (planning.capacity {fallback.provenance()})"
+    ) in " ".join(result.output.split())
+
+
+def test_a_primary_on_both_pools_counts_each_instance_at_its_own_type(worlds, cli):
+    world = pooled_rollback(worlds, {"ml.g4dn.xlarge": 2, "ml.g6.xlarge": 2})
+    g6 = world.cfg.planning.capacity["ml.g6.xlarge"].requests_per_minute
+
+    result = cli("rollback", "prod")
+
+    assert result.exit_code == 0, result.output
+    more = math.ceil((6000 - 2 * 1200 - 2 * g6) / g6)  # a fallback in service: new ones may be fallbacks too
+    assert instances(world, "primary") == 4 + more
+    assert (
+        f"{4 + more} instances: 2 × ml.g4dn.xlarge at 1,200/min, 2 × ml.g6.xlarge at {g6:,.0f}/min in service, "
+        f"{more} more at ml.g6.xlarge's {g6:,.0f}/min (the weakest of the pools SageMaker is providing from now)"
+    ) in " ".join(result.output.split())
+    assert f"its 4 instances in service serve {2 * 1200 + 2 * g6:,.0f}/min" in " ".join(result.output.split())
 
 
 class RefusesRegistration:
