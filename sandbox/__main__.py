@@ -230,7 +230,7 @@ def main(argv: list[str]) -> int:
         return 130
 
 
-def run(argv: list[str]) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m sandbox", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     for name in ("start", "stop", "serve", "traffic", "deploy", "model", "schedule", "quota"):
@@ -276,7 +276,11 @@ def run(argv: list[str]) -> int:
                 default=100,
                 help="of each variant's share, streamed requests really served (TTFT for the guard; 0: none)",
             )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def run(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
     if args.command == "start":
         return start(args.env, args.templates, args.state_dir, args.fresh)
     if args.command == "stop":
