@@ -59,14 +59,16 @@ def emitted_documents() -> list[dict]:
         text = EXPOSITION
         for name, value in (("queries", queries), ("hits", hits), ("fast", fast), ("all", total)):
             text = text.replace(f"@{name}@", str(value))
-        return Snapshot.from_scrapes(text, {"oom_errors": ooms, "adapter_requests": {"jp_style_v1": requests}})
+        return Snapshot.from_scrapes(
+            text, {"oom_errors": ooms, "shed": ooms, "adapter_requests": {"jp_style_v1": requests}}
+        )
 
     documents = interval_documents(
         settings, snap(100, 50, 5, 10, 0, 1), snap(200, 120, 15, 30, 1, 4), 1_700_000_000_000
     )
     # The middleware's per-request latency documents, with the settings' own dimensions.
     latency = LatencyValues()
-    latency.add(ttft_ms=120.0, tpot_ms=20.0, e2e_ms=3000.0)
+    latency.add(ttft_ms=120.0, tpot_ms=20.0, e2e_ms=3000.0, shed_wait_ms=4500.0)
     dimensions = {contract.DIM_ENDPOINT: settings.endpoint_name, contract.DIM_VARIANT: settings.variant_name}
     return documents + latency.documents(dimensions, 1_700_000_000_000, {})
 

@@ -38,7 +38,7 @@ vllm:some_label{engine="0",path="a \\"quoted\\" \\\\ value"} 1.0
 
 
 def snapshot(exposition=EXPOSITION, oom=0, adapters=None):
-    return Snapshot.from_scrapes(exposition, {"oom_errors": oom, "adapter_requests": adapters or {"base": 0}})
+    return Snapshot.from_scrapes(exposition, {"oom_errors": oom, "shed": 0, "adapter_requests": adapters or {"base": 0}})
 
 
 def test_exposition_sums_label_sets_and_reads_buckets():
@@ -103,7 +103,7 @@ def test_the_stand_in_exposition_has_the_names_we_read():
     engine = FakeEngine("base", [], 4, 0.0)
     engine.queue_time.observe(0.03)
     parsed = Exposition(engine.exposition())
-    current = Snapshot.from_scrapes(engine.exposition(), {"oom_errors": 0, "adapter_requests": {}})
+    current = Snapshot.from_scrapes(engine.exposition(), {"oom_errors": 0, "shed": 0, "adapter_requests": {}})
     assert parsed.buckets("vllm:request_queue_time_seconds")[0.3] == 1.0
     assert len(current.queue_time_buckets) == len(REQUEST_LATENCY_BUCKETS) + 1
     assert current.queue_depth == 0.0 and current.running == 0.0 and current.kv_cache_usage == 0.0
