@@ -301,6 +301,10 @@ class Alarms(Strict):
     # queue of 10,000 is already all timeouts.
     queue_depth_critical: float = Field(default=80, gt=0, le=10_000)
     kv_cache_percent: float = Field(default=95, gt=0, le=100)
+    # Requests shed by the admission check (429, container.admission_deadline_ms): any for 5 minutes is a
+    # ticket; more than this share of the variant's invocations for evaluation_minutes pages (the gateway
+    # falls back for each of them: users get another model's answers, or errors if it cannot).
+    shed_page_percent: float = Field(default=5, gt=0, le=100)
     prefix_cache_hit_min_percent: float = Field(default=50, ge=0, le=100)
     # What users feel now pages `paging`; the rest is a ticket (docs/alarms.md). Paging is required in
     # prod and staging (config.checks.alerting). Replaces `email_subscriptions` (one topic for all).

@@ -68,6 +68,19 @@ class ServingDashboard(Construct):
             ),
             graph("KV cache usage %", lambda v: v.engine_metric(contract.METRIC_KV_CACHE_USAGE)),
         )
+        # Admission (container/serving/admission.py): what was turned away, and how far over capacity.
+        self.dashboard.add_widgets(
+            graph(
+                f"Shed requests / min (429, projected wait over {cfg.admission_deadline_ms} ms)",
+                lambda v: v.engine_metric(contract.METRIC_SHED_REQUESTS, "Sum"),
+                stacked=True,
+            ),
+            graph("Shed share % of invocations", lambda v: v.shed_share(unique_ids=True)),
+            graph(
+                "Shed requests' projected wait p95 (ms)",
+                lambda v: v.latency(contract.METRIC_SHED_PROJECTED_WAIT, "p95"),
+            ),
+        )
         self.dashboard.add_widgets(
             graph("Prefix-cache hit rate %", lambda v: v.engine_metric(contract.METRIC_PREFIX_CACHE_HIT_RATE)),
             graph("GPU utilisation %", lambda v: v.instance_metric("GPUUtilization")),

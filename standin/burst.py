@@ -22,9 +22,9 @@ class Answer:
     headers: dict[str, str] = field(default_factory=dict)
     error: dict[str, Any] | None = None  # the JSON body of a non-200 answer
     answered_at: float = 0.0  # response headers received
-    first_token_at: float | None = None  # first content event of a 200 stream
+    first_token_at: float | None = None  # first event of a 200 stream
     finished_at: float = 0.0
-    tokens: int = 0  # content events received
+    events: int = 0  # events with choices received
     done: bool = False  # `data: [DONE]` received
     usage_tokens: int | None = None  # completion_tokens of the stream's last usage
 
@@ -41,9 +41,8 @@ def _read_event(answer: Answer, data: str, started: float) -> None:
         answer.done = True
         return
     event = json.loads(data)
-    choices = event.get("choices") or []
-    if choices and (choices[0].get("delta", {}).get("content") or choices[0].get("text")):
-        answer.tokens += 1
+    if event.get("choices"):  # vLLM's first event (the role) comes with the first token
+        answer.events += 1
         if answer.first_token_at is None:
             answer.first_token_at = time.monotonic() - started
     if event.get("usage"):

@@ -60,9 +60,9 @@ class Admission:
             self.shed += 1
             message = (
                 f"over capacity: all {self.slots} engine slots are busy and no request has completed yet "
-                "to project a wait from; retry shortly"
+                "to project a wait from"
             )
-            return Shed(None, 1, message)
+            return _shed(None, 1, message)
         wait_ms = place * self.slot_ms / self.slots
         if wait_ms + (self.first_token_ms or 0.0) <= self.deadline_ms:
             return None
@@ -71,7 +71,7 @@ class Admission:
             f"over capacity: the projected wait for an engine slot is {wait_ms / 1000:.1f} s ({place} requests "
             f"queued ahead), over the admission deadline of {self.deadline_ms / 1000:g} s for the first token"
         )
-        return Shed(round(wait_ms, 1), max(1, math.ceil(wait_ms / 1000)), message)
+        return _shed(round(wait_ms, 1), max(1, math.ceil(wait_ms / 1000)), message)
 
     def enter(self) -> None:
         self.load += 1
@@ -98,3 +98,9 @@ class Admission:
             "slot_ms": None if self.slot_ms is None else round(self.slot_ms, 1),
             "first_token_ms": None if self.first_token_ms is None else round(self.first_token_ms, 1),
         }
+
+
+def _shed(wait_ms: float | None, retry_after: int, reason: str) -> Shed:
+    # SageMaker hands the caller the container's status and body (ModelError's OriginalStatusCode and
+    # OriginalMessage) but no response header, so Retry-After is in the message too (docs/container.md).
+    return Shed(wait_ms, retry_after, f"{reason}; retry after {retry_after} s (Retry-After: {retry_after})")

@@ -58,6 +58,7 @@ def test_the_queue_place_times_the_slot_interval_is_compared_with_the_deadline()
     shed = admission.check()  # place 3: 2287.5 ms, over 2 s
     assert shed is not None and shed.projected_wait_ms == 2287.5 and shed.retry_after_seconds == 3
     assert "2.3 s (3 requests queued ahead)" in shed.message and admission.shed == 1
+    assert shed.message.endswith("(Retry-After: 3)")  # the header does not reach InvokeEndpoint callers
     admission.leave()
     assert admission.check() is None and admission.shed == 1  # a slot freed: place 2 again
 
@@ -166,7 +167,7 @@ def test_a_burst_over_capacity_is_shed_at_once_and_every_admitted_stream_complet
         assert list(ERROR_SHAPE.iter_errors(a.error)) == [] and a.error["error"]["code"] == 429
         assert int(a.headers["retry-after"]) >= 1
     # Admitted streams run to the end: every token, the usage and [DONE].
-    assert all(a.done and a.tokens == TOKENS and a.usage_tokens == TOKENS for a in admitted)
+    assert all(a.done and a.events == TOKENS and a.usage_tokens == TOKENS for a in admitted)
     assert engine.stats()["shed"] == len(shed)
     shed_ms = [1000 * a.finished_at for a in shed]
     ttft_ms = [1000 * a.first_token_at for a in admitted]
