@@ -3,11 +3,12 @@ behind the image's supervisor and middleware, 4 engine slots, a burst of 40 stre
 every inference route with a 2 s deadline (issue 41, item 5). Orderings and counts only; the measured
 times are printed (-s).
 
-Scaled for the CPU build: the tiny random model decodes 4 sequences at about 5 ms a token here, ten
-times the stand-in's 50 ms, so a request is 600 tokens instead of 60: a slot is then held about as long
-as in issue 41's burst (3 s), and the deadline keeps its ratio to it. The test assumes no speed: a first
-wave of 4 requests teaches the instance its own slot time, as traffic does on a serving instance, and
-the counts asserted hold for any slot time over DEADLINE_MS x SLOTS / (BURST - SLOTS) (0.22 s)."""
+Scaled for the CPU build: the tiny random model decodes 4 sequences at about 5 ms a token here (ten
+times the stand-in's 50 ms), so a request is 200 tokens instead of 60, which holds a slot about a
+second: long enough that the burst overflows the queue the deadline allows, short enough for a quick
+test. The test assumes no speed: a first wave of 4 requests teaches the instance its own slot time, as
+traffic does on a serving instance, and the counts asserted hold for any slot time over
+DEADLINE_MS x SLOTS / (BURST - SLOTS) (0.22 s), which the test checks first."""
 
 from __future__ import annotations
 
