@@ -216,6 +216,10 @@ def test_dashboard_graphs_first_token_percentiles_and_time_per_token_per_variant
         for stat in ("p50", "p95", "p99"):
             assert (contract.METRIC_TIME_TO_FIRST_TOKEN, variant, stat) in lines
         assert (contract.METRIC_TIME_PER_OUTPUT_TOKEN, variant, "p95") in lines
+        # Issue 41: the admission row (shed count, their projected wait; the share is a math expression).
+        assert (contract.METRIC_SHED_REQUESTS, variant, "Sum") in lines
+        assert (contract.METRIC_SHED_PROJECTED_WAIT, variant, "p95") in lines
+    assert "Shed share % of invocations" in json.dumps(body)
 
 
 def step_adjustments(template) -> list[int]:
