@@ -6,18 +6,27 @@ vLLM's message shapes is called directly, alternately bare and wrapped in Servin
 difference of time.thread_time() per request is the layer's cost (guards, state check, per-message
 pass-through, and the request log line, whose formatting is flushed inside the measured time;
 only the final write to stdout is left out).
+
+    .venv/bin/python -m benchmarks.layer_cpu [--rounds 9] [--requests 3000]
+
+prints that cost, and what the admission check adds to it: two middlewares, one with
+SERVING_ADMISSION_DEADLINE_MS set and one without, measured alternately the same way (requests one
+at a time, so the check always finds a free slot: the path every request takes when nobody is shed).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from container.serving import middleware as serving_middleware
+from container.serving.contract import ENV_ADMISSION_DEADLINE_MS
 from container.serving.state import ServingState, StateRecord, write_state
 from standin.harness import free_port, serving_env
 
@@ -48,13 +57,34 @@ def null_engine(tokens: int):
 
 def layer_cpu_per_request(body: bytes, tokens: int, requests: int, rounds: int) -> list[float]:
     """Seconds of CPU the middleware adds per request, one figure per round."""
+    app = null_engine(tokens)
+    return _added_cpu(body, requests, rounds, lambda: app, lambda: serving_middleware.ServingMiddleware(app))
+
+
+def admission_cpu_per_request(body: bytes, tokens: int, requests: int, rounds: int) -> list[float]:
+    """Seconds of CPU the admission check adds per request to the middleware, one figure per round."""
+    app = null_engine(tokens)
+    os.environ.pop(ENV_ADMISSION_DEADLINE_MS, None)
+
+    def with_admission():
+        os.environ[ENV_ADMISSION_DEADLINE_MS] = "2000"
+        try:
+            return serving_middleware.ServingMiddleware(app)
+        finally:
+            del os.environ[ENV_ADMISSION_DEADLINE_MS]
+
+    return _added_cpu(body, requests, rounds, lambda: serving_middleware.ServingMiddleware(app), with_admission)
+
+
+def _added_cpu(body: bytes, requests: int, rounds: int, base_of, wrapped_of) -> list[float]:
+    """CPU per request of the ASGI app `wrapped_of()` makes minus `base_of()`'s (factories called once the
+    environment is set), alternating which runs first."""
     workdir = Path(tempfile.mkdtemp(prefix="layer-cpu-"))
     env = serving_env(workdir, free_port())
     os.environ.update({name: value for name, value in env.items() if name.startswith("SERVING_")})
     write_state(env["SERVING_STATE_FILE"], StateRecord(ServingState.READY, "benchmark"))
     serving_middleware.write_lines = lambda lines: list(lines)  # format every line, write none
-    app = null_engine(tokens)
-    wrapped = serving_middleware.ServingMiddleware(app)
+    app, wrapped = base_of(), wrapped_of()
     scope = {
         "type": "http", "path": "/invocations", "method": "POST", "client": ("10.0.0.1", 40000),
         "headers": [(b"host", b"x"), (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
@@ -79,8 +109,8 @@ def layer_cpu_per_request(body: bytes, tokens: int, requests: int, rounds: int) 
         started = time.thread_time()
         for _ in range(requests):
             await target(scope, receiver(), send)
-        if target is wrapped:
-            wrapped.request_log.flush()
+        if hasattr(target, "request_log"):
+            target.request_log.flush()
         return (time.thread_time() - started) / requests
 
     async def measure() -> list[float]:
@@ -95,3 +125,23 @@ def layer_cpu_per_request(body: bytes, tokens: int, requests: int, rounds: int) 
         return added
 
     return asyncio.run(measure())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--requests", type=int, default=3000)
+    args = parser.parse_args()
+    from benchmarks.serving_overhead import request_body  # noqa: PLC0415 - the benchmark's own bodies
+
+    body = request_body("realistic", 64)
+    for what, measure in (("middleware", layer_cpu_per_request), ("admission check", admission_cpu_per_request)):
+        added = measure(body, 64, args.requests, args.rounds)
+        print(
+            f"{what}: {statistics.median(added) * 1e6:+.1f} us CPU per request, median of {args.rounds} rounds "
+            f"({min(added) * 1e6:+.1f} to {max(added) * 1e6:+.1f}), {args.requests} requests each"
+        )
+
+
+if __name__ == "__main__":
+    main()

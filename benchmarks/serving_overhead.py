@@ -6,6 +6,11 @@ Setups, each given the same streaming load in the same run:
   (a) engine      clients straight to the stand-in engine (vLLM's own /invocations, no middleware)
   (b) in-process  the stand-in with our middleware loaded as vLLM loads it (this project's design)
   (c) seeds       the seeds' adapter (benchmarks/seed_adapter.py) in front of the stand-in
+  (d) admission   (b) with the admission check on (container/serving/admission.py; 2 s deadline, the
+                  engine's 128 slots, so with 128 clients nothing is shed: a 429 would stop the run)
+  (e) A/A         a second bare engine, as (a): the run's own noise
+  (f) before      (b) with the middleware of another tree (`--before DIR`, DIR/container/serving),
+                  e.g. `git archive main | tar -x -C DIR`: the code before a change, in the same run
 Loads: 128 concurrent streaming clients, each sending requests back to back over one keep-alive
 connection, at 20 ms/token x 64 tokens and at 5 ms/token x 128 tokens. Each round runs every setup
 once, (a) and (b) back to back in alternating order, so drift on a shared machine hits them alike;
@@ -39,10 +44,18 @@ from container.serving.tokens import estimate_chat_tokens
 from standin.harness import Process, free_port, serving_env, start_standin, wait_for_listening
 
 LOADS = (("20 ms/token x 64 tokens", 0.020, 64), ("5 ms/token x 128 tokens", 0.005, 128))
-SETUPS = ("a", "b", "c")
+SETUPS = ("a", "b", "c", "d", "e", "f")
 # A pause before each run, so the previous one's connections are closed and its processes idle.
 SETTLE_SECONDS = 2.0
-NAMES = {"a": "(a) engine", "b": "(b) in-process (ours)", "c": "(c) seeds' adapter"}
+NAMES = {
+    "a": "(a) engine",
+    "b": "(b) in-process (ours)",
+    "c": "(c) seeds' adapter",
+    "d": "(d) in-process, admission on",
+    "e": "(e) engine again (A/A)",
+    "f": "(f) in-process, before",
+}
+ADMISSION_DEADLINE_MS = "2000"
 
 
 @dataclass
@@ -150,16 +163,25 @@ async def drive(port: int, clients: int, requests: int, body: bytes, pid: int | 
 
 
 def start_setups(
-    workdir: Path, token_interval: float, setups: str
+    workdir: Path, token_interval: float, setups: str, before: Path | None = None
 ) -> tuple[dict[str, int], dict[str, int], list[Process]]:
     """Ports and engine-process ids per setup, and every process started."""
-    ports = {setup: free_port() for setup in ("a", "b", "c-engine", "c")}
+    ports = {setup: free_port() for setup in ("a", "b", "c-engine", "c", "d", "e", "f")}
     env = serving_env(workdir, ports["b"], STANDIN_TOKEN_INTERVAL=str(token_interval), STANDIN_STARTUP_DELAY="0")
     write_state(env["SERVING_STATE_FILE"], StateRecord(ServingState.READY, "benchmark"))
     started = {
         "a": start_standin(workdir, env, ports["a"], middleware=False, name="engine-a"),
         "b": start_standin(workdir, env, ports["b"], middleware=True, name="engine-b"),
     }
+    if "d" in setups:
+        admission = {**env, "SERVING_ADMISSION_DEADLINE_MS": ADMISSION_DEADLINE_MS}
+        started["d"] = start_standin(workdir, admission, ports["d"], middleware=True, name="engine-d")
+    if "e" in setups:
+        started["e"] = start_standin(workdir, env, ports["e"], middleware=False, name="engine-e")
+    if "f" in setups:
+        assert before is not None, "setup f needs --before DIR"
+        older = {**env, "PYTHONPATH": os.pathsep.join((str(before / "container"), env["PYTHONPATH"]))}
+        started["f"] = start_standin(workdir, older, ports["f"], middleware=True, name="engine-f")
     if "c" in setups:
         started["c-engine"] = start_standin(workdir, env, ports["c-engine"], middleware=False, name="engine-c")
         adapter_env = {**env, "SEED_ADAPTER_UPSTREAM": f"http://127.0.0.1:{ports['c-engine']}"}
@@ -173,11 +195,11 @@ def start_setups(
         for process in started.values():
             process.stop()
         raise
-    pids = {"a": started["a"].popen.pid, "b": started["b"].popen.pid}
+    pids = {setup: process.popen.pid for setup, process in started.items() if setup in ("a", "b", "d", "e", "f")}
     return ports, pids, list(started.values())
 
 
-def row(load: str, setup: str, runs: list[Run], baseline: list[Run]) -> str:
+def row(load: str, setup: str, runs: list[Run], baseline: list[Run], name: str | None = None) -> str:
     """Each figure compares a run with the baseline run of the same round: the median over rounds,
     with the lowest and highest in brackets where the spread matters for the targets."""
     pairs = list(zip(runs, baseline, strict=True))
@@ -195,7 +217,7 @@ def row(load: str, setup: str, runs: list[Run], baseline: list[Run]) -> str:
             f"| {statistics.median(added_us):+.0f} ({min(added_us):+.0f} to {max(added_us):+.0f}) |"
         )
     return (
-        f"| {load} | {NAMES[setup]} | {statistics.median(ratios):.1%} ({min(ratios):.0%} to {max(ratios):.0%}) "
+        f"| {load} | {name or NAMES[setup]} | {statistics.median(ratios):.1%} ({min(ratios):.0%} to {max(ratios):.0%}) "
         f"| {statistics.median(added_ms('latency', 0.5)):+.1f} | {statistics.median(added_ms('latency', 0.99)):+.1f} "
         f"| {statistics.median(ttfb):+.1f} ({min(ttfb):+.0f} to {max(ttfb):+.0f}) |{cpu}"
     )
@@ -207,7 +229,8 @@ def main() -> None:
     parser.add_argument("--requests-per-client", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--body", choices=("short", "realistic"), default="short")
-    parser.add_argument("--setups", default="abc", help="which of a, b, c to run (a is always run)")
+    parser.add_argument("--setups", default="abc", help="which of a-f to run (a is always run)")
+    parser.add_argument("--before", type=Path, help="setup f: a tree holding the middleware before a change")
     parser.add_argument("--layer-requests", type=int, default=3000, help="requests per in-process measurement")
     parser.add_argument("--verbose", action="store_true", help="print every run's absolute figures to stderr")
     args = parser.parse_args()
@@ -216,15 +239,17 @@ def main() -> None:
     rows = []
     for load, token_interval, tokens in LOADS:
         body = request_body(args.body, tokens)
-        ports, pids, processes = start_setups(workdir / f"{tokens}", token_interval, "".join(setups))
+        ports, pids, processes = start_setups(workdir / f"{tokens}", token_interval, "".join(setups), args.before)
         measure_cpu = args.body == "realistic"
         try:
             runs: dict[str, list[Run]] = {setup: [] for setup in setups}
             for setup in setups:  # first connections and first requests are not what we measure
                 asyncio.run(drive(ports[setup], args.clients, 1, body))
             for round_number in range(args.rounds):
-                # Alternate a and b so neither always runs right after the other or the heavy setup c.
-                order = [s for s in (("a", "b", "c") if round_number % 2 == 0 else ("b", "a", "c")) if s in setups]
+                # Rotate the light setups so none always runs right after another; the heavy setup c last.
+                light = [s for s in setups if s != "c"]
+                shift = round_number % len(light)
+                order = light[shift:] + light[:shift] + [s for s in setups if s == "c"]
                 for setup in order:
                     time.sleep(SETTLE_SECONDS)
                     pid = pids.get(setup) if measure_cpu else None
@@ -236,6 +261,12 @@ def main() -> None:
             for process in processes:
                 process.stop()
         rows += [row(load, setup, runs[setup], runs["a"]) for setup in setups]
+        # The admission check on against off (and against the code before it), in the same rounds.
+        rows += [
+            row(load, "d", runs["d"], runs[base], NAMES["d"] + f" vs {base}")
+            for base in "bf"
+            if {base, "d"} <= set(setups)
+        ]
     messages = chat_messages(args.body)
     print(
         f"{args.clients} concurrent streaming clients x {args.requests_per_client} requests, median of {args.rounds} "
@@ -244,7 +275,7 @@ def main() -> None:
     )
     cpu_header = " engine CPU per request (us) | added CPU per request (us), median (range) |"
     print(
-        "| load | setup | throughput vs (a), median (range) | added p50 latency (ms) | added p99 latency (ms) "
+        "| load | setup | throughput vs (a) or the setup named, median (range) | added p50 latency (ms) | added p99 latency (ms) "
         "| added p50 TTFB (ms), median (range) |" + (cpu_header if args.body == "realistic" else "")
     )
     print("|---|---|---|---|---|---|" + ("---|---|" if args.body == "realistic" else ""))

@@ -25,6 +25,7 @@ from capacity.targets import REQUEST_TIMEOUT_SECONDS, RequestRecord
 
 STOP_POLL_SECONDS = 0.2  # how soon Ctrl-C or SIGTERM stops a step
 MAX_ERROR_PERCENT = 1.0  # the objective: at most 1 % errors (5xx, 4xx, stream errors, timeouts)
+# ... and no request shed (429 from the admission check): the instance said it was over capacity.
 # Turn indexes the report groups TTFT and prompt tokens by: first turns against later ones.
 TURN_GROUPS = ((1, 1), (2, 2), (3, 4), (5, 8), (9, None))
 
@@ -57,7 +58,7 @@ class StepResult:
     offered_rpm: float  # per instance, the schedule's rate
     achieved_rpm: float  # per instance, answered without error, over the step
     requests: int
-    errors: int
+    errors: int  # failed, shed requests not included
     error_percent: float
     ttft_p50_ms: float | None
     ttft_p95_ms: float | None
@@ -81,6 +82,8 @@ class StepResult:
     ttft_later_turns_p95_ms: float | None = None
     trimmed_percent: float | None = None  # turns whose oldest exchanges were left out (prompt budget)
     by_turn: list[dict[str, Any]] | None = None
+    shed: int = 0  # answered 429 by the admission check: a failure of the step, counted apart from errors
+    shed_percent: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         rounded = {k: round(v, 2) if isinstance(v, float) else v for k, v in asdict(self).items()}
@@ -144,7 +147,8 @@ def summarise(
     prompts = [float(r.prompt_tokens) for r in ok if r.prompt_tokens is not None]
     end = start + seconds
     busy = sum(max(0.0, min(r.done or end, end) - max(r.scheduled, start)) for r in records)
-    errors = len(counted) - len(ok)
+    shed = sum(r.shed for r in counted)
+    errors = len(counted) - len(ok) - shed
     return StepResult(
         offered_rpm=offered_rpm,
         achieved_rpm=len(ok) / seconds * 60 / instances,
@@ -163,14 +167,18 @@ def summarise(
         prompt_tokens_p50=percentile(prompts, 0.50),
         prompt_tokens_p95=percentile(prompts, 0.95),
         warmup_requests=len(records) - len(counted),
+        shed=shed,
+        shed_percent=100 * shed / len(counted) if counted else 0.0,
         **conversation_figures(ok, counted),
     )
 
 
 def judge(step: StepResult, slo_ttft_ms: float) -> None:
-    """Held: TTFT p95 within the objective and at most 1 % errors."""
+    """Held: TTFT p95 within the objective, at most 1 % errors and nothing shed."""
     if step.requests == 0:
         step.held, step.verdict = False, "no request was sent"
+    elif step.shed:
+        step.held, step.verdict = False, f"{step.shed} shed (429: over the admission deadline)"
     elif step.error_percent > MAX_ERROR_PERCENT:
         step.held, step.verdict = False, f"errors {step.error_percent:.1f} % > {MAX_ERROR_PERCENT:g} %"
     elif step.ttft_p95_ms is None or step.ttft_p95_ms > slo_ttft_ms:

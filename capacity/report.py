@@ -152,14 +152,15 @@ def markdown(record: dict[str, Any]) -> str:
         f"- workload: {record['workload'].get('source')}",
         *_conversation_lines(record),
         "",
-        "| offered/min | answered/min | requests | errors % | TTFT p50 | TTFT p95 | TTFT p99 | TTFT p95 turn 1 / later "
+        "| offered/min | answered/min | requests | errors % | shed % | TTFT p50 | TTFT p95 | TTFT p99 | TTFT p95 turn 1 / later "
         "| ITL p95 | E2E p95 | prompt p95 | prefix cache hits | tokens/s | in flight | send lag p99 | verdict |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+        "| --- |",
     ]
     for step in record["steps"]:
         cells = [
             f"{step['offered_rpm']:,.0f}", f"{step['achieved_rpm']:,.0f}", str(step["requests"]),
-            f"{step['error_percent']:.1f}", _ms(step["ttft_p50_ms"]), _ms(step["ttft_p95_ms"]),
+            f"{step['error_percent']:.1f}", f"{step.get('shed_percent', 0.0):.1f}", _ms(step["ttft_p50_ms"]), _ms(step["ttft_p95_ms"]),
             _ms(step["ttft_p99_ms"]), _first_and_later(step), _ms(step["itl_p95_ms"]), _ms(step["e2e_p95_ms"]),
             _tokens(step.get("prompt_tokens_p95")), _percent(step.get("prefix_cache_hit_percent")),
             f"{step['output_tokens_per_s']:,.0f}", f"{step['mean_in_flight']:.1f}", _ms(step["send_lag_p99_ms"]),

@@ -112,7 +112,7 @@ async def sweep(
         outcome.results.append(result)
         say(
             f"  {step.requests} requests, {step.achieved_rpm:,.0f}/min answered, TTFT p95 "
-            f"{_ms(step.ttft_p95_ms)}, errors {step.error_percent:.1f} %, send lag p99 {_ms(step.send_lag_p99_ms)}: "
+            f"{_ms(step.ttft_p95_ms)}, errors {step.error_percent:.1f} %, shed {step.shed}, send lag p99 {_ms(step.send_lag_p99_ms)}: "
             f"{shown(result, step.verdict)}"
         )
         on_step(outcome)

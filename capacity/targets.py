@@ -33,6 +33,7 @@ from container.serving.prometheus import Exposition
 
 REQUEST_TIMEOUT_SECONDS = 70.0  # SageMaker's 60 s invocation timeout, and some
 METRICS_TIMEOUT_SECONDS = 5.0
+SHED_STATUS = 429  # the serving image's admission check (container/serving/admission.py)
 TAIL_BYTES = 8192  # enough for the last events, where usage is
 
 
@@ -61,6 +62,11 @@ class RequestRecord:
     @property
     def ok(self) -> bool:
         return self.error is None and self.status == 200 and self.first is not None and self.done is not None
+
+    @property
+    def shed(self) -> bool:
+        """Turned away by the serving image's admission check (429): over capacity, never a fast answer."""
+        return self.status == SHED_STATUS
 
     def finish(self, tail: bytes, whole: bytes | None) -> None:
         """Usage and errors from the stream's tail; the answer's text from the whole stream if kept."""
@@ -233,7 +239,11 @@ class VariantTarget:
                     whole += part["Bytes"]
             record.finish(tail, None if whole is None else bytes(whole))
         except ClientError as error:
-            record.status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            # A container's 4xx/5xx is ModelError (HTTP 424) carrying the container's own status as
+            # OriginalStatusCode (botocore's sagemaker-runtime model): the status recorded is the container's.
+            record.status = error.response.get("OriginalStatusCode") or error.response.get("ResponseMetadata", {}).get(
+                "HTTPStatusCode"
+            )
             record.error = error.response.get("Error", {}).get("Code", "ClientError")
         except BotoCoreError as error:
             record.error = type(error).__name__

@@ -34,6 +34,10 @@ MAX_QUOTA = 10_000
 # SageMaker answers a real-time invocation within 60 s or fails it: a latency threshold above that
 # can never be crossed, which silently disables the (rollback) alarm.
 INVOCATION_TIMEOUT_MS = 60_000
+# The admission deadline, unless set, is this many times the TTFT objective (alarms.ttft_p95_ms): the
+# objective is a p95 for a healthy fleet; a request is turned away (429, the gateway falls back) only
+# when it would wait several objectives for its first token, not at the first slow minute.
+ADMISSION_DEADLINE_TTFT_MULTIPLE = 4
 MAX_COOLDOWN_SECONDS = 3600  # a longer cooldown freezes scaling past any peak
 # AWS tag values: up to 256 letters, digits, spaces and _ . : / = + - @ (Tagging API).
 TAG_VALUE = Field(min_length=1, max_length=256, pattern=r"^[\w\s.:/=+\-@]+$")
@@ -192,6 +196,11 @@ class Container(Strict):
     unhealthy_exit_seconds: int = Field(
         default=contract.DEFAULT_UNHEALTHY_EXIT_SECONDS, ge=2 * contract.GPU_CHECK_INTERVAL_SECONDS, le=3600
     )
+    # A request projected to wait longer than this for its first token is answered 429 at once
+    # (container/serving/admission.py, docs/container.md "Admission"). None: ADMISSION_DEADLINE_TTFT_MULTIPLE
+    # x alarms.ttft_p95_ms; read it through EnvironmentConfig.admission_deadline_ms. At most SageMaker's
+    # 60 s invocation timeout (config.checks.container).
+    admission_deadline_ms: int | None = Field(default=None, ge=1)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_retention_days: Literal[7, 14, 30, 60, 90, 180, 365, 731] = 90
 
@@ -302,6 +311,10 @@ class Alarms(Strict):
     # queue of 10,000 is already all timeouts.
     queue_depth_critical: float = Field(default=80, gt=0, le=10_000)
     kv_cache_percent: float = Field(default=95, gt=0, le=100)
+    # Requests shed by the admission check (429, container.admission_deadline_ms): any for 5 minutes is a
+    # ticket; more than this share of the variant's invocations for evaluation_minutes pages (the gateway
+    # falls back for each of them: users get another model's answers, or errors if it cannot).
+    shed_page_percent: float = Field(default=5, gt=0, le=100)
     prefix_cache_hit_min_percent: float = Field(default=50, ge=0, le=100)
     # What users feel now pages `paging`; the rest is a ticket (docs/alarms.md). Paging is required in
     # prod and staging (config.checks.alerting). Replaces `email_subscriptions` (one topic for all).
@@ -566,6 +579,11 @@ class EnvironmentConfig(Strict):
     # instance type: blue/green provisions a second full fleet, so it must cover twice the largest.
     endpoint_instance_quotas: dict[str, Annotated[int, Field(ge=0, le=MAX_QUOTA)]] = Field(default_factory=dict)
     ci: Ci | None = None  # None: no CI access stack (docs/deploying.md "CI pipelines")
+
+    @property
+    def admission_deadline_ms(self) -> int:
+        """container.admission_deadline_ms, or its default derived from the TTFT objective."""
+        return self.container.admission_deadline_ms or ADMISSION_DEADLINE_TTFT_MULTIPLE * self.alarms.ttft_p95_ms
 
     def variant(self, name: str) -> Variant:
         """The variant called `name`; UnknownVariant (a LookupError) names the ones there are."""

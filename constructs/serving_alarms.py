@@ -182,6 +182,7 @@ class ServingAlarms(Construct):
             threshold=0,
             periods=1,
         )
+        self._shedding(name, m)
         self._alarm(
             f"{name}-prefix-cache",
             m.engine_metric(contract.METRIC_PREFIX_CACHE_HIT_RATE).with_(period=Duration.minutes(15)),
@@ -191,6 +192,30 @@ class ServingAlarms(Construct):
             threshold=a.prefix_cache_hit_min_percent,
             periods=1,
             comparison=LT,
+        )
+
+    def _shedding(self, name: str, m: VariantMetrics) -> None:
+        """Requests answered 429 by the admission check (container/serving/admission.py): the fleet is
+        short of what arrives. Each is a fallback at the gateway, not an error users see, unless many."""
+        a = self.cfg.alarms
+        self._alarm(
+            f"{name}-shedding",
+            m.engine_metric(contract.METRIC_SHED_REQUESTS, statistic="Sum"),
+            route=ticket("the gateway falls back for each shed request; the share pages when it matters"),
+            description=f"{name}: requests shed (429, projected wait over {self.cfg.admission_deadline_ms} ms) "
+            "in each of the last 5 min: capacity is short",
+            threshold=0,
+            periods=5,
+        )
+        self._alarm(
+            f"{name}-shed-share",
+            m.shed_share(),
+            route=page("a large share of users is turned away to the fallback model now"),
+            missing=NO_REQUESTS_IS_HEALTHY,
+            description=f"{name}: more than {a.shed_page_percent:g} % of invocations shed (429) for "
+            f"{a.evaluation_minutes} min",
+            threshold=a.shed_page_percent,
+            periods=a.evaluation_minutes,
         )
 
     def _ceiling(self, name: str, m: VariantMetrics) -> None:

@@ -68,6 +68,7 @@ class ServingDashboard(Construct):
             ),
             graph("KV cache usage %", lambda v: v.engine_metric(contract.METRIC_KV_CACHE_USAGE)),
         )
+        self._admission_row(cfg.admission_deadline_ms)
         self.dashboard.add_widgets(
             graph("Prefix-cache hit rate %", lambda v: v.engine_metric(contract.METRIC_PREFIX_CACHE_HIT_RATE)),
             graph("GPU utilisation %", lambda v: v.instance_metric("GPUUtilization")),
@@ -90,6 +91,21 @@ class ServingDashboard(Construct):
             self._by_instance_type(pools)
         if instance_outlier is not None:  # one row per variant, a line per instance (enhanced metrics)
             instance_outlier.add_to(self.dashboard)
+
+    def _admission_row(self, deadline_ms: int) -> None:
+        """Admission (container/serving/admission.py): what was turned away, and how far over capacity."""
+        self.dashboard.add_widgets(
+            self._graph(
+                f"Shed requests / min (429, projected wait over {deadline_ms} ms)",
+                lambda v: v.engine_metric(contract.METRIC_SHED_REQUESTS, "Sum"),
+                stacked=True,
+            ),
+            self._graph("Shed share % of invocations", lambda v: v.shed_share(unique_ids=True)),
+            self._graph(
+                "Shed requests' projected wait p95 (ms)",
+                lambda v: v.latency(contract.METRIC_SHED_PROJECTED_WAIT, "p95"),
+            ),
+        )
 
     def _graph(
         self, title: str, metric_of: Callable[[VariantMetrics], cloudwatch.Metric], stacked: bool = False

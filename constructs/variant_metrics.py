@@ -58,6 +58,21 @@ class VariantMetrics:
             label=f"{self.variant_name} {errors.metric_name} %",
         )
 
+    def shed_share(self, unique_ids: bool = False) -> cloudwatch.MathExpression:
+        """Requests the admission check shed (429) as a percentage of invocations, per minute; no
+        invocations gives no data. SageMaker counts a shed request in Invocations (and Invocation4XXErrors).
+        unique_ids: metric ids carry the variant, for a graph holding every variant's expression."""
+        suffix = "_" + self.variant_name.replace("-", "_").lower() if unique_ids else ""
+        return cloudwatch.MathExpression(
+            expression=f"100 * shed{suffix} / invocations{suffix}",
+            using_metrics={
+                f"shed{suffix}": self.engine_metric(contract.METRIC_SHED_REQUESTS, statistic="Sum"),
+                f"invocations{suffix}": self.invocations(),
+            },
+            period=ONE_MINUTE,
+            label=f"{self.variant_name} shed %",
+        )
+
     def model_latency(self, statistic: str = "p99") -> cloudwatch.Metric:
         return self.metric("ModelLatency", statistic=statistic)
 

@@ -26,6 +26,7 @@ from ops.endpoint import LiveEndpoint, read_endpoint
 from ops.latency import FirstTokenTimes, first_token_times
 from ops.output import Console, local_time, percent
 from ops.scaling import VariantScaling, read_scaling
+from ops.shed import ShedCount, shed_counts
 
 CRON_AT_FIXED_TIME = re.compile(r"^cron\((\d{1,2}) (\d{1,2}) ")
 LATENCY_WINDOW_SECONDS = 300  # time to first token over the last five minutes, like the canary guard
@@ -40,6 +41,7 @@ class Status:
     latency: dict[str, FirstTokenTimes]
     scaling: dict[str, VariantScaling | None]  # by variant; None: not registered with autoscaling
     alarms: list[Alarm]
+    shed: dict[str, ShedCount]  # requests answered 429 by the admission check, same window as latency
 
 
 def read_status(clients: AwsClients, identity: EndpointIdentity) -> Status:
@@ -48,7 +50,8 @@ def read_status(clients: AwsClients, identity: EndpointIdentity) -> Status:
     latency = first_token_times(clients.cloudwatch, live.name, names, LATENCY_WINDOW_SECONDS, ("p50", "p95"))
     registered = {s.variant: s for s in read_scaling(clients.autoscaling, live.name, names).variants}
     alarms = firing_alarms(clients.cloudwatch, live.name)
-    return Status(live, clients.region, latency, {name: registered.get(name) for name in names}, alarms)
+    shed = shed_counts(clients.cloudwatch, live.name, names, LATENCY_WINDOW_SECONDS)
+    return Status(live, clients.region, latency, {name: registered.get(name) for name in names}, alarms, shed)
 
 
 def show_status(
@@ -117,6 +120,9 @@ def _show_variants(status: Status, console: Console) -> None:
         ],
     )  # fmt: skip
     for v in live.variants:
+        if status.shed[v.name].shed:
+            minutes = LATENCY_WINDOW_SECONDS // 60
+            console.warn(f"{v.name}: shed (429, over capacity) {status.shed[v.name].line()} in {minutes} min")
         current, desired = v.current_instance_count, v.desired_instance_count
         if current is not None and desired is not None and current < desired:
             console.warn(
@@ -201,6 +207,11 @@ def status_document(status: Status, identity: EndpointIdentity, cfg: Environment
                 "ttft_ms": {
                     **status.latency[v.name].percentiles,
                     "streams": status.latency[v.name].requests,
+                    "window_seconds": LATENCY_WINDOW_SECONDS,
+                },
+                "shed": {
+                    "requests": status.shed[v.name].shed,
+                    "invocations": status.shed[v.name].invocations,
                     "window_seconds": LATENCY_WINDOW_SECONDS,
                 },
             }

@@ -23,7 +23,12 @@ from typing import Any
 from config.checks.alerting import check_alerting, check_ceiling_after_scale_out
 from config.checks.capacity import check_capacity_within_ceiling, check_target_within_capacity
 from config.checks.capture import check_data_capture
-from config.checks.container import check_startup_timeout, check_unhealthy_exit, check_warmup
+from config.checks.container import (
+    check_admission_deadline,
+    check_startup_timeout,
+    check_unhealthy_exit,
+    check_warmup,
+)
 from config.checks.deployed import check_deployed
 from config.checks.deployment import check_deployment, check_production_bake, steps_to_full_traffic
 from config.checks.engine import check_engine, check_vllm_startup
@@ -68,6 +73,7 @@ def check_environment(
         (("engine", "container"), lambda: check_startup_timeout(cfg, catalog)),
         (("container",), lambda: check_warmup(cfg)),
         (("container",), lambda: check_unhealthy_exit(cfg)),
+        (("container", "alarms"), lambda: check_admission_deadline(cfg)),
         (("deployment",), lambda: check_deployment(cfg)),
         (("deployment", "production"), lambda: check_production_bake(cfg)),
         (("autoscaling", "variants"), lambda: check_autoscaling(cfg)),

@@ -4,7 +4,7 @@ sick instance gone within it."""
 from __future__ import annotations
 
 from config.problems import Problem, refuse
-from config.schema import Catalog, EnvironmentConfig
+from config.schema import ADMISSION_DEADLINE_TTFT_MULTIPLE, INVOCATION_TIMEOUT_MS, Catalog, EnvironmentConfig
 
 
 def check_startup_timeout(cfg: EnvironmentConfig, catalog: Catalog) -> list[Problem]:
@@ -52,3 +52,22 @@ def check_unhealthy_exit(cfg: EnvironmentConfig) -> list[Problem]:
             f"{container.unhealthy_exit_seconds} (total {total} s)",
         )
     return []
+
+
+def check_admission_deadline(cfg: EnvironmentConfig) -> list[Problem]:
+    """A deadline past SageMaker's 60 s invocation timeout would admit requests that time out anyway:
+    the admission check would never fail them fast (container/serving/admission.py)."""
+    deadline = cfg.admission_deadline_ms
+    if deadline <= INVOCATION_TIMEOUT_MS:
+        return []
+    if cfg.container.admission_deadline_ms is None:
+        return refuse(
+            "container.admission_deadline_ms",
+            f"defaults to {ADMISSION_DEADLINE_TTFT_MULTIPLE} x alarms.ttft_p95_ms = {deadline} ms, over SageMaker's "
+            f"{INVOCATION_TIMEOUT_MS} ms invocation timeout: set it (allowed 1-{INVOCATION_TIMEOUT_MS})",
+        )
+    return refuse(
+        "container.admission_deadline_ms",
+        f"must be at most SageMaker's {INVOCATION_TIMEOUT_MS} ms invocation timeout (allowed "
+        f"1-{INVOCATION_TIMEOUT_MS}), got {deadline}",
+    )

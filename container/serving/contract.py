@@ -42,6 +42,9 @@ ENV_ENGINE_STALL_SECONDS = "SERVING_ENGINE_STALL_SECONDS"
 # container.unhealthy_exit_seconds; the image's default applies only where it is not set).
 ENV_UNHEALTHY_EXIT_SECONDS = "SERVING_UNHEALTHY_EXIT_SECONDS"
 DEFAULT_UNHEALTHY_EXIT_SECONDS = 120
+# Admission (serving/admission.py): a request whose projected time to first token exceeds this many
+# milliseconds is answered 429 at once (config container.admission_deadline_ms). Unset: no admission check.
+ENV_ADMISSION_DEADLINE_MS = "SERVING_ADMISSION_DEADLINE_MS"
 # How often the supervisor runs nvidia-smi while serving (an internal setting; tests shorten it).
 GPU_CHECK_INTERVAL_SECONDS = 30
 
@@ -90,6 +93,8 @@ METRIC_ENGINE_QUEUE_TIME_P95 = "EngineQueueTimeP95"
 METRIC_PREEMPTIONS = "Preemptions"  # vllm:num_preemptions delta, Count
 METRIC_OOM_ERRORS = "OutOfMemoryErrors"  # caught by the serving layer, Count
 METRIC_ADAPTER_REQUESTS = "AdapterRequests"  # per adapter (ADAPTER_DIMENSIONS), Count
+# Requests answered 429 by the admission check (serving/admission.py), Count; 0 in an interval without.
+METRIC_SHED_REQUESTS = "ShedRequests"
 
 VARIANT_METRICS = {
     METRIC_QUEUE_DEPTH: "Count",
@@ -99,6 +104,7 @@ VARIANT_METRICS = {
     METRIC_ENGINE_QUEUE_TIME_P95: "Milliseconds",
     METRIC_PREEMPTIONS: "Count",
     METRIC_OOM_ERRORS: "Count",
+    METRIC_SHED_REQUESTS: "Count",
 }
 ADAPTER_METRICS = {METRIC_ADAPTER_REQUESTS: "Count"}
 
@@ -108,8 +114,11 @@ ADAPTER_METRICS = {METRIC_ADAPTER_REQUESTS: "Count"}
 METRIC_TIME_TO_FIRST_TOKEN = "TimeToFirstToken"  # streams: request received to the answer's first byte
 METRIC_TIME_PER_OUTPUT_TOKEN = "TimePerOutputToken"  # streams: after the first byte, per further token
 METRIC_END_TO_END_LATENCY = "EndToEndLatency"  # every completed request: received to last byte
+# Shed requests only: the wait for an engine slot the admission check projected (why it said 429).
+METRIC_SHED_PROJECTED_WAIT = "ShedProjectedWait"
 LATENCY_METRICS = {
     METRIC_TIME_TO_FIRST_TOKEN: "Milliseconds",
     METRIC_TIME_PER_OUTPUT_TOKEN: "Milliseconds",
     METRIC_END_TO_END_LATENCY: "Milliseconds",
+    METRIC_SHED_PROJECTED_WAIT: "Milliseconds",
 }

@@ -20,6 +20,7 @@ ECHO_LIMIT = 200
 ERROR_TYPES = {
     400: "BadRequestError",
     413: "RequestEntityTooLargeError",
+    429: "TooManyRequestsError",
     500: "InternalServerError",
     503: "ServiceUnavailableError",
 }

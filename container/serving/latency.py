@@ -10,8 +10,10 @@ request), so a request's time in the API server before the engine sees it counts
 - TimePerOutputToken: a stream's time after its first byte divided by the output tokens after the
   first (the `usage` vLLM adds with --enable-force-include-usage). Streams of two tokens or more.
 - EndToEndLatency: request received to the last byte of the answer, every completed request.
+- ShedProjectedWait: for a request the admission check answered 429 (serving/admission.py), the wait
+  for an engine slot it projected: how far over capacity the instance was.
 
-Only answered (2xx) requests that are not warmup count: errors are counted by SageMaker's
+Latency counts only answered (2xx) requests that are not warmup: errors are counted by SageMaker's
 Invocation4XX/5XXErrors, and a client that left before its first byte never felt a first token.
 
 Each value is published, not an interval percentile: the EMF specification lets a metric member hold
@@ -38,11 +40,19 @@ class LatencyValues:
     def __init__(self) -> None:
         self.values: dict[str, list[float]] = {name: [] for name in c.LATENCY_METRICS}
 
-    def add(self, *, ttft_ms: float | None, tpot_ms: float | None, e2e_ms: float | None) -> None:
+    def add(
+        self,
+        *,
+        ttft_ms: float | None = None,
+        tpot_ms: float | None = None,
+        e2e_ms: float | None = None,
+        shed_wait_ms: float | None = None,
+    ) -> None:
         for name, value in (
             (c.METRIC_TIME_TO_FIRST_TOKEN, ttft_ms),
             (c.METRIC_TIME_PER_OUTPUT_TOKEN, tpot_ms),
             (c.METRIC_END_TO_END_LATENCY, e2e_ms),
+            (c.METRIC_SHED_PROJECTED_WAIT, shed_wait_ms),
         ):
             if value is not None:
                 # Never negative: a single negative value turns percentiles off for the metric.

@@ -41,6 +41,7 @@ class Snapshot:
     preemptions: float
     queue_time_buckets: dict[float, float]
     oom_errors: float
+    shed: float
     adapter_requests: dict[str, float]
 
     @classmethod
@@ -55,6 +56,7 @@ class Snapshot:
             preemptions=engine.total(VLLM_PREEMPTIONS) or 0.0,
             queue_time_buckets=engine.buckets(VLLM_QUEUE_TIME),
             oom_errors=float(serving_stats["oom_errors"]),
+            shed=float(serving_stats["shed"]),
             adapter_requests={name: float(n) for name, n in serving_stats["adapter_requests"].items()},
         )
 
@@ -71,6 +73,7 @@ def interval_values(previous: Snapshot, current: Snapshot) -> dict[str, float]:
         c.METRIC_KV_CACHE_USAGE: None if current.kv_cache_usage is None else current.kv_cache_usage * 100,
         c.METRIC_PREEMPTIONS: _increase(current.preemptions, previous.preemptions),
         c.METRIC_OOM_ERRORS: _increase(current.oom_errors, previous.oom_errors),
+        c.METRIC_SHED_REQUESTS: _increase(current.shed, previous.shed),
     }
     queries = _increase(current.prefix_queries, previous.prefix_queries)
     if queries > 0:

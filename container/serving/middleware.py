@@ -8,6 +8,8 @@ every path it does not own pass straight through, and responses stream through i
 It owns:
 - `/ping`: SageMaker's readiness signal, answered from the supervisor's state file, never from the engine;
 - the traffic gate and request guards on the inference routes (one JSON error shape, 4xx not 5xx);
+- admission: a request projected to wait past the deadline for its first token is answered 429 at once
+  (serving/admission.py);
 - an out-of-memory error from the engine: counted and answered with a retryable 503;
 - one structured log line per inference request (never prompt or completion text), and its latency as
   the client feels it (time to first token, per output token, end to end: serving/latency.py);
@@ -27,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from . import contract as c
+from .admission import Admission, Shed
 from .errors import clip, error_body, send_error, send_json
 from .guards import (
     ADAPTER_HEADER,
@@ -74,17 +77,20 @@ def is_loopback(scope: Scope) -> bool:
 class ServingCounters:
     """Cumulative since the process started; the supervisor turns them into per-interval deltas."""
 
-    def __init__(self, adapters: tuple[str, ...]) -> None:
+    def __init__(self, adapters: tuple[str, ...], admission: Admission) -> None:
         self.in_flight = 0
         self.oom_errors = 0
         self.adapter_requests: Counter[str] = Counter(dict.fromkeys((BASE_MODEL_NAME, *adapters), 0))
+        self.admission = admission
 
     def snapshot(self, state: ServingState) -> dict[str, Any]:
         return {
             "state": state.value,
             "in_flight": self.in_flight,
             "oom_errors": self.oom_errors,
+            "shed": self.admission.shed,
             "adapter_requests": dict(self.adapter_requests),
+            "admission": self.admission.snapshot(),
         }
 
 
@@ -95,8 +101,9 @@ class ServingMiddleware:
         self.model_version = settings.model_version
         self.state = StateReader(settings.state_file)
         self.guard = RequestGuard(settings.adapters, settings.max_model_len, settings.generation_reserve_tokens)
-        self.counters = ServingCounters(settings.adapters)
-        self.request_log = RequestLogBuffer(JsonLogger("serving", settings.log_level), settings)
+        self.admission = Admission(settings.admission_deadline_ms, settings.max_num_seqs)
+        self.counters = ServingCounters(settings.adapters, self.admission)
+        self.request_log = RequestLogBuffer(JsonLogger("serving", settings.log_level), settings, self.admission)
         # Requests between their first byte and their last: logged as cut if the server stops first.
         self.active: set[_RequestLog] = set()
         atexit.register(self._log_at_shutdown)
@@ -202,9 +209,15 @@ class ServingMiddleware:
             if body is None:
                 request.outcome, request.error = CLIENT_DISCONNECTED, "the client went away while sending its body"
                 return
-            outcome = TOO_LARGE if isinstance(body, Rejection) else self._check_body(request.path, body, adapter_headers)
+            outcome = (
+                TOO_LARGE if isinstance(body, Rejection) else self._check_body(request.path, body, adapter_headers)
+            )
             if isinstance(outcome, Rejection):
                 await self._refuse(send, request, outcome)
+                return
+            shed = None if request.warmup else self.admission.check()
+            if shed is not None:
+                await self._shed(send, request, shed)
                 return
             if outcome.add_adapter_header:  # so that vLLM's /invocations serves the adapter logged and counted
                 scope = {**scope, "headers": [*scope["headers"], (_ADAPTER_HEADER_B, outcome.adapter.encode())]}
@@ -226,7 +239,23 @@ class ServingMiddleware:
         request_id_header = (b"x-request-id", request.request_id.encode("latin-1", "replace"))
         await send_error(send, rejection.status, rejection.message, rejection.param, (*headers, request_id_header))
 
+    async def _shed(self, send: Send, request: _RequestLog, shed: Shed) -> None:
+        """429 before the engine sees the request; Retry-After from the projected wait."""
+        await self._refuse(
+            send, request, Rejection(429, shed.message), ((b"retry-after", str(shed.retry_after_seconds).encode()),)
+        )
+        request.outcome, request.projected_wait_ms = SHED, shed.projected_wait_ms
+
     async def _forward(
+        self, scope: Scope, receive: Receive, send: Send, body: bytes, admitted: Admitted, request: _RequestLog
+    ) -> None:
+        self.admission.enter()
+        try:
+            await self._call_engine(scope, receive, send, body, admitted, request)
+        finally:
+            self.admission.leave()
+
+    async def _call_engine(
         self, scope: Scope, receive: Receive, send: Send, body: bytes, admitted: Admitted, request: _RequestLog
     ) -> None:
         if not request.warmup:
@@ -328,6 +357,7 @@ class ServingMiddleware:
 # How a request ended, in its log line (`outcome`); `error` says why, for all but COMPLETED.
 COMPLETED = "completed"
 REJECTED = "rejected"  # refused by this layer: gate or guard
+SHED = "shed"  # refused by the admission check (429): projected to wait past the deadline
 ENGINE_REJECTED = "engine_rejected"  # the engine answered 4xx
 ENGINE_ERROR = "engine_error"  # the engine answered 5xx, or a stream ended with an error event
 OUT_OF_MEMORY = "out_of_memory"
@@ -344,6 +374,7 @@ class _RequestLog:
     __slots__ = (
         "request_id", "path", "warmup", "started", "adapter", "stream", "status", "error", "oom",
         "first_byte_at", "finished_at", "usage_source", "error_source", "outcome", "complete", "disconnected", "cancelled", "logged",
+        "projected_wait_ms",
     )  # fmt: skip
 
     def __init__(self, request_id: str, path: str, warmup: bool, started: float) -> None:
@@ -359,6 +390,7 @@ class _RequestLog:
         self.error_source = b""  # an engine error body, parsed for its message when the line is written
         self.outcome: str | None = None
         self.complete = self.disconnected = self.cancelled = self.logged = False
+        self.projected_wait_ms: float | None = None  # shed requests: the wait the admission check projected
 
     def read_tail(self, tail: list[bytes], complete: bool) -> None:
         """tail: the last body messages. A non-streamed response is one JSON message (Starlette's
@@ -426,6 +458,7 @@ class _RequestLog:
             "total_ms": round((self.finished_at - self.started) * 1000, 1),
             "outcome": self.outcome,
             "error": self._error_text(),
+            "projected_wait_ms": self.projected_wait_ms,
         }
 
 
@@ -462,8 +495,9 @@ class RequestLogBuffer:
     in one batch shortly after, so the JSON work and the write never sit between one request's end and
     the next one's start."""
 
-    def __init__(self, logger: JsonLogger, settings: Settings) -> None:
+    def __init__(self, logger: JsonLogger, settings: Settings, admission: Admission) -> None:
         self.logger = logger
+        self.admission = admission
         self.model_version = settings.model_version
         self.dimensions = {c.DIM_ENDPOINT: settings.endpoint_name, c.DIM_VARIANT: settings.variant_name}
         self.pending: list[_RequestLog] = []
@@ -492,6 +526,9 @@ class RequestLogBuffer:
             fields = request.fields(self.model_version)
             if (document := self.logger.record("info", "request", **fields)) is not None:
                 lines.append(json_line(document))
+            if request.outcome == SHED:
+                latency.add(shed_wait_ms=request.projected_wait_ms)
+            self._teach_admission(request, fields)
             if not request.warmup and request.status is not None and 200 <= request.status < 300:
                 ttft, tpot, e2e = request_latency(
                     stream=request.stream,
@@ -507,3 +544,10 @@ class RequestLogBuffer:
             documents = latency.documents(self.dimensions, int(time.time() * 1000), properties)
             lines += [json_line(document) for document in documents]
         write_lines(lines)
+
+    def _teach_admission(self, request: _RequestLog, fields: dict[str, Any]) -> None:
+        """A completed request's time in a slot, from vLLM's own per-request queue and first-token times."""
+        queue_ms, ttft_ms = fields["queue_wait_ms"], fields["ttft_ms"]
+        if request.warmup or fields["outcome"] != COMPLETED or queue_ms is None or ttft_ms is None:
+            return
+        self.admission.observe(fields["total_ms"], queue_ms, ttft_ms)

@@ -73,6 +73,7 @@ class Settings:
     gpu_check_interval_seconds: float
     engine_stall_seconds: float
     unhealthy_exit_seconds: float
+    admission_deadline_ms: float | None = None  # None: no admission check (serving/admission.py)
 
     @property
     def prompt_token_budget(self) -> int:
@@ -132,6 +133,9 @@ class Settings:
             unhealthy_exit_seconds=reader.number(
                 c.ENV_UNHEALTHY_EXIT_SECONDS, float, lambda v: v > 0, "> 0", default=str(DEFAULT_UNHEALTHY_EXIT_SECONDS)
             ),
+            admission_deadline_ms=reader.optional_number(
+                c.ENV_ADMISSION_DEADLINE_MS, lambda v: v > 0, "> 0 (milliseconds; unset for no admission check)"
+            ),
         )
         if not reader.problems and settings.generation_reserve_tokens >= settings.max_model_len:
             reader.problems.append(
@@ -180,6 +184,11 @@ class _Reader:
         if not valid(value):
             self.problems.append(f"{name} must be {rule}, got {raw!r}")
         return value
+
+    def optional_number(self, name: str, valid: Callable[[float], bool], rule: str) -> float | None:
+        if not self.env.get(name, "").strip():
+            return None
+        return self.number(name, float, valid, rule)
 
     def adapters(self, name: str) -> tuple[str, ...]:
         raw = self._raw(name, None) or ""

@@ -16,9 +16,9 @@ answer_tokens: {median: 25, sigma: 0, min: 25, max: 25}
 """
 
 
-def start_engine(workdir: Path, slots: int, token_interval: float):
+def start_engine(workdir: Path, slots: int, token_interval: float, **overrides: str):
     port = free_port()
-    env = serving_env(workdir, port, STANDIN_TOKEN_INTERVAL=str(token_interval), STANDIN_STARTUP_DELAY="0")
+    env = serving_env(workdir, port, STANDIN_TOKEN_INTERVAL=str(token_interval), STANDIN_STARTUP_DELAY="0", **overrides)
     process = start_standin(workdir, env, port, middleware=True, extra=("--max-num-seqs", str(slots)))
     wait_for_listening(port, process)
     write_state(env["SERVING_STATE_FILE"], StateRecord(ServingState.READY, "set by the test"))

@@ -26,9 +26,15 @@ PAGED = {
     "<variant>-engine-silent",
     "<variant>-queue-depth",
     "<variant>-instances-short",
+    "<variant>-shed-share",  # issue 41: a large share turned away to the fallback model now
 }
 # notBreaching only where a minute without data is a minute without requests: nothing to judge.
-NO_DATA_IS_NO_REQUESTS = {"<variant>-5xx-rate", "<variant>-ttft-p95", "<variant>-instance-outlier"}
+NO_DATA_IS_NO_REQUESTS = {
+    "<variant>-5xx-rate",
+    "<variant>-ttft-p95",
+    "<variant>-instance-outlier",
+    "<variant>-shed-share",
+}
 
 
 def _generic(alarm_id: str) -> str:

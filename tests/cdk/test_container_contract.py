@@ -59,14 +59,16 @@ def emitted_documents() -> list[dict]:
         text = EXPOSITION
         for name, value in (("queries", queries), ("hits", hits), ("fast", fast), ("all", total)):
             text = text.replace(f"@{name}@", str(value))
-        return Snapshot.from_scrapes(text, {"oom_errors": ooms, "adapter_requests": {"jp_style_v1": requests}})
+        return Snapshot.from_scrapes(
+            text, {"oom_errors": ooms, "shed": ooms, "adapter_requests": {"jp_style_v1": requests}}
+        )
 
     documents = interval_documents(
         settings, snap(100, 50, 5, 10, 0, 1), snap(200, 120, 15, 30, 1, 4), 1_700_000_000_000
     )
     # The middleware's per-request latency documents, with the settings' own dimensions.
     latency = LatencyValues()
-    latency.add(ttft_ms=120.0, tpot_ms=20.0, e2e_ms=3000.0)
+    latency.add(ttft_ms=120.0, tpot_ms=20.0, e2e_ms=3000.0, shed_wait_ms=4500.0)
     dimensions = {contract.DIM_ENDPOINT: settings.endpoint_name, contract.DIM_VARIANT: settings.variant_name}
     return documents + latency.documents(dimensions, 1_700_000_000_000, {})
 
@@ -114,3 +116,24 @@ def test_the_engine_stall_time_reaches_the_container_from_config(env_name: str) 
 )
 def test_an_engine_stall_time_past_the_invocation_timeout_is_refused(problems, value: int, message: str) -> None:
     assert problems(lambda raw: raw["container"].update(engine_stall_seconds=value)) == [message]
+
+
+def test_the_admission_deadline_defaults_to_four_ttft_objectives_and_reaches_the_container() -> None:
+    cfg = load_environment("prod")
+    assert cfg.container.admission_deadline_ms is None and cfg.admission_deadline_ms == 4 * cfg.alarms.ttft_p95_ms
+    env = container_environment(cfg, cfg.variants[0])
+    assert Settings.from_env(env).admission_deadline_ms == cfg.admission_deadline_ms == 2000
+
+
+def test_an_admission_deadline_past_the_invocation_timeout_is_refused_at_synth(problems) -> None:
+    assert problems(lambda raw: raw["container"].update(admission_deadline_ms=60_001)) == [
+        "container.admission_deadline_ms: must be at most SageMaker's 60000 ms invocation timeout "
+        "(allowed 1-60000), got 60001"
+    ]
+    assert problems(lambda raw: raw["alarms"].update(ttft_p95_ms=20_000)) == [
+        "container.admission_deadline_ms: defaults to 4 x alarms.ttft_p95_ms = 80000 ms, over SageMaker's "
+        "60000 ms invocation timeout: set it (allowed 1-60000)"
+    ]
+    assert problems(lambda raw: raw["container"].update(admission_deadline_ms=0)) == [
+        "container.admission_deadline_ms: Input should be greater than or equal to 1, got 0"
+    ]

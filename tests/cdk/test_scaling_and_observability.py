@@ -120,9 +120,10 @@ def test_every_alarm_notifies_one_of_the_two_encrypted_topics(prod) -> None:
     )
     alarms = prod.serving.find_resources("AWS::CloudWatch::Alarm")
     own = {k: a for k, a in alarms.items() if "Autoscaling" not in k}  # scaling alarms trigger policies
-    # per variant: 3 rollback (incl. TTFT p95), 5 platform, 4 engine, the capacity ceiling, the capacity
-    # watch's instances-short and scaling-failed, and the instance outlier (prod has enhanced metrics)
-    assert len(own) == 2 * (13 + 2 + 1)
+    # per variant: 3 rollback (incl. TTFT p95), 5 platform, 4 engine, 2 admission (shedding, shed share), the
+    # capacity ceiling, the capacity watch's instances-short and scaling-failed, and the instance outlier
+    # (prod has enhanced metrics)
+    assert len(own) == 2 * (15 + 2 + 1)
     for alarm in own.values():
         (action,) = alarm["Properties"]["AlarmActions"]
         assert action["Ref"] in topics
@@ -215,6 +216,10 @@ def test_dashboard_graphs_first_token_percentiles_and_time_per_token_per_variant
         for stat in ("p50", "p95", "p99"):
             assert (contract.METRIC_TIME_TO_FIRST_TOKEN, variant, stat) in lines
         assert (contract.METRIC_TIME_PER_OUTPUT_TOKEN, variant, "p95") in lines
+        # Issue 41: the admission row (shed count, their projected wait; the share is a math expression).
+        assert (contract.METRIC_SHED_REQUESTS, variant, "Sum") in lines
+        assert (contract.METRIC_SHED_PROJECTED_WAIT, variant, "p95") in lines
+    assert "Shed share % of invocations" in json.dumps(body)
 
 
 def step_adjustments(template) -> list[int]:

@@ -37,8 +37,9 @@ vllm:some_label{engine="0",path="a \\"quoted\\" \\\\ value"} 1.0
 """
 
 
-def snapshot(exposition=EXPOSITION, oom=0, adapters=None):
-    return Snapshot.from_scrapes(exposition, {"oom_errors": oom, "adapter_requests": adapters or {"base": 0}})
+def snapshot(exposition=EXPOSITION, oom=0, adapters=None, shed=0):
+    stats = {"oom_errors": oom, "shed": shed, "adapter_requests": adapters or {"base": 0}}
+    return Snapshot.from_scrapes(exposition, stats)
 
 
 def test_exposition_sums_label_sets_and_reads_buckets():
@@ -80,13 +81,14 @@ def test_interval_values_from_two_scrapes():
             'num_preemptions_total{engine="0",model_name="base"} 5.0',
         )
     )
-    values = interval_values(snapshot(oom=1), snapshot(later, oom=4))
+    values = interval_values(snapshot(oom=1, shed=2), snapshot(later, oom=4, shed=9))
     assert values[c.METRIC_QUEUE_DEPTH] == 7.0
     assert values[c.METRIC_RUNNING_SEQUENCES] == 5.0
     assert values[c.METRIC_KV_CACHE_USAGE] == 25.0
     assert values[c.METRIC_PREFIX_CACHE_HIT_RATE] == pytest.approx(100 * 400 / 500)
     assert values[c.METRIC_PREEMPTIONS] == 3.0
     assert values[c.METRIC_OOM_ERRORS] == 3.0
+    assert values[c.METRIC_SHED_REQUESTS] == 7.0  # requests answered 429 by the admission check
     # 20 observations in the interval: 10 at <= 0.1 s, 10 in (0.1, 0.5], none above.
     assert values[c.METRIC_ENGINE_QUEUE_TIME_P95] == pytest.approx((0.1 + 0.4 * 9 / 10) * 1000)
     assert set(values) <= set(c.VARIANT_METRICS)
@@ -97,13 +99,14 @@ def test_an_idle_interval_leaves_out_rates_and_percentiles_instead_of_inventing_
     assert c.METRIC_PREFIX_CACHE_HIT_RATE not in values
     assert c.METRIC_ENGINE_QUEUE_TIME_P95 not in values
     assert values[c.METRIC_PREEMPTIONS] == 0.0
+    assert values[c.METRIC_SHED_REQUESTS] == 0.0  # written as 0, so the shedding alarm sees quiet minutes
 
 
 def test_the_stand_in_exposition_has_the_names_we_read():
     engine = FakeEngine("base", [], 4, 0.0)
     engine.queue_time.observe(0.03)
     parsed = Exposition(engine.exposition())
-    current = Snapshot.from_scrapes(engine.exposition(), {"oom_errors": 0, "adapter_requests": {}})
+    current = Snapshot.from_scrapes(engine.exposition(), {"oom_errors": 0, "shed": 0, "adapter_requests": {}})
     assert parsed.buckets("vllm:request_queue_time_seconds")[0.3] == 1.0
     assert len(current.queue_time_buckets) == len(REQUEST_LATENCY_BUCKETS) + 1
     assert current.queue_depth == 0.0 and current.running == 0.0 and current.kv_cache_usage == 0.0

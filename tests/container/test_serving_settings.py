@@ -26,6 +26,7 @@ def test_every_contract_variable_is_read(env):
         c.ENV_LOG_LEVEL: ("log_level", "info"),
         c.ENV_ENGINE_STALL_SECONDS: ("engine_stall_seconds", 30),
         c.ENV_UNHEALTHY_EXIT_SECONDS: ("unhealthy_exit_seconds", c.DEFAULT_UNHEALTHY_EXIT_SECONDS),
+        c.ENV_ADMISSION_DEADLINE_MS: ("admission_deadline_ms", None),  # unset: no admission check
     }
     for name in names:
         if name in defaults:  # optional: empty means the default, a bad value is still refused

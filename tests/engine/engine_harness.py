@@ -51,7 +51,7 @@ CPU_SETTINGS = {
 }
 
 
-def engine_env(workdir: Path, port: int, venv: Path, model_dir: Path) -> dict[str, str]:
+def engine_env(workdir: Path, port: int, venv: Path, model_dir: Path, **overrides: str) -> dict[str, str]:
     """serving_env's production-like SERVING_* values with the CPU settings, the engine's `vllm` first
     on PATH and only `nvidia-smi` faked (the supervisor's GPU check; there is no GPU here)."""
     (workdir / "model").symlink_to(model_dir, target_is_directory=True)
@@ -64,7 +64,7 @@ def engine_env(workdir: Path, port: int, venv: Path, model_dir: Path) -> dict[st
         PATH=os.pathsep.join((str(gpu_bin), str(venv / "bin"), os.environ["PATH"])),
         PYTHONPATH=str(CONTAINER),  # the image's `serving` package only
         HF_HUB_OFFLINE="1",
-        **CPU_SETTINGS,
+        **{**CPU_SETTINGS, **overrides},
     )
 
 
@@ -115,10 +115,10 @@ class Serving:
         self.process.stop()
 
 
-def launch(tmp_path_factory: Any, name: str, venv: Path, model_dir: Path) -> Serving:
+def launch(tmp_path_factory: Any, name: str, venv: Path, model_dir: Path, **overrides: str) -> Serving:
     workdir = tmp_path_factory.mktemp(name)
     port = free_port()
-    env = engine_env(workdir, port, venv, model_dir)
+    env = engine_env(workdir, port, venv, model_dir, **overrides)
     recorder = PingRecorder(port)
     process = start_supervisor(workdir, env)
     recorder.start()

@@ -127,3 +127,34 @@ def test_schedule_window_in_local_time():
     text = describe_schedule(action, ZoneInfo("Asia/Tokyo"))
 
     assert text == "rate(1 day) UTC from 2026-12-01 09:00 JST until 2026-12-31 09:00 JST"
+
+
+def test_status_shows_the_share_of_requests_the_admission_check_shed(prod, cli):
+    """ShedRequests (the image's EMF) against SageMaker's Invocations, over the status window."""
+    from datetime import datetime
+
+    from container.serving import contract
+
+    prod.traffic("primary", invocations=400, errors=0)
+    prod.client("cloudwatch").put_metric_data(
+        Namespace=contract.METRIC_NAMESPACE,
+        MetricData=[
+            {
+                "MetricName": contract.METRIC_SHED_REQUESTS,
+                "Dimensions": [
+                    {"Name": contract.DIM_ENDPOINT, "Value": prod.endpoint},
+                    {"Name": contract.DIM_VARIANT, "Value": "primary"},
+                ],
+                "Value": 10,
+                "Unit": "Count",
+                "Timestamp": datetime.now(UTC),
+            }
+        ],
+    )
+
+    out = cli("status", "prod").output
+
+    assert "primary: shed (429, over capacity) 10 of 400 invocations (2.5 %) in 5 min" in out
+    assert "canary: shed" not in out
+    document = cli("status", "prod", "--json").output
+    assert '"requests": 10.0' in document and '"invocations": 400.0' in document
