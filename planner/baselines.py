@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
+import numpy as np
+
 from planner.fleet import Availability, Pool, VariantModel, always
 from planner.results import Scenario, VariantSeries
 
@@ -23,36 +25,48 @@ def needed(model: VariantModel, arrivals: float, pool: Pool | None = None) -> in
 def oracle(
     models: list[VariantModel], demand: list[float], start: datetime, available: Availability = always
 ) -> Scenario:
-    pools = {m.name: [_first_available(m, minute, available) for minute in range(len(demand))] for m in models}
-    counts = {
-        m.name: [needed(m, total * m.share, pool) for total, pool in zip(demand, pools[m.name], strict=True)]
-        for m in models
-    }
+    minutes = len(demand)
+    pools = {m.name: _first_available(m, minutes, available) for m in models}
+    counts = {m.name: _needed_each_minute(m, demand, pools[m.name]) for m in models}
     return _fixed("oracle", "Oracle: exact demand, instant instances", models, demand, start, counts, pools)
 
 
 def static_for_peak(models: list[VariantModel], demand: list[float], start: datetime) -> Scenario:
-    counts = {m.name: [max(needed(m, total * m.share) for total in demand)] * len(demand) for m in models}
+    counts = {m.name: np.full(len(demand), max(needed(m, total * m.share) for total in demand)) for m in models}
     pools = {m.name: [m.pools[0]] * len(demand) for m in models}
     return _fixed("static", "Static fleet sized for the week's peak", models, demand, start, counts, pools)
 
 
-def _first_available(model: VariantModel, minute: int, available: Availability) -> Pool:
-    return next((p for p in model.pools if available(p.instance_type, minute)), model.pools[0])
+def _first_available(model: VariantModel, minutes: int, available: Availability) -> list[Pool]:
+    if available is always:
+        return [model.pools[0]] * minutes
+    pools = model.pools
+    return [next((p for p in pools if available(p.instance_type, m)), pools[0]) for m in range(minutes)]
 
 
-def _fixed(key: str, title: str, models, demand, start, counts: dict[str, list[int]], pools) -> Scenario:
+def _needed_each_minute(model: VariantModel, demand: list[float], pools: list[Pool]) -> np.ndarray:
+    """`needed` for every minute at once (the same division and ceiling, elementwise)."""
+    arrivals = np.asarray(demand, dtype=float) * model.share
+    rates = np.array([pool.capacity.requests_per_minute for pool in pools], dtype=float)
+    return np.maximum(model.min_capacity, np.ceil(arrivals / rates)).astype(int)
+
+
+def _fixed(key: str, title: str, models, demand, start, counts: dict[str, np.ndarray], pools) -> Scenario:
     variants = {}
+    zeros = [0.0] * len(demand)
     for m in models:
-        series = VariantSeries(m.name)
-        for total, n, pool in zip(demand, counts[m.name], pools[m.name], strict=True):
-            series.demand.append(total * m.share)
-            series.in_service.append(n)
-            series.billed.append(n)
-            series.billed_usd_per_hour.append(n * pool.usd_per_hour)
-            series.capacity.append(n * pool.capacity.requests_per_minute)
-            series.backlog.append(0.0)
-            series.rejected.append(0.0)
-            series.wait_seconds.append(0.0)
-        variants[m.name] = series
+        n = counts[m.name]
+        prices = np.array([pool.usd_per_hour for pool in pools[m.name]], dtype=float)
+        rates = np.array([pool.capacity.requests_per_minute for pool in pools[m.name]], dtype=float)
+        variants[m.name] = VariantSeries(
+            m.name,
+            demand=[total * m.share for total in demand],
+            in_service=n.tolist(),
+            billed=n.tolist(),
+            billed_usd_per_hour=(n * prices).tolist(),
+            capacity=(n * rates).tolist(),
+            backlog=list(zeros),
+            rejected=list(zeros),
+            wait_seconds=list(zeros),
+        )
     return Scenario(key=key, title=title, start=start, variants=variants)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from config.cost import HOURS_PER_MONTH
 from planner.results import Scenario, Totals, VariantSeries
 
@@ -30,35 +32,31 @@ def _totals(
         sum(v.billed_usd_per_hour) / 60 if v.billed_usd_per_hour else sum(v.billed) / 60 * usd_per_hour[v.name]
         for v in variants
     )
-    minutes = len(variants[0].demand)
-    short = [any(_short(v, m) for v in variants) for m in range(minutes)]
-    waits = [(v.wait_seconds[m], v.demand[m] - v.rejected[m]) for v in variants for m in range(minutes)]
+    short = np.zeros(len(variants[0].demand), dtype=bool)
+    for v in variants:  # a minute with a queue or a rejection in any variant
+        short |= (np.asarray(v.backlog) > 0) | (np.asarray(v.rejected) > 0)
+    waits = np.concatenate([np.asarray(v.wait_seconds, dtype=float) for v in variants])
+    served = np.concatenate([np.asarray(v.demand, dtype=float) - np.asarray(v.rejected, dtype=float) for v in variants])
+    queued = waits > 0
     return Totals(
         instance_hours=instance_hours,
         monthly_cost_usd=cost * HOURS_PER_MONTH / run_hours,
-        shortfall_minutes=sum(short),
-        shortfall_minutes_in_peaks=sum(s and p for s, p in zip(short, peak, strict=True)),
-        delayed_requests=sum(weight for wait, weight in waits if wait > 0),
+        shortfall_minutes=int(short.sum()),
+        shortfall_minutes_in_peaks=int((short & np.asarray(peak, dtype=bool)).sum()),
+        delayed_requests=float(served[queued].sum()),
         rejected_requests=sum(sum(v.rejected) for v in variants),
-        wait_p95_seconds=weighted_percentile(waits, 0.95),
-        wait_max_seconds=max((wait for wait, _ in waits), default=0.0),
+        wait_p95_seconds=weighted_percentile(waits, served, 0.95),
+        wait_max_seconds=float(waits.max(initial=0.0)),
         scaling_activities=activities,
-        delayed_wait_p95_seconds=weighted_percentile([(w, n) for w, n in waits if w > 0], 0.95),
+        delayed_wait_p95_seconds=weighted_percentile(waits[queued], served[queued], 0.95),
     )
 
 
-def _short(series: VariantSeries, minute: int) -> bool:
-    return series.backlog[minute] > 0 or series.rejected[minute] > 0
-
-
-def weighted_percentile(values: list[tuple[float, float]], fraction: float) -> float:
-    """The value below which `fraction` of the total weight lies; (value, weight) pairs."""
-    total = sum(weight for _, weight in values)
+def weighted_percentile(values: np.ndarray, weights: np.ndarray, fraction: float) -> float:
+    """The value below which `fraction` of the total weight lies."""
+    total = weights.sum()
     if total <= 0:
         return 0.0
-    running = 0.0
-    for value, weight in sorted(values):
-        running += weight
-        if running >= fraction * total:
-            return value
-    return max(value for value, _ in values)
+    order = np.lexsort((weights, values))  # by value, then weight
+    reached = np.cumsum(weights[order]) >= fraction * total
+    return float(values[order][reached.argmax()]) if reached.any() else float(values.max())
