@@ -122,7 +122,7 @@ def test_an_image_tag_change_replaces_the_model_and_deploys_blue_green(reviews) 
         "| MangaAssist-prod-Serving | Endpoint/Config | AWS::SageMaker::EndpointConfig | modified — **replacement** |"
         in markdown
     )
-    assert "- endpoint config replaced → a blue/green deployment of about 28 min" in markdown
+    assert "- endpoint config replaced → a blue/green deployment of about 24 min" in markdown
     assert "v0.2.0" in markdown  # the CLI's own diff, in the details block
 
 
