@@ -57,6 +57,8 @@ WATCH_SILENT_IS_SHORT = MissingData(
 def short_minutes(provisioning_minutes: int) -> int:
     """Minutes short before a page: the plan's provisioning time + SHORT_SLACK_MINUTES."""
     return provisioning_minutes + SHORT_SLACK_MINUTES
+
+
 KEEP_STATE = MissingData(
     cloudwatch.TreatMissingData.IGNORE,
     "the metric is a 15-minute level: a lost sample must not clear it and re-raise it a minute later; a silent "

@@ -46,7 +46,10 @@ def test_a_deploy_ending_inside_the_magazine_day_window_is_refused_with_the_next
     assert main(["prod", "--now", "2026-11-23T08:20:00+00:00"]) == REFUSED
     err = capsys.readouterr().err
     assert err.startswith("error: refusing to deploy prod at Mon 2026-11-23 17:20 JST (08:20 UTC): the blue/green")
-    assert "reaches the pre-scale of the peak window primary 'tokyo-magazine-days' Mon 2026-11-23 17:30-21:00 Asia/Tokyo" in err
+    assert (
+        "reaches the pre-scale of the peak window primary 'tokyo-magazine-days' Mon 2026-11-23 17:30-21:00 Asia/Tokyo"
+        in err
+    )
     assert "(autoscaling.primary.schedules: tokyo-magazine-days)" in err
     # Open until the US-Eastern evening (17:45 EST = 22:45 UTC) minus the 60-minute worst case.
     assert "next safe window opens Mon 2026-11-23 21:00 JST (12:00 UTC), latest start Tue 2026-11-24 06:45 JST" in err

@@ -11,9 +11,9 @@ def test_the_gallop_finds_every_threshold_a_bisection_would(from_high: bool) -> 
         for threshold in range(low, high + 1):
             probes = []
 
-            def passes(n: int, t: int = threshold) -> bool:
-                assert low <= n < high, n  # `high` is taken as passing, never evaluated
-                probes.append(n)
+            def passes(n: int, t: int = threshold, lo: int = low, hi: int = high, seen: list = probes) -> bool:
+                assert lo <= n < hi, n  # `high` is taken as passing, never evaluated
+                seen.append(n)
                 return n >= t
 
             assert _lowest(passes, low, high, from_high=from_high) == threshold

@@ -235,7 +235,9 @@ def test_a_request_queued_past_the_objective_in_a_peak_window_fails_the_verdict(
     plan = with_failures(make_plan())
     lines = lines_of(render_summary(plan))
     line = next(line for line in lines if line.startswith("- Failed requests in peak windows:"))
-    assert line.endswith(": not met; worst minute 2026-05-27 16:00 UTC (Thu 2026-05-28 01:00 Asia/Tokyo) with 1,500 failed.")
+    assert line.endswith(
+        ": not met; worst minute 2026-05-27 16:00 UTC (Thu 2026-05-28 01:00 Asia/Tokyo) with 1,500 failed."
+    )
     assert "### Verdict: not met" in lines
 
 
@@ -276,9 +278,12 @@ def test_warnings_are_listed_under_the_verdict():
     plan.warnings = ["autoscaling.chat.target_tracking.target_value 1,300 is at or above what an instance serves"]
     lines = lines_of(render_summary(plan))
     verdict = lines.index("### Verdict: met")
-    assert lines.index(
-        "- Warning: autoscaling.chat.target_tracking.target_value 1,300 is at or above what an instance serves"
-    ) > verdict
+    assert (
+        lines.index(
+            "- Warning: autoscaling.chat.target_tracking.target_value 1,300 is at or above what an instance serves"
+        )
+        > verdict
+    )
 
 
 def test_summary_without_oracle_prints_na_instead_of_a_ratio():
