@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 
+import numpy as np
+
 from config.schema import Catalog, EnvironmentConfig
 from planner.traffic import TrafficProfile
 
@@ -21,7 +23,8 @@ def inputs_digest(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProf
     planning = cfg.planning
     inputs = {
         "search": SEARCH_SPACE_VERSION,
-        "traffic": [round(x, 6) for x in traffic.requests_per_minute],
+        # The minutes' bytes, hashed (a JSON list of 10,080 floats costs more than a replay's share of a plan).
+        "traffic": hashlib.sha256(np.asarray(traffic.requests_per_minute, dtype=float).tobytes()).hexdigest(),
         "peaks": [(p.start_minute, p.end_minute) for p in traffic.peaks],
         "capacity": {t: planning.capacity[t].model_dump(mode="json", exclude={"measured"}) for t in types},
         "prices": {t: catalog.instance_types[t].on_demand_usd_per_hour for t in types},

@@ -15,7 +15,7 @@ from planner.formatting import (
     format_usd,
 )
 from planner.results import Plan, Scenario, Totals
-from planner.verdict import cost_figures, cost_ratio, judge
+from planner.verdict import cost_figures, cost_ratio, headroom, judge
 
 
 def totals_of(scenario: Scenario) -> Totals:
@@ -98,6 +98,7 @@ def render_summary(plan: Plan) -> str:
     lines += [
         f"- Verdict {plan.at_seeds_provisioning}." for _ in [plan.at_seeds_provisioning] if plan.at_seeds_provisioning
     ]
+    lines += [f"- Verdict {line}." for line in [headroom(plan)] if line]
     lines += [f"- Warning: {warning}" for warning in plan.warnings]
     lines += ["", "### Assumptions", ""]
     lines += [f"- {key}: {value}" for key, value in plan.assumptions.items()] or ["- none recorded"]

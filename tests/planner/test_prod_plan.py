@@ -60,6 +60,7 @@ def test_every_plan_states_its_margin_and_the_seeds_provisioning(plan) -> None:
     assert "/min per ml.g5.xlarge" in plan.margin and "provisioning (assumed 4)" in plan.margin
     assert f"- Margin: {plan.margin}." in render_summary(plan)
     assert plan.at_seeds_provisioning.startswith("with the seeds' 8 min provisioning: ")
+    assert "- Verdict with every capacity 10 % lower (not judged): " in render_summary(plan)
 
 
 def test_g5_unavailable_on_release_night_meets_the_same_service_budget() -> None:
