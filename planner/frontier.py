@@ -15,7 +15,7 @@ from config.schema import Catalog, EnvironmentConfig
 from planner.traffic import TrafficProfile
 
 # Bump when the tuner's search space or its rules change (planner/tune.py): old frontiers become stale.
-SEARCH_SPACE_VERSION = 1
+SEARCH_SPACE_VERSION = 2  # 2: window floors no lower than the variant's min_capacity
 
 
 def inputs_digest(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> str:

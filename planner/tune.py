@@ -1,9 +1,9 @@
 """`bin/plan ENV --tune`: search the scaling config for the cheapest configurations meeting planning.budget.
 
-The search space (SEARCH_SPACE_VERSION in planner/frontier.py names it):
+The search space (SEARCH_SPACE_VERSION in planner/frontier.py names it: bump it when this changes):
 - the target share of concurrency (every high-resolution target-tracking policy): SHARES;
 - each scheduled window's floor, as FLOOR_FACTORS x its forecast floor (the window's busiest minute at
-  100 % of the preferred type's capacity), and its maximum, as MAX_FACTORS x its floor, never below the
+  100 % of the preferred type's capacity), never below the variant's min_capacity, and its maximum, as MAX_FACTORS x its floor, never below the
   1.2 x rule (config/checks/scaling.py) nor above the variant's max_capacity;
 - the floor (min_capacity) of every variant but the first (the canary): CANARY_FLOORS;
 - the pre-scale lead time: every window's start moved by LEAD_SHIFTS minutes.
@@ -177,12 +177,13 @@ def forecast_floors(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficPr
     return floors
 
 
-def _window_candidates(point: Point, index: int, forecast: int, ceiling: int) -> list[Point]:
-    """Floors around the forecast (the maximum kept in proportion), then maxima for the present floor."""
+def _window_candidates(point: Point, index: int, forecast: int, ceiling: int, lowest: int = 1) -> list[Point]:
+    """Floors around the forecast (the maximum kept in proportion), then maxima for the present floor; no
+    floor below `lowest`, the variant's own min_capacity (its redundancy floor)."""
     low, high = point.windows[index]
     options = set()
     for factor in FLOOR_FACTORS:
-        floor = min(max(1, round(forecast * factor)), ceiling)
+        floor = min(max(lowest, round(forecast * factor)), ceiling)
         options.add((floor, _window_max(floor, high / max(low, 1), ceiling)))
     for factor in MAX_FACTORS:
         options.add((low, _window_max(low, factor, ceiling)))
@@ -209,8 +210,9 @@ def _dimensions(cfg: EnvironmentConfig, forecasts: list[int]):
     dims = []
     if configured_point(cfg).share is not None:
         dims.append(lambda p: [replace(p, share=s) for s in sorted({*SHARES, p.share})])
+    lowest = [s.min_capacity for s in cfg.autoscaling.values() for _ in s.schedules]
     for index, (forecast, ceiling) in enumerate(zip(forecasts, _ceilings(cfg), strict=True)):
-        dims.append(lambda p, i=index, f=forecast, c=ceiling: [p, *_window_candidates(p, i, f, c)])
+        dims.append(lambda p, i=index, f=forecast, c=ceiling, m=lowest[index]: [p, *_window_candidates(p, i, f, c, m)])
     for index in range(len(configured_point(cfg).floors)):
         dims.append(lambda p, i=index: [_with_floor(p, i, f) for f in sorted({*CANARY_FLOORS, p.floors[i]})])
     dims.append(lambda p: [replace(p, shift=s) for s in sorted({*LEAD_SHIFTS, p.shift})])
