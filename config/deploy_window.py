@@ -7,6 +7,14 @@ config: the green fleet's start (`planning.provisioning_minutes`, the figure the
 new instance to serve), one bake per traffic step (`deployment.wait_interval_seconds`) and the
 termination wait (`deployment.termination_wait_seconds`).
 
+The guard judges the worst case, not the expected length: a deploy that usually ends in time can
+still be Updating when a window's pre-scale fires, and SageMaker will not apply the raise then. The
+worst case is every timeout the update can spend before traffic moves (botocore's ProductionVariant:
+VariantInstanceProvisionTimeoutInSeconds for capacity, ModelDataDownloadTimeoutInSeconds,
+ContainerStartupHealthCheckTimeoutInSeconds), then the bakes and the termination wait, capped by
+BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds ("maximum execution timeout for the deployment").
+Without a provisioning timeout in config, SageMaker's is not documented: the cap bounds it.
+
 A peak window is a scheduled window that raises a variant's floor above its `min_capacity` (a window
 that only caps the ceiling, like tokyo-off-peak, is not one). Firings come from config.schedules, in
 each window's IANA zone, so DST moves them as it moves the scheduled actions.
@@ -83,8 +91,31 @@ def peak_windows(cfg: EnvironmentConfig, start: datetime, end: datetime) -> list
     return sorted(windows, key=lambda w: w.start)
 
 
+def worst_case_duration(cfg: EnvironmentConfig) -> tuple[timedelta, str]:
+    """The longest a blue/green update can hold the endpoint Updating, and the arithmetic behind it."""
+    d, startup = cfg.deployment, cfg.container.startup_health_check_timeout_seconds
+    steps = steps_to_full_traffic(cfg)
+    provision = [v.instance_provision_timeout_seconds for v in cfg.variants]
+    bakes = steps * d.wait_interval_seconds + d.termination_wait_seconds
+    cap = d.maximum_execution_timeout_seconds
+    if any(p is None for p in provision):
+        return timedelta(seconds=cap), (
+            f"deployment.maximum_execution_timeout_seconds {cap} s (a variant has no instance_provision_timeout_seconds: "
+            "SageMaker's own is not documented)"
+        )
+    # The model download and the container start both take the startup timeout (constructs/inference_endpoint.py).
+    seconds = max(provision) + 2 * startup + bakes
+    how = (
+        f"provisioning timeout {max(provision)} s + model download {startup} s + container start {startup} s + "
+        f"{steps} x {d.wait_interval_seconds} s bake + {d.termination_wait_seconds} s termination wait"
+    )
+    if seconds > cap:
+        return timedelta(seconds=cap), f"deployment.maximum_execution_timeout_seconds {cap} s (below {how})"
+    return timedelta(seconds=seconds), how
+
+
 def check(cfg: EnvironmentConfig, now: datetime) -> Verdict:
-    duration, _ = deploy_duration(cfg)
+    duration, _ = worst_case_duration(cfg)
     windows = peak_windows(cfg, now, now + LOOK_AHEAD + duration)
     clash = _first_overlap(windows, now, duration)
     start: datetime | None = now
@@ -104,13 +135,14 @@ def refusal(cfg: EnvironmentConfig, verdict: Verdict, force_hint: str) -> str:
     """The message for a refused deploy: which window, why, and when the next safe start is."""
     assert verdict.clash is not None
     clash = verdict.clash
-    _, how = deploy_duration(cfg)
+    expected, _ = deploy_duration(cfg)
+    _, how = worst_case_duration(cfg)
     zone = clash.start.tzinfo
     lines = [
         f"refusing to deploy {cfg.name} at {_when(verdict.now, zone)}: the blue/green update takes about "
-        f"{in_minutes(verdict.duration)} ({how}) and would overlap the peak window {clash.describe()} "
-        f"(autoscaling.{clash.variant}.schedules: {clash.name}); autoscaling is blocked during an update, so "
-        "the peak could not scale out",
+        f"{in_minutes(expected)} and at worst {in_minutes(verdict.duration)} ({how}), which reaches the pre-scale "
+        f"of the peak window {clash.describe()} (autoscaling.{clash.variant}.schedules: {clash.name}); autoscaling "
+        "is blocked during an update, so the raise would not be applied and the peak could not scale out",
     ]
     if verdict.safe_start is None:
         lines.append(f"no safe start in the next {LOOK_AHEAD.days} days: every gap between peaks is shorter")

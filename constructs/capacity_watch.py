@@ -4,13 +4,14 @@ variant, the instances short of what was asked and the recently failed scaling a
 AWS sends no event for a failed scaling activity and has no instance-count metric), and two alarms
 per variant read them.
 
-- `<variant>-instances-short` (page): InstancesShort > 0 in each of SHORT_MINUTES consecutive minutes. A
-  normal scale-out is short for its provisioning time (planning.provisioning_minutes, 8 assumed; AWS
-  measured a P50 of 346 s for an ml.g5.xlarge before container caching, ML blog 2026-06), so it stays
-  quiet; one that is still short after 12 minutes pages. With the minute the watch needs to see the
-  change and the minute CloudWatch needs to evaluate, the page arrives within 15 minutes of the raise.
+- `<variant>-instances-short` (page): InstancesShort > 0 in each of the short minutes in a row: the
+  provisioning time the plan uses (planning.provisioning_minutes: `bin/ops scaling-history` writes the
+  measured p95 there, else the cited container-caching figure) + SHORT_SLACK_MINUTES. A normal scale-out
+  is short for its provisioning time, so it stays quiet; one still short after that pages. With the
+  minute the watch needs to see the change and the minute CloudWatch needs to evaluate, the page
+  arrives within provisioning + 6 minutes of the raise (10 with the cited 4 min).
   Missing data is breaching: a watch that stopped reporting (error, throttling, the endpoint gone) is
-  blind to exactly this failure, so its silence pages after the same 12 minutes.
+  blind to exactly this failure, so its silence pages after the same minutes.
 - `<variant>-scaling-failed` (autoscaled variants, ticket): FailedScalingActivities > 0 in one minute,
   so a refused scale-out (ResourceLimitExceeded) or a scheduled raise that failed is written down at
   once, with the StatusMessage to read. It does not page: instances-short pages when the capacity is
@@ -43,12 +44,21 @@ from constructs.variant_metrics import VariantMetrics
 
 HANDLER_DIR = Path(__file__).resolve().parent / "capacity_watch_handler"
 NAMESPACE = "MangaAssist/Capacity"
-SHORT_MINUTES = 12
+# Beyond the provisioning time: two minutes for a scale-out's decision and its activity to start, two for a
+# slower-than-planned instance, before a short fleet pages.
+SHORT_SLACK_MINUTES = 4
 WATCH_SILENT_IS_SHORT = MissingData(
     cloudwatch.TreatMissingData.BREACHING,
-    "a watch that stopped reporting is blind to exactly this failure: its silence pages after the same 12 "
+    "a watch that stopped reporting is blind to exactly this failure: its silence pages after the same "
     "periods, and a gap never clears it",
 )
+
+
+def short_minutes(provisioning_minutes: int) -> int:
+    """Minutes short before a page: the plan's provisioning time + SHORT_SLACK_MINUTES."""
+    return provisioning_minutes + SHORT_SLACK_MINUTES
+
+
 KEEP_STATE = MissingData(
     cloudwatch.TreatMissingData.IGNORE,
     "the metric is a 15-minute level: a lost sample must not clear it and re-raise it a minute later; a silent "
@@ -69,8 +79,11 @@ class CapacityWatch(Construct):
         scaled_variant_names: list[str],
         encryption_key: kms.IKey,
         starts_after: IConstruct,
+        provisioning_minutes: int,
     ) -> None:
+        """`provisioning_minutes`: the plan's (planning.provisioning_minutes), which sets the page's delay."""
         super().__init__(scope, id)
+        self.short_minutes = short_minutes(provisioning_minutes)
         self.function = self._function(endpoint_name, variant_names, encryption_key)
         self.rule = events.Rule(
             self,
@@ -132,10 +145,10 @@ class CapacityWatch(Construct):
                 route=page("capacity asked for did not arrive: the fleet is short now or at the next peak"),
                 missing=WATCH_SILENT_IS_SHORT,
                 description=f"{name}: fewer instances in service than asked (desired count or the schedule's "
-                f"floor) for {SHORT_MINUTES} min, or the capacity watch stopped reporting. Run "
+                f"floor) for {self.short_minutes} min, or the capacity watch stopped reporting. Run "
                 "`bin/ops scaling-history ENV` and `bin/ops status ENV`; see docs/alarms.md",
                 threshold=0,
-                periods=SHORT_MINUTES,
+                periods=self.short_minutes,
             )
         )
         if not scaled:

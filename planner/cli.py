@@ -6,11 +6,13 @@ environment, invalid config or traffic file, or a setting the planner cannot mod
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from config.editor import UnsafeEdit
 from config.loader import (
     ConfigError,
     UnknownEnvironment,
@@ -25,6 +27,7 @@ from planner.build import PlanError, build_plan
 from planner.compare import render_comparison
 from planner.doc_block import PLAN_DOC, with_summary
 from planner.environment_traffic import traffic_of
+from planner.frontier import inputs_digest
 from planner.outages import Outage, OutageError, parse_outages
 from planner.reference_week import reference_week
 from planner.results import Plan
@@ -71,11 +74,21 @@ def plan(
     traffic: Traffic = None,
     out: Annotated[Path | None, typer.Option(help="directory")] = None,
     unavailable: Unavailable = None,
+    tune: Annotated[
+        bool, typer.Option("--tune", help="search for the cheapest scaling meeting the budget (planner/tune.py)")
+    ] = False,
+    write_config: Annotated[
+        bool, typer.Option("--write-config", help="with --tune: write the chosen point and planning.frontier")
+    ] = False,
 ) -> None:
     """Simulate ENV's scaling and write summary.md and plot.png (default directory: plan-out/ENV).
 
-    Exits 1 when the verdict is "not met", after writing both files."""
+    Exits 1 when the verdict is "not met", after writing both files. With --tune: search the documented
+    space instead, write tune.md and frontier.png, and (--write-config) the chosen point into ENV's file."""
     out = out or Path("plan-out") / env
+    if tune or write_config:
+        _tune(env, traffic, out, write_config)
+        return
     for stale in (out / "summary.md", out / "plot.png") if out.is_dir() else ():
         stale.unlink(missing_ok=True)  # a failed plan leaves no earlier run's files to be taken for its own
     cfg = _config(env)
@@ -147,6 +160,34 @@ def export_traffic(out: Annotated[Path, typer.Argument(help="CSV file to write",
     except TrafficError as error:
         _fail(str(error))
     typer.echo(f"wrote {out}")
+
+
+def _tune(env: str, traffic: Path | None, out: Path, write_config: bool) -> None:
+    from planner import tune, tune_report  # matplotlib and the search: only for --tune
+
+    cfg = _config(env)
+    profile = _traffic(traffic, cfg)
+    catalog = load_catalog()
+    started = time.monotonic()
+    try:
+        result = tune.search(cfg, catalog, profile)
+    except PlanError as error:
+        _fail(f"{environment_label(cfg.name)}: {error}")
+    report = tune_report.summary(cfg, result, time.monotonic() - started)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "tune.md").write_text(report)
+    tune_report.draw_frontier(result, out / "frontier.png")
+    typer.echo(report)
+    typer.echo(f"wrote {out / 'tune.md'} and {out / 'frontier.png'}")
+    if not result.chosen.meets:
+        typer.echo(f"no configuration in the search space meets {env}'s planning.budget", err=True)
+        raise typer.Exit(1)
+    if write_config:
+        try:
+            typer.echo(tune_report.write_point(cfg, result.chosen, inputs_digest(cfg, catalog, profile)))
+        except (ConfigError, UnsafeEdit) as error:
+            _fail(str(error))
+        typer.echo(f"wrote the chosen point and planning.frontier into config/environments/{env}.yaml")
 
 
 def _config(env: str, path: Path | None = None, name: str | None = None) -> EnvironmentConfig:

@@ -71,39 +71,49 @@ def always(instance_type: str, minute: int) -> bool:
     return True
 
 
-@dataclass
 class Fleet:
-    model: VariantModel
-    timeout_seconds: int
-    desired: int = 0
-    serving: dict[str, int] = field(default_factory=dict)  # in service, by instance type
-    launching: dict[str, int] = field(default_factory=dict)  # provisioning, by instance type
-    ready_at: int = 0
-    low: int = 0  # the scalable target's current range, moved by scheduled actions
-    high: int = 0
-    backlog: float = 0.0
-    waiting: bool = False  # wants instances no pool can provision
+    """Mutable state of one variant during a replay. The sums over instance types (in service,
+    provisioning, capacity, price) are kept up to date where the counts change, not recomputed every
+    minute: a replay reads them about a hundred thousand times (planner/simulate.py)."""
 
-    def __post_init__(self) -> None:
-        self.low, self.high = self.model.min_capacity, self.model.max_capacity
-        self.pools = {pool.instance_type: pool for pool in self.model.pools}
-
-    @property
-    def in_service(self) -> int:
-        return sum(self.serving.values())
-
-    @property
-    def provisioning(self) -> int:
-        return sum(self.launching.values())
+    def __init__(self, model: VariantModel, timeout_seconds: int) -> None:
+        self.model = model
+        self.timeout_seconds = timeout_seconds
+        self.desired = 0
+        self.ready_at = 0
+        self.low, self.high = model.min_capacity, model.max_capacity  # moved by scheduled actions
+        self.backlog = 0.0
+        self.waiting = False  # wants instances no pool can provision
+        self.pools = {pool.instance_type: pool for pool in model.pools}
+        self._rates = {t: pool.capacity.requests_per_minute for t, pool in self.pools.items()}
+        self._seconds = {t: pool.seconds_per_request for t, pool in self.pools.items()}
+        self._launching: dict[str, int] = {}
+        self.serving = {}  # in service, by instance type (the setter refreshes the sums)
 
     @property
-    def capacity(self) -> float:
-        return sum(n * self.pools[t].capacity.requests_per_minute for t, n in self.serving.items())
+    def serving(self) -> dict[str, int]:
+        return self._serving
+
+    @serving.setter
+    def serving(self, counts: dict[str, int]) -> None:
+        self._serving = counts
+        self._refresh()
+
+    @property
+    def launching(self) -> dict[str, int]:
+        """Provisioning, by instance type."""
+        return self._launching
+
+    def _refresh(self) -> None:
+        self.in_service = sum(self._serving.values())
+        self.provisioning = sum(self._launching.values())
+        self.capacity = sum(n * self.pools[t].capacity.requests_per_minute for t, n in self._serving.items())
+        counts = [*self._serving.items(), *self._launching.items()]
+        self._billed_usd_per_hour = sum(n * self.pools[t].usd_per_hour for t, n in counts)
 
     def billed_usd_per_hour(self) -> float:
         """What the instances in service and provisioning cost (billed from launch)."""
-        counts = [*self.serving.items(), *self.launching.items()]
-        return sum(n * self.pools[t].usd_per_hour for t, n in counts)
+        return self._billed_usd_per_hour
 
     def clamp(self, desired: int) -> int:
         return min(max(desired, self.low), self.high)
@@ -112,22 +122,25 @@ class Fleet:
         """Start `count` instances of the first pool type available at `minute`; None when every pool is out."""
         for pool in self.model.pools:
             if available(pool.instance_type, minute):
-                self.launching[pool.instance_type] = self.launching.get(pool.instance_type, 0) + count
+                self._launching[pool.instance_type] = self._launching.get(pool.instance_type, 0) + count
                 self.ready_at = ready_at
+                self._refresh()
                 return pool.instance_type
         return None
 
     def finish_launches(self) -> None:
-        for instance_type, count in self.launching.items():
-            self.serving[instance_type] = self.serving.get(instance_type, 0) + count
-        self.launching = {}
+        for instance_type, count in self._launching.items():
+            self._serving[instance_type] = self._serving.get(instance_type, 0) + count
+        self._launching = {}
+        self._refresh()
 
     def release(self, count: int) -> None:
         """Scale in: the lowest-priority pool's instances go first (fallbacks before the preferred type)."""
         for pool in reversed(self.model.pools):
             taken = min(count, self.serving.get(pool.instance_type, 0))
-            self.serving[pool.instance_type] = self.serving.get(pool.instance_type, 0) - taken
+            self._serving[pool.instance_type] = self._serving.get(pool.instance_type, 0) - taken
             count -= taken
+        self._refresh()
 
     def serve(self, arrivals: float) -> tuple[float, float, float]:
         """Serve one minute; returns (served, rejected, queue wait in seconds of this minute's arrivals)."""
@@ -145,10 +158,10 @@ class Fleet:
         share of capacity. The engine's own metrics keep the fluid queue's reading: a backlog means a full
         engine (`max_num_seqs` running) and QueueDepth is the backlog per instance."""
         n, total = self.in_service, self.capacity
-        in_flight = sum(
-            served * count * self.pools[t].capacity.requests_per_minute / total / 60 * self.pools[t].seconds_per_request
-            for t, count in self.serving.items()
+        in_flight = (
+            sum(served * count * self._rates[t] / total / 60 * self._seconds[t] for t, count in self._serving.items())
             if total > 0
+            else 0
         )
         running = float(self.model.max_num_seqs) if self.backlog > 0 else in_flight / n
         return Load(

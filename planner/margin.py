@@ -30,7 +30,9 @@ def margin_of(held: set[str], provisioning: int, capacities: dict[str, float], c
     def holds(factor: float, minutes: int) -> bool:
         return held <= checks_at(factor, minutes)
 
-    percent = _lowest(lambda p: holds(p / 100, provisioning), LOWEST_FACTOR_PERCENT, 100)
+    # Galloping from the assumption's side: the answer is usually near it, and replays far from it (a
+    # quarter of the capacity, an hour's provisioning) are the slow ones, full of queues.
+    percent = _lowest(lambda p: holds(p / 100, provisioning), LOWEST_FACTOR_PERCENT, 100, from_high=True)
     minutes = _lowest(lambda m: not holds(1.0, m), provisioning, LONGEST_PROVISIONING_MINUTES + 1) - 1
     capacity = f"down to {_rates(capacities, percent)}" + (" or less" if percent == LOWEST_FACTOR_PERCENT else "")
     delay = f"{minutes}+ min" if minutes == LONGEST_PROVISIONING_MINUTES else f"{minutes} min"
@@ -48,11 +50,24 @@ def _rates(capacities: dict[str, float], percent: int) -> str:
     return f"{rates} ({change} %)"
 
 
-def _lowest(passes: Callable[[int], bool], low: int, high: int) -> int:
+def _lowest(passes: Callable[[int], bool], low: int, high: int, *, from_high: bool = False) -> int:
     """The least n in [low, high] with passes(n), for a `passes` that is false then true and taken as
-    true at `high` (not evaluated)."""
-    if passes(low):
-        return low
+    true at `high` (not evaluated). Gallops (steps 1, 2, 4, ...) from `low` upwards, or from `high`
+    downwards with `from_high`, then bisects the bracket it found: the same n as a plain bisection."""
+    step = 1
+    if from_high:
+        while high - step > low and passes(high - step):
+            high, step = high - step, step * 2
+        if high - step > low:
+            low = high - step  # the probe that failed
+        elif passes(low):
+            return low
+    else:
+        if passes(low):
+            return low
+        while low + step < high and not passes(low + step):
+            low, step = low + step, step * 2
+        high = min(high, low + step)
     while high - low > 1:
         middle = (low + high) // 2
         if passes(middle):

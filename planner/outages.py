@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from planner.fleet import always
 from planner.traffic import ONE_MINUTE, TrafficProfile
 
 
@@ -33,6 +34,8 @@ class Outage:
 
 def availability(outages: list[Outage]):
     """Can TYPE be provisioned at MINUTE? (planner.fleet.Availability)"""
+    if not outages:
+        return always  # recognised by the oracle, which then needs no minute-by-minute look-up
 
     def available(instance_type: str, minute: int) -> bool:
         return not any(outage.blocks(instance_type, minute) for outage in outages)

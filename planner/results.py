@@ -54,6 +54,14 @@ class Totals:
     wait_max_seconds: float
     scaling_activities: int  # changes of desired capacity
     delayed_wait_p95_seconds: float = 0.0  # 95th percentile among the requests that queued
+    # Failed: rejected, or queued past the allowed wait (the TTFT objective; planner.build.allowed_wait).
+    failed_requests: float = 0.0
+    failed_in_peaks: float = 0.0  # of those, inside a peak window of the traffic
+    failed_worst_hour: float = 0.0  # in the worst rolling hour
+    failed_worst_hour_percent: float = 0.0  # share of arrivals in the worst rolling hour (the run if shorter)
+    failed_worst_day_percent: float = 0.0  # share of arrivals in the worst rolling 24 h (the run if shorter)
+    delayed_within_objective: float = 0.0  # queued, but not past the allowed wait
+    wait_p99_seconds: float = 0.0  # 99th percentile queue wait over all accepted requests
 
 
 @dataclass
@@ -67,6 +75,7 @@ class Scenario:
     events: list[Event] = field(default_factory=list)
     per_variant: dict[str, Totals] = field(default_factory=dict)
     total: Totals | None = None
+    failed: list[float] = field(default_factory=list)  # failed requests per minute, all variants (add_totals)
 
     @property
     def minutes(self) -> int:
@@ -92,6 +101,11 @@ class Plan:
     warnings: list[str] = field(default_factory=list)  # config settings that cannot work as meant
     outages: str = ""  # the --unavailable scenario, in one line (planner.outages.describe); "" for none
     margin: str = ""  # how far capacity and provisioning can move before the verdict flips (planner.margin)
+    frontier_cost: float | None = None  # planning.frontier's monthly cost: what the cost check judges against
+    frontier_stale: str = ""  # why planning.frontier no longer applies ("" when it does)
+    at_seeds_provisioning: str = ""  # the verdict again at the seeds' 8 min provisioning, one line
+    # The checks met with every capacity lower by planning.budget.capacity_error_percent; None: not computed.
+    at_capacity_error: set[str] | None = None
 
     def peak_mask(self, minutes: int) -> list[bool]:
         mask = [False] * minutes

@@ -14,9 +14,17 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from planner.autoscaling import Load, combine
+import numpy as np
+
+from planner import quiet
+from planner.autoscaling import Alarm, Load, combine
+from planner.calendar import ScheduledAction
 from planner.fleet import Availability, Fleet, VariantModel, always
 from planner.results import Event, Scenario, VariantSeries
+
+# The longest stretch looked at at once: most end within an hour or two (a scale-out, a queue), and
+# working out a longer one costs more than stopping and looking again (benchmarks/plan_replay.py).
+STRETCH_MINUTES = 180
 
 
 def simulate(
@@ -29,24 +37,72 @@ def simulate(
     key: str,
     title: str,
     available: Availability = always,
+    fast: bool = True,
 ) -> Scenario:
+    """`fast`: fast-forward through quiet minutes (planner.quiet); False replays every minute one at a
+    time, the reference the fast replay is tested against (tests/planner/test_fast_replay.py)."""
     fleets = [Fleet(model, timeout_seconds) for model in models]
     series = {m.name: VariantSeries(m.name) for m in models}
     scenario = Scenario(key=key, title=title, start=start, variants=series)
     for fleet in fleets:
         _settle_schedule(fleet)
         fleet.start_at(demand[0] * fleet.model.share, available)
-
-    for minute, total in enumerate(demand):
-        for fleet in fleets:
-            _apply_schedule(fleet, minute, scenario.events)
+    lanes = [_Lane(fleet, series[fleet.model.name], demand) for fleet in fleets]
+    action_minutes = sorted({m for lane in lanes for m in lane.actions if m >= 0})
+    minute = 0
+    while minute < len(demand):
+        if fast:
+            minute = _skip_quiet(lanes, minute, action_minutes, scenario.events)
+        if minute >= len(demand):
+            break
+        for lane in lanes:
+            if minute in lane.actions:
+                _apply_schedule(lane.fleet, minute, lane.actions[minute], scenario.events)
         _update_endpoint(fleets, minute, provisioning_minutes, available, scenario.events)
-        for fleet in fleets:
-            arrivals = total * fleet.model.share
+        for lane in lanes:
+            fleet, arrivals = lane.fleet, lane.arrivals[minute]
             served, rejected, wait = fleet.serve(arrivals)
-            _record(series[fleet.model.name], fleet, arrivals, rejected, wait)
-            _run_policies(fleet, minute, fleet.load(arrivals, served), scenario.events)
+            _record(lane.out, fleet, arrivals, rejected, wait)
+            _run_policies(fleet, minute, fleet.load(arrivals, served), lane.alarms, scenario.events)
+        minute += 1
     return scenario
+
+
+class _Lane:
+    """What a variant's minutes need, looked up rather than searched for: the week's scheduled actions by
+    minute, its arrivals (a list for one minute at a time, an array for stretches), its policies' alarms
+    (fixed objects whose state the policies update)."""
+
+    def __init__(self, fleet: Fleet, out: VariantSeries, demand: list[float]) -> None:
+        self.fleet, self.out = fleet, out
+        self.actions: dict[int, list[ScheduledAction]] = {}
+        for action in fleet.model.actions:
+            self.actions.setdefault(action.minute, []).append(action)
+        self.arrivals = [total * fleet.model.share for total in demand]
+        self.array = np.asarray(self.arrivals)
+        self.alarms = [(label, alarm) for policy in fleet.model.policies for label, alarm in policy.alarms()]
+
+
+def _skip_quiet(lanes: list[_Lane], minute: int, action_minutes: list[int], events: list[Event]) -> int:
+    """Replay the quiet minutes from `minute` at once (planner.quiet); the first minute left to replay."""
+    if not quiet.settled([lane.fleet for lane in lanes]):
+        return minute
+    end = min(next((m for m in action_minutes if m >= minute), len(lanes[0].arrivals)), minute + STRETCH_MINUTES)
+    end = max(minute, quiet.settled_until([lane.fleet for lane in lanes], end))
+    found = []
+    for lane in lanes:
+        length, noops, counters = quiet.quiet_length(lane.fleet, minute, lane.array[minute:end])
+        end = minute + length
+        found.append((noops, counters))
+    if end == minute:
+        return minute
+    raised = []
+    for index, lane in enumerate(lanes):
+        stretch = lane.array[minute:end]
+        raised += [(m, index, e) for m, e in quiet.fast_forward(lane.fleet, lane.out, minute, stretch, *found[index])]
+    # In the order a minute-by-minute replay adds them: by minute, then variant (a stable sort).
+    events.extend(e for _, _, e in sorted(raised, key=lambda r: (r[0], r[1])))
+    return end
 
 
 def _settle_schedule(fleet: Fleet) -> None:
@@ -56,10 +112,8 @@ def _settle_schedule(fleet: Fleet) -> None:
             fleet.low, fleet.high = action.min_capacity, action.max_capacity
 
 
-def _apply_schedule(fleet: Fleet, minute: int, events: list[Event]) -> None:
-    for action in fleet.model.actions:
-        if action.minute != minute:
-            continue
+def _apply_schedule(fleet: Fleet, minute: int, actions: list[ScheduledAction], events: list[Event]) -> None:
+    for action in actions:
         fleet.low, fleet.high = action.min_capacity, action.max_capacity
         text = f"{action.window} {action.edge}: min {fleet.low}, max {fleet.high}"
         events.append(Event(minute, fleet.model.name, "schedule", text))
@@ -70,9 +124,9 @@ def _update_endpoint(
     fleets: list[Fleet], minute: int, provisioning_minutes: int, available: Availability, events: list[Event]
 ) -> None:
     for fleet in fleets:
-        if fleet.launching and fleet.ready_at <= minute:
+        if fleet.provisioning and fleet.ready_at <= minute:
             fleet.finish_launches()
-    if any(f.launching for f in fleets):
+    if any(f.provisioning for f in fleets):
         return  # endpoint Updating: capacity changes wait
     for fleet in fleets:
         if fleet.desired < fleet.in_service:
@@ -105,11 +159,10 @@ def _record(out: VariantSeries, fleet: Fleet, arrivals: float, rejected: float, 
     out.wait_seconds.append(wait)
 
 
-def _run_policies(fleet: Fleet, minute: int, load: Load, events: list[Event]) -> None:
+def _run_policies(fleet: Fleet, minute: int, load: Load, alarms: list[tuple[str, Alarm]], events: list[Event]) -> None:
     name = fleet.model.name
     proposals = [p for policy in fleet.model.policies if (p := policy.propose(minute, load, fleet.desired))]
-    for policy in fleet.model.policies:
-        events.extend(Event(minute, name, "alarm", label) for label, alarm in policy.alarms() if alarm.just_fired)
+    events.extend(Event(minute, name, "alarm", label) for label, alarm in alarms if alarm.just_fired)
     chosen = combine(proposals, fleet.desired)
     if chosen:
         _set_desired(fleet, fleet.clamp(chosen.desired), minute, events, chosen.policy)

@@ -8,13 +8,14 @@ from planner.formatting import (
     cell,
     format_count,
     format_decimal,
+    format_percent,
     format_ratio,
     format_requests,
     format_run_length,
     format_usd,
 )
 from planner.results import Plan, Scenario, Totals
-from planner.verdict import cost_ratio, judge
+from planner.verdict import cost_figures, cost_ratio, headroom, judge
 
 
 def totals_of(scenario: Scenario) -> Totals:
@@ -38,12 +39,20 @@ def _columns(run_length: str) -> list[Column]:
         (f"Instance-hours / {run_length}", lambda t, o: format_decimal(t.instance_hours)),
         ("Monthly cost (USD)", lambda t, o: format_usd(t.monthly_cost_usd)),
         ("Cost vs oracle", lambda t, o: format_ratio(cost_ratio(t, o))),
+        ("Failed requests", lambda t, o: format_requests(t.failed_requests)),
+        ("of which in peak windows", lambda t, o: format_requests(t.failed_in_peaks)),
+        (
+            "Failed, worst hour",
+            lambda t, o: f"{format_requests(t.failed_worst_hour)} ({format_percent(t.failed_worst_hour_percent)} %)",
+        ),
+        ("Failed, worst 24 h", lambda t, o: f"{format_percent(t.failed_worst_day_percent)} %"),
+        ("Rejected", lambda t, o: format_requests(t.rejected_requests)),
+        ("Delayed within the objective", lambda t, o: format_requests(t.delayed_within_objective)),
+        (
+            "p95 / p99 wait (s)",
+            lambda t, o: f"{format_decimal(t.wait_p95_seconds)} / {format_decimal(t.wait_p99_seconds)}",
+        ),
         ("Shortfall minutes", lambda t, o: format_count(t.shortfall_minutes)),
-        ("of which in peak windows", lambda t, o: format_count(t.shortfall_minutes_in_peaks)),
-        ("Delayed requests", lambda t, o: format_requests(t.delayed_requests)),
-        ("Rejected requests", lambda t, o: format_requests(t.rejected_requests)),
-        ("p95 queue wait (s)", lambda t, o: format_decimal(t.wait_p95_seconds)),
-        ("p95 wait of delayed (s)", lambda t, o: format_decimal(t.delayed_wait_p95_seconds)),
         ("Scaling activities", lambda t, o: format_count(t.scaling_activities)),
     ]
 
@@ -64,7 +73,7 @@ def render_summary(plan: Plan) -> str:
     columns = _columns(format_run_length(configured.minutes))
 
     def label(key: str, scenario: Scenario) -> str:
-        return scenario.title + (" (lower bound)" if key == "oracle" else "")
+        return scenario.title + (" (lower bound, redundancy floor only)" if key == "oracle" else "")
 
     scenario_rows = [
         (label(key, scenario), totals_of(scenario), oracle_total) for key, scenario in plan.scenarios.items()
@@ -84,7 +93,12 @@ def render_summary(plan: Plan) -> str:
     verdict = judge(plan)
     lines += ["", f"### Verdict: {'met' if verdict.met else 'not met'}", ""]
     lines += [f"- {check.text}" for check in verdict.checks]
+    lines += [f"- Cost as figures (not judged): {figures}." for figures in [cost_figures(plan)] if figures]
     lines += [f"- Margin: {plan.margin}." for _ in [plan.margin] if plan.margin]
+    lines += [
+        f"- Verdict {plan.at_seeds_provisioning}." for _ in [plan.at_seeds_provisioning] if plan.at_seeds_provisioning
+    ]
+    lines += [f"- Verdict {line}." for line in [headroom(plan)] if line]
     lines += [f"- Warning: {warning}" for warning in plan.warnings]
     lines += ["", "### Assumptions", ""]
     lines += [f"- {key}: {value}" for key, value in plan.assumptions.items()] or ["- none recorded"]

@@ -75,6 +75,7 @@ class ServingStack(Stack):
             scaled_variant_names=list(cfg.autoscaling),
             encryption_key=key,
             starts_after=endpoint.endpoint,
+            provisioning_minutes=cfg.planning.provisioning_minutes,
         )
         outlier = InstanceOutlier.for_environment(self, "InstanceOutlier", cfg)  # needs enhanced metrics
         self.routed_alarms = [*alarms.routed, *watch.routed, *outlier.routed]  # docs/alarms.md: tools/alarm_table.py

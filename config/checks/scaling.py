@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, date, datetime, time, timedelta
 from itertools import islice
 from zoneinfo import ZoneInfo
@@ -138,6 +139,11 @@ def _check_window_name(where: str, window: ScheduledWindow, earlier: list[Schedu
     return []
 
 
+# A window's maximum leaves target tracking room above its floor: a 10 % error in demand or capacity
+# otherwise queues with nothing to fix it (issue 37 item 4).
+WINDOW_ROOM = 1.2
+
+
 def _check_window_capacity(where: str, window: ScheduledWindow, scaling: VariantScaling) -> list[Problem]:
     problems = []
     if not 1 <= window.min_capacity <= scaling.max_capacity:
@@ -155,6 +161,17 @@ def _check_window_capacity(where: str, window: ScheduledWindow, scaling: Variant
                 f"{scaling.max_capacity}, got {window.max_capacity}",
             )
         )
+    elif not problems and not is_none(window.max_capacity) and is_none(window.max_capacity_reason):
+        room = min(math.ceil(WINDOW_ROOM * window.min_capacity), scaling.max_capacity)
+        if window.max_capacity < room:
+            problems.append(
+                (
+                    f"{where}.max_capacity",
+                    f"must be at least {WINDOW_ROOM:g} x min_capacity {window.min_capacity} = {room} (or the target's "
+                    f"max_capacity) so target tracking has room above the floor, got {window.max_capacity}; or say "
+                    "why not in max_capacity_reason",
+                )
+            )
     return problems
 
 

@@ -247,9 +247,9 @@ def test_an_existing_topic_must_be_in_the_environments_region_and_account(proble
 
 
 def test_the_ceiling_waits_longer_than_a_scale_out(problems) -> None:
-    found = problems(lambda raw: raw["alarms"].update(capacity_ceiling_minutes=11))
+    found = problems(lambda raw: raw["alarms"].update(capacity_ceiling_minutes=7))
     assert (
         "alarms.capacity_ceiling_minutes: must exceed planning.provisioning_minutes + 3 (the minutes target "
-        "tracking needs to see the load and the new instances to arrive) = 11, or every healthy scale-out "
-        "raises it, got 11"
+        "tracking needs to see the load and the new instances to arrive) = 7, or every healthy scale-out "
+        "raises it, got 7"
     ) in found

@@ -10,7 +10,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
 
-from constructs.capacity_watch import NAMESPACE, SHORT_MINUTES, CapacityWatch
+from constructs.capacity_watch import NAMESPACE, CapacityWatch, short_minutes
 from constructs.capacity_watch_handler.handler import FAILED_ACTIVITIES, INSTANCES_SHORT
 
 
@@ -75,8 +75,9 @@ def test_least_privilege(prod) -> None:
     assert "ManagedPolicyArns" not in role["Properties"]
 
 
-def test_instances_short_for_twelve_minutes_pages_and_so_does_a_silent_watch(prod) -> None:
-    assert SHORT_MINUTES == 12  # + a minute to be seen + a minute to evaluate: the page within 15 min
+def test_instances_short_past_the_plans_provisioning_time_pages_and_so_does_a_silent_watch(prod) -> None:
+    # prod plans on 4 min (planning.provisioning_minutes): short for 4 + 4 minutes pages, not a fixed 12.
+    assert short_minutes(4) == 8 and short_minutes(8) == 12
     for variant in ("primary", "canary"):
         prod.serving.has_resource_properties(
             "AWS::CloudWatch::Alarm",
@@ -86,7 +87,7 @@ def test_instances_short_for_twelve_minutes_pages_and_so_does_a_silent_watch(pro
                 "Dimensions": Match.array_with([{"Name": "VariantName", "Value": variant}]),
                 "Statistic": "Maximum",
                 "Period": 60,
-                "EvaluationPeriods": 12,
+                "EvaluationPeriods": 8,
                 "Threshold": 0,
                 "ComparisonOperator": "GreaterThanThreshold",
                 "TreatMissingData": "breaching",
@@ -135,6 +136,7 @@ def test_a_variant_without_autoscaling_has_no_failed_scaling_alarm() -> None:
         scaled_variant_names=["primary"],
         encryption_key=key,
         starts_after=key,
+        provisioning_minutes=4,
     )
     alarms = _watch_alarms(Template.from_stack(stack))
     names = sorted(

@@ -122,7 +122,8 @@ def test_a_new_key_goes_before_the_comments_of_the_next_section(tmp_path):
     record(path)
 
     after = path.read_text()
-    assert "    scale: 0.5\n" + ENTRY + "\n# Service Quotas" in after
+    frontier = text[text.index("  frontier:\n") : text.index("\n# Service Quotas")]  # the tuner's (planning.frontier)
+    assert "    scale: 0.5\n" + frontier + ENTRY + "\n# Service Quotas" in after
     assert changes(before, after)[0] == []
 
 
@@ -195,8 +196,8 @@ def test_a_lower_figure_names_the_floors_that_now_carry_less(tmp_path):
 
     assert len(notes) == 5  # every window of the primary; the canary has none
     assert notes[0] == (
-        "autoscaling.primary.schedules[0].min_capacity (tokyo-evening-peak): 8 carried up to 8 x 274 = 2,192/min; "
-        "at 200/min the same rate takes 11, above the window's max_capacity 9"
+        "autoscaling.primary.schedules[0].min_capacity (tokyo-evening-peak): 7 carried up to 7 x 274 = 1,918/min; "
+        "at 200/min the same rate takes 10, above the window's max_capacity 9"
     )
     assert notes[4].endswith("(tokyo-off-peak): 2 carried up to 2 x 274 = 548/min; at 200/min the same rate takes 3")
     assert floor_notes(cfg, "ml.g5.xlarge", 300.0) == []  # a higher figure carries more

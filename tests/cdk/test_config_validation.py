@@ -193,3 +193,21 @@ def test_mutable_image_tag(problems, tag: str) -> None:
 def test_environment_tag_must_match(problems) -> None:
     found = problems(lambda raw: raw["tags"].update(Environment="production"))
     assert found == ["tags.Environment: must be the environment name 'prod', got 'production'"]
+
+
+def test_a_window_maximum_without_room_above_its_floor_needs_a_reason(problems) -> None:
+    def tight(reason: str | None) -> Callable[[dict], None]:
+        def mutate(raw: dict) -> None:
+            window = raw["autoscaling"]["primary"]["schedules"][0]
+            window["min_capacity"], window["max_capacity"] = 20, 22
+            if reason:
+                window["max_capacity_reason"] = reason
+
+        return mutate
+
+    assert (
+        "autoscaling.primary.schedules[0].max_capacity: must be at least 1.2 x min_capacity 20 = 24 (or the "
+        "target's max_capacity) so target tracking has room above the floor, got 22; or say why not in "
+        "max_capacity_reason"
+    ) in problems(tight(None))
+    assert not [p for p in problems(tight("a hard cap while the region is short of ml.g5")) if "schedules[0]" in p]

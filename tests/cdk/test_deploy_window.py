@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from config import load_environment
-from config.deploy_window import check, deploy_duration
+from config.deploy_window import check, deploy_duration, worst_case_duration
 from tools.deploy_window import REFUSED, main
 
 PROD = load_environment("prod")
@@ -19,22 +19,40 @@ def utc(text: str) -> datetime:
 
 def test_prod_deploy_duration_comes_from_the_config() -> None:
     duration, how = deploy_duration(PROD)
-    assert duration.total_seconds() == 8 * 60 + 600 + 600  # ALL_AT_ONCE: one bake
+    assert duration.total_seconds() == 4 * 60 + 600 + 600  # ALL_AT_ONCE: one bake
     assert how == (
-        "green fleet start 480 s (planning.provisioning_minutes) + 1 x 600 s bake (deployment.wait_interval_seconds, "
+        "green fleet start 240 s (planning.provisioning_minutes) + 1 x 600 s bake (deployment.wait_interval_seconds, "
         "ALL_AT_ONCE) + 600 s (deployment.termination_wait_seconds)"
     )
 
 
+def test_the_guard_judges_the_worst_case_capped_by_the_execution_timeout() -> None:
+    duration, how = worst_case_duration(PROD)
+    # 900 s provisioning + 900 s download + 900 s start + 600 s bake + 600 s termination = 3,900 s > 3,600 s
+    assert duration.total_seconds() == 3600
+    assert how.startswith("deployment.maximum_execution_timeout_seconds 3600 s (below provisioning timeout 900 s")
+
+
+def test_a_friday_deploy_at_16_50_jst_is_refused_though_it_usually_ends_by_17_14(capsys) -> None:
+    # Expected 24 min (ends 17:14), worst case 60 min (17:50): past the 17:30 pre-scale of the release window.
+    assert main(["prod", "--now", "2026-11-27T16:50:00+09:00"]) == REFUSED
+    err = capsys.readouterr().err
+    assert "takes about 24 min and at worst 60 min" in err
+    assert "reaches the pre-scale of the peak window primary 'tokyo-friday-release'" in err
+
+
 def test_a_deploy_ending_inside_the_magazine_day_window_is_refused_with_the_next_safe_start(capsys) -> None:
-    # Mon 17:20 JST: the 28-minute update would run into tokyo-magazine-days (17:30-21:00 JST).
+    # Mon 17:20 JST: the update (60 min at worst) would run into tokyo-magazine-days (17:30-21:00 JST).
     assert main(["prod", "--now", "2026-11-23T08:20:00+00:00"]) == REFUSED
     err = capsys.readouterr().err
     assert err.startswith("error: refusing to deploy prod at Mon 2026-11-23 17:20 JST (08:20 UTC): the blue/green")
-    assert "would overlap the peak window primary 'tokyo-magazine-days' Mon 2026-11-23 17:30-21:00 Asia/Tokyo" in err
+    assert (
+        "reaches the pre-scale of the peak window primary 'tokyo-magazine-days' Mon 2026-11-23 17:30-21:00 Asia/Tokyo"
+        in err
+    )
     assert "(autoscaling.primary.schedules: tokyo-magazine-days)" in err
-    # Open until the US-Eastern evening (17:45 EST = 22:45 UTC) minus 28 minutes.
-    assert "next safe window opens Mon 2026-11-23 21:00 JST (12:00 UTC), latest start Tue 2026-11-24 07:17 JST" in err
+    # Open until the US-Eastern evening (17:45 EST = 22:45 UTC) minus the 60-minute worst case.
+    assert "next safe window opens Mon 2026-11-23 21:00 JST (12:00 UTC), latest start Tue 2026-11-24 06:45 JST" in err
     assert "to deploy during the peak anyway: make deploy ENV=prod FORCE_PEAK=1" in err
     assert "Traceback" not in err
 
@@ -54,8 +72,8 @@ def test_a_window_that_only_caps_the_ceiling_is_not_a_peak() -> None:
     ("now", "refused"),
     [
         ("2026-10-30T21:30:00", True),  # Fri, EDT: the US evening starts 17:45 EDT = 21:45 UTC
-        ("2026-11-06T21:30:00", False),  # Fri, EST (US clocks went back 1 Nov): 17:45 EST = 22:45 UTC
-        ("2026-11-06T22:20:00", True),  # EST: 22:20 + 28 min runs past 22:45 UTC
+        ("2026-11-06T21:30:00", False),  # Fri, EST (US clocks went back 1 Nov): 17:45 EST = 22:45 UTC, 21:30 + 60 min
+        ("2026-11-06T22:20:00", True),  # EST: 22:20 + 60 min (worst case) runs past 22:45 UTC
     ],
 )
 def test_the_us_eastern_peak_moves_in_utc_with_dst(now: str, refused: bool) -> None:
@@ -79,7 +97,7 @@ def test_during_peak_goes_ahead_with_a_warning(capsys) -> None:
 
 def test_a_safe_time_passes(capsys) -> None:
     assert main(["prod", "--now", "2026-11-24T04:00:00+00:00"]) == 0  # Tue 13:00 JST, Mon 23:00 EST
-    assert capsys.readouterr().out == "deploy window: no peak window of prod in the next 28 min\n"
+    assert capsys.readouterr().out == "deploy window: no peak window of prod in the next 60 min\n"
 
 
 def test_a_time_without_offset_is_refused(capsys) -> None:

@@ -316,5 +316,5 @@ def test_promote_and_deploy_during_a_peak_is_refused_before_the_config_is_writte
     result = cli("promote", "prod", "--deploy")
 
     assert result.exit_code == 4
-    assert "would overlap the peak window primary 'tokyo-magazine-days'" in result.stderr
+    assert "reaches the pre-scale of the peak window primary 'tokyo-magazine-days'" in result.stderr
     assert (environments / "prod.yaml").read_text() == before  # the default deployer fails the test if called

@@ -76,8 +76,8 @@ def test_rollback_raises_the_primary_to_carry_the_live_traffic(ramped, cli):
         "1,200/min each (planning.capacity measured: 1,200/min on moto test world" in result.output
     )
     assert (
-        "  ! its 2 instances in service serve 2,400/min: users may queue for about 8 min until 3 more are in "
-        "service (planning.provisioning_minutes assumed: 8 min" in result.output
+        "  ! its 2 instances in service serve 2,400/min: users may queue for about 4 min until 3 more are in "
+        "service (planning.provisioning_minutes assumed: 4 min" in result.output
     )
     assert "  ✓ primary desired instances 2 → 5 (UpdateEndpointWeightsAndCapacities)" in result.output
     assert "  ✓ primary's scalable target minimum 2 → 5: target tracking cannot scale it in" in result.output
@@ -299,7 +299,7 @@ def test_a_shift_stopped_by_the_guard_raises_the_primary_for_its_share(ramped, c
     assert instances(ramped, "primary") == 3 and floor(ramped) == (3, 8)
     assert (
         "  ! a rollback now would put 6,000/min on primary, whose 2 instances in service serve 2,400/min within "
-        "the SLO (1,200/min each, planning.capacity): users would queue for about 8 min while more start; "
+        "the SLO (1,200/min each, planning.capacity): users would queue for about 4 min while more start; "
         "--keep-rollback-floor keeps primary at 5 during the holds (+3 × ml.g4dn.xlarge at $0.736/h = $2.21/hour)"
     ) in result.output
     assert "primary must carry 3,000/min (50% of the endpoint's busiest minute in the last 5min)" in result.output

@@ -126,7 +126,8 @@ def test_durations_per_type_with_p50_and_p95_and_the_failures_with_their_message
         "      cause: policy primary-invocations (AlarmHigh)",
     ]
     assert "scale-ins 2, in progress 1, overridden 0, direction unknown 1" in out
-    assert "now: assumed: 8 min, the seeds' guess; never measured (`bin/ops scaling-history`)" in out
+    assert "now: assumed: 4 min, 216 s P50 scale-out of an ml.g5.xlarge with container caching" in out
+    assert "2026-06-16); never measured (`bin/ops scaling-history`)" in out
     assert "--write-config would record 10 (p95 9.2 min, 5 scale-outs)" in out
 
 
@@ -178,7 +179,7 @@ def test_write_config_refuses_too_few_scale_outs_and_writes_nothing(activities, 
     assert result.exit_code == 3
     assert (
         "error: 2 successful scale-out(s) in the last 42 days on prod: fewer than 5, too few for a p95; nothing "
-        "written (planning.provisioning_minutes stays 8: assumed: 8 min" in result.stderr
+        "written (planning.provisioning_minutes stays 4: assumed: 4 min" in result.stderr
     )
     assert (environments / "prod.yaml").read_text() == before
 

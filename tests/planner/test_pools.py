@@ -104,14 +104,14 @@ def test_an_iso_interval_is_clipped_to_the_traffic() -> None:
 
 def test_margin_bisects_capacity_and_provisioning() -> None:
     def checks_at(factor: float, minutes: int) -> set[str]:
-        met = {"rejected", "peaks", "shortfall", "cost"}
+        met = {"peaks", "unannounced", "shortfall", "cost"}
         return met if factor >= 0.82 and minutes <= 11 else met - {"peaks"}
 
-    text = margin_of({"rejected", "peaks", "shortfall", "cost"}, 8, {"ml.g5.xlarge": 500}, checks_at)
+    text = margin_of({"peaks", "unannounced", "shortfall", "cost"}, 8, {"ml.g5.xlarge": 500}, checks_at)
     assert text == "holds down to 410/min per ml.g5.xlarge (−18 %); up to 11 min provisioning (assumed 8)"
-    partial = margin_of({"rejected", "peaks"}, 8, {"ml.g5.xlarge": 500}, checks_at)
-    assert partial.startswith("rejected requests, shortfall in peak windows hold down to 410/min")
-    assert partial.endswith("not met at the assumptions: shortfall in all, cost")
+    partial = margin_of({"peaks", "unannounced"}, 8, {"ml.g5.xlarge": 500}, checks_at)
+    assert partial.startswith("failed requests in peak windows, failed requests in the worst hour hold down to 410/min")
+    assert partial.endswith("not met at the assumptions: shortfall in all, cost vs the frontier")
 
 
 def test_the_high_resolution_target_follows_the_capacity_of_the_type_that_saturates_first() -> None:

@@ -45,23 +45,22 @@ def test_no_shortfall_inside_the_peak_windows(plan) -> None:
 
 
 def test_prod_serves_everyone_and_states_what_it_costs(plan) -> None:
-    """Issue 31: no rejected request, no queue in a peak window, shortfall only in the unannounced spike
-    (two provisioning rounds: 15 minutes). The 1.25x cost goal is not met at the assumed 274/min: the
-    headroom that keeps the spike free of rejections costs 1.56x (prod.yaml, docs/scaling-and-planning.md)."""
+    """Issue 37: no failed request in a peak window, the spike within its allowance, at the tuner's frontier
+    (prod.yaml as `bin/plan prod --tune --write-config` left it); the oracle and the causal baseline as figures."""
     verdict = judge(plan)
-    failed = [check.name for check in verdict.checks if not check.passed]
-    assert failed == ["cost"], [check.text for check in verdict.checks if not check.passed]
+    assert verdict.met, [check.text for check in verdict.checks if not check.passed]
     total = plan.scenarios["configured"].total
-    assert total.rejected_requests == 0 and total.shortfall_minutes_in_peaks == 0
-    assert total.shortfall_minutes <= 15
-    assert "### Verdict: not met" in render_summary(plan)
+    assert total.failed_in_peaks == 0 and total.failed_worst_hour_percent <= 1
+    assert "### Verdict: met" in render_summary(plan)
+    assert "the causal baseline" in render_summary(plan)
 
 
-def test_every_plan_states_its_margin(plan) -> None:
-    assert plan.margin.startswith("rejected requests, shortfall in peak windows, shortfall in all hold down to ")
-    assert "/min per ml.g5.xlarge" in plan.margin and "provisioning (assumed 8)" in plan.margin
-    assert plan.margin.endswith("not met at the assumptions: cost")
+def test_every_plan_states_its_margin_and_the_seeds_provisioning(plan) -> None:
+    assert plan.margin.startswith("holds down to ")
+    assert "/min per ml.g5.xlarge" in plan.margin and "provisioning (assumed 4)" in plan.margin
     assert f"- Margin: {plan.margin}." in render_summary(plan)
+    assert plan.at_seeds_provisioning.startswith("with the seeds' 8 min provisioning: ")
+    assert "- Verdict with every capacity 10 % lower (not judged): " in render_summary(plan)
 
 
 def test_g5_unavailable_on_release_night_meets_the_same_service_budget() -> None:
@@ -69,8 +68,7 @@ def test_g5_unavailable_on_release_night_meets_the_same_service_budget() -> None
     in the window comes from the ml.g6.xlarge pool, and the figures stay those of the normal week."""
     result = unavailable(load_environment("prod"), "ml.g5.xlarge@friday-chapters")
     total = result.scenarios["configured"].total
-    assert total.rejected_requests == 0 and total.shortfall_minutes_in_peaks == 0
-    assert total.shortfall_minutes <= 15
+    assert total.failed_in_peaks == 0 and total.failed_worst_hour_percent <= 1
     pools = [e.text for e in result.scenarios["configured"].events if e.kind == "pool"]
     assert pools and all(text.endswith("x ml.g6.xlarge (fallback pool)") for text in pools)
     assert "Scenario (--unavailable): no new ml.g5.xlarge Fri 2026-10-30 09:00–13:00 UTC" in render_summary(result)
@@ -83,21 +81,20 @@ def test_the_fallback_pool_prevents_the_release_night_shortfall() -> None:
     cfg = load_environment("prod")
     pooled = unavailable(cfg, window).scenarios["configured"].total
     single = unavailable(without_fallback(cfg), window).scenarios["configured"].total
-    assert pooled.rejected_requests == 0 and pooled.shortfall_minutes_in_peaks == 0
-    assert single.shortfall_minutes_in_peaks > 60 and single.rejected_requests > 100_000
+    assert pooled.failed_in_peaks == 0
+    assert single.failed_in_peaks > 100_000 and single.rejected_requests > 100_000
 
 
 def test_static_fleets_at_max_capacity_and_at_the_peak_side_by_side(plan) -> None:
-    assert list(plan.scenarios) == ["configured", "reactive", "static-max", "static", "oracle"]
+    assert list(plan.scenarios) == ["configured", "reactive", "static-max", "static", "oracle", "causal"]
     at_max = plan.scenarios["static-max"]
     assert set(at_max.variants["primary"].in_service) == {36} and set(at_max.variants["canary"].in_service) == {8}
     assert at_max.total.shortfall_minutes == 0
     assert "| Static fleet at max_capacity |" in render_summary(plan)
 
 
-def test_cost_is_the_price_of_no_rejections(plan) -> None:
-    """Above the 1.25x goal (see test_prod_serves_everyone_and_states_what_it_costs), below the static fleet."""
-    assert 1.25 * cost(plan, "oracle") < cost(plan, "configured") <= 1.6 * cost(plan, "oracle")
+def test_cost_is_between_the_oracle_and_the_static_fleet(plan) -> None:
+    assert cost(plan, "oracle") < cost(plan, "configured") < cost(plan, "static")
 
 
 def test_oracle_is_the_lower_bound_and_static_the_costly_safe_choice(plan) -> None:
@@ -108,15 +105,8 @@ def test_oracle_is_the_lower_bound_and_static_the_costly_safe_choice(plan) -> No
 
 
 def test_schedules_earn_their_cost(plan) -> None:
-    """Without the windows, reactive scaling alone queues inside the peaks they cover."""
-    assert plan.scenarios["reactive"].total.shortfall_minutes_in_peaks > 0
-
-
-def test_what_shortfall_remains_is_the_unannounced_spike(plan) -> None:
-    spike = next((start, end) for name, start, end in plan.traffic_events if "spike" in name)
-    series = plan.scenarios["configured"].variants["primary"]
-    short = [m for m in range(len(series.demand)) if series.backlog[m] > 0 or series.rejected[m] > 0]
-    assert short and all(spike[0] <= m < spike[1] for m in short)
+    """Without the windows, reactive scaling alone holds more headroom all week to serve the same peaks."""
+    assert cost(plan, "reactive") > cost(plan, "configured")
 
 
 def test_us_evening_window_follows_new_york_across_the_dst_switch(plan) -> None:

@@ -49,25 +49,32 @@ def load_prod(tmp_path, edit) -> object:
     return load_config_file(path, "prod")
 
 
+def one_canary(raw: dict) -> None:
+    """prod before the tuner gave the canary a second instance: the spike then fails requests there."""
+    raw["autoscaling"]["canary"]["min_capacity"] = 1
+    raw["variants"][1]["initial_instance_count"] = 1
+
+
 def test_a_recorded_week_is_judged_in_the_configs_windows_not_the_files(tmp_path, week) -> None:
-    """The same counts as a CSV: with the config's calendar, the unannounced spike's shortfall (Tuesday
-    13:00 JST, outside every window) is outside the peaks; announce a release there and it is inside."""
+    """The same counts as a CSV: with the config's calendar, the unannounced spike's failed requests (Tuesday
+    13:00 JST, outside every window) are outside the peaks; announce a release there and they are inside."""
     write_csv(week, tmp_path / "week.csv")
-    cfg = load_environment("prod", against_deployed=False)
+    cfg = load_prod(tmp_path, one_canary)
     as_recorded = build_plan(cfg, load_catalog(), traffic_of(cfg, tmp_path / "week.csv"))
     configured = as_recorded.scenarios["configured"].total
-    assert configured.shortfall_minutes > 0 and configured.shortfall_minutes_in_peaks == 0
+    assert configured.failed_requests > 0 and configured.failed_in_peaks == 0
 
-    announced = load_prod(
-        tmp_path,
-        lambda raw: raw["release_calendar"]["releases"].append(
+    def announce(raw: dict) -> None:
+        one_canary(raw)
+        raw["release_calendar"]["releases"].append(
             {"name": "tuesday-drop", "weekdays": ["TUE"], "at": "13:00", "timezone": "Asia/Tokyo", "hours": 3}
-        ),
-    )
+        )
+
+    announced = load_prod(tmp_path, announce)
     plan = build_plan(announced, load_catalog(), traffic_of(announced, tmp_path / "week.csv"))
-    in_peaks = plan.scenarios["configured"].total.shortfall_minutes_in_peaks
-    assert in_peaks == configured.shortfall_minutes  # every shortfall minute is in the spike
-    assert f"- Shortfall in peak windows: {in_peaks} minutes against a budget of 0: not met." in render_summary(plan)
+    in_peaks = plan.scenarios["configured"].total.failed_in_peaks
+    assert in_peaks == configured.failed_requests  # every failed request is in the spike
+    assert f"- Failed requests in peak windows: {in_peaks:,.0f} against a budget of 0: not met" in render_summary(plan)
     (traffic,) = [line for line in render_summary(plan).splitlines() if line.startswith("- traffic: week.csv")]
     assert "tuesday-drop" in traffic and traffic.endswith("(release_calendar, not the schedules)")
 

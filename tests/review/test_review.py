@@ -78,8 +78,8 @@ def reviews(tmp_path_factory) -> dict[str, Result]:
     canary = text.index("- name: canary")
     text = text[:canary] + text[canary:].replace("image_tag: v0.1.0", "image_tag: v0.2.0", 1)
     text = text.replace(
-        "end: cron(0 6 * * ? *)\n        min_capacity: 2\n",
-        "end: cron(0 6 * * ? *)\n        min_capacity: 6\n",
+        "end: cron(0 6 * * ? *)\n        min_capacity: 2\n        max_capacity: 4\n",
+        "end: cron(0 6 * * ? *)\n        min_capacity: 6\n        max_capacity: 8\n",
     )
     prod.write_text(text)
     git(repo, "commit", "-qam", "prod: off-peak floor 6, canary v0.2.0, TTFT alarm at 800 ms")
@@ -122,7 +122,7 @@ def test_an_image_tag_change_replaces_the_model_and_deploys_blue_green(reviews) 
         "| MangaAssist-prod-Serving | Endpoint/Config | AWS::SageMaker::EndpointConfig | modified — **replacement** |"
         in markdown
     )
-    assert "- endpoint config replaced → a blue/green deployment of about 28 min" in markdown
+    assert "- endpoint config replaced → a blue/green deployment of about 24 min" in markdown
     assert "v0.2.0" in markdown  # the CLI's own diff, in the details block
 
 

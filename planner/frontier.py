@@ -1,0 +1,51 @@
+"""What the cost check judges against: the cheapest configuration `bin/plan ENV --tune` found meeting the
+budget (planning.frontier), and whether it still applies. The search's result depends on the traffic,
+the capacities, prices, provisioning, the objective, the budget and the search space, not on the
+scaling config it replaces; a digest of those is stored with the frontier, and a plan whose digest
+differs calls the frontier stale (re-run the search) instead of judging against an old figure."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+
+from config.schema import Catalog, EnvironmentConfig
+from planner.traffic import TrafficProfile
+
+# Bump when the tuner's search space or its rules change (planner/tune.py): old frontiers become stale.
+SEARCH_SPACE_VERSION = 2  # 2: window floors no lower than the variant's min_capacity
+
+
+def inputs_digest(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> str:
+    types = sorted({t for v in cfg.variants for t in v.instance_types})
+    planning = cfg.planning
+    inputs = {
+        "search": SEARCH_SPACE_VERSION,
+        # The minutes' bytes, hashed (a JSON list of 10,080 floats costs more than a replay's share of a plan).
+        "traffic": hashlib.sha256(np.asarray(traffic.requests_per_minute, dtype=float).tobytes()).hexdigest(),
+        "peaks": [(p.start_minute, p.end_minute) for p in traffic.peaks],
+        "capacity": {t: planning.capacity[t].model_dump(mode="json", exclude={"measured"}) for t in types},
+        "prices": {t: catalog.instance_types[t].on_demand_usd_per_hour for t in types},
+        "variants": [(v.name, v.instance_types, v.initial_weight) for v in cfg.variants],
+        "provisioning": planning.provisioning_minutes,
+        "timeout": planning.request_timeout_seconds,
+        "objective": cfg.alarms.ttft_p95_ms,
+        "budget": planning.budget.model_dump(mode="json", exclude={"cost_vs_frontier"}),
+    }
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def frontier_of(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> tuple[float | None, str]:
+    """(the frontier's monthly cost, why it is stale or "")."""
+    frontier = cfg.planning.frontier
+    if frontier is None:
+        return None, "no frontier in planning.frontier"
+    digest = inputs_digest(cfg, catalog, traffic)
+    if frontier.inputs != digest:
+        return frontier.monthly_cost_usd, (
+            f"planning.frontier is stale: found on inputs {frontier.inputs}, the plan's are {digest} (traffic, "
+            "capacity, prices, provisioning, objective, budget or search space changed)"
+        )
+    return frontier.monthly_cost_usd, ""

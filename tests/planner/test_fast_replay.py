@@ -1,0 +1,42 @@
+"""The fast replay (planner.quiet fast-forwards quiet minutes with numpy) gives exactly what replaying
+every minute one at a time gives: every series, every event, on the shipped configs and under an outage."""
+
+from dataclasses import asdict
+
+import pytest
+
+from config.loader import load_catalog, load_environment
+from planner.build import variant_models
+from planner.environment_traffic import traffic_of
+from planner.outages import availability, parse_outage
+from planner.simulate import simulate
+
+
+def replay(env: str, *, fast: bool, outage: str = "", capacity_factor: float = 1.0, provisioning: int | None = None):
+    cfg = load_environment(env, against_deployed=False)
+    traffic = traffic_of(cfg, None)
+    types = [t for v in cfg.variants for t in v.instance_types]
+    outages = parse_outage(outage, traffic, types) if outage else []
+    models = variant_models(cfg, load_catalog(), traffic, with_schedules=True, capacity_factor=capacity_factor)
+    return simulate(
+        models, list(traffic.requests_per_minute), traffic.start, key="configured", title="t",
+        provisioning_minutes=cfg.planning.provisioning_minutes if provisioning is None else provisioning,
+        timeout_seconds=cfg.planning.request_timeout_seconds, available=availability(outages), fast=fast,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "env, options",
+    [
+        ("prod", {}),
+        ("staging", {}),
+        ("dev", {}),
+        ("prod", {"outage": "ml.g5.xlarge@friday-chapters"}),
+        ("prod", {"capacity_factor": 0.8, "provisioning": 12}),  # queues and rejections: the margin's replays
+    ],
+)
+def test_fast_replay_equals_the_minute_by_minute_replay(env: str, options: dict) -> None:
+    fast, slow = replay(env, fast=True, **options), replay(env, fast=False, **options)
+    assert [asdict(e) for e in fast.events] == [asdict(e) for e in slow.events]
+    for name, series in slow.variants.items():
+        assert asdict(fast.variants[name]) == asdict(series), name

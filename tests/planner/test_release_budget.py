@@ -1,0 +1,93 @@
+"""Issue 37's budget, broken each way: a failed request in a peak window (rejected, or queued past the
+TTFT objective), a configuration 10 % above the planner's own frontier, a frontier found on other inputs."""
+
+from dataclasses import replace
+
+import pytest
+
+from config.loader import load_catalog, load_environment
+from planner.build import build_plan, totals
+from planner.reference_week import reference_week
+from planner.summary import render_summary
+from planner.verdict import judge
+
+PROD = load_environment("prod", against_deployed=False)
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return build_plan(PROD, load_catalog(), reference_week())
+
+
+def failed_checks(plan) -> list[str]:
+    return [check.name for check in judge(plan).checks if not check.passed]
+
+
+def retotal(plan) -> None:
+    totals(plan, list(plan.scenarios.values()), PROD, load_catalog())
+
+
+def test_the_shipped_prod_config_meets_its_budget(plan) -> None:
+    assert failed_checks(plan) == [], [c.text for c in judge(plan).checks if not c.passed]
+    assert plan.scenarios["configured"].total.failed_in_peaks == 0
+
+
+def peak_minute(plan) -> int:
+    _, start, _ = plan.peak_windows[0]
+    return start + 30
+
+
+@pytest.mark.parametrize(
+    ("wait", "rejected", "fails"),
+    [
+        (0.0, 1.0, True),  # rejected in a peak window
+        (0.6, 0.0, True),  # served, but its first token after the 500 ms objective
+        (0.4, 0.0, False),  # delayed within the objective
+    ],
+)
+def test_one_failed_request_in_a_peak_window_breaks_the_budget(plan, wait: float, rejected: float, fails: bool):
+    broken = replace(plan, scenarios=dict(plan.scenarios))
+    configured = plan.scenarios["configured"]
+    series = configured.variants["canary"]
+    minute = peak_minute(plan)
+    changed = replace(
+        series,
+        wait_seconds=[*series.wait_seconds[:minute], wait, *series.wait_seconds[minute + 1 :]],
+        rejected=[*series.rejected[:minute], rejected, *series.rejected[minute + 1 :]],
+    )
+    broken.scenarios["configured"] = replace(configured, variants={**configured.variants, "canary": changed})
+    retotal(broken)
+    total = broken.scenarios["configured"].total
+    assert ("peaks" in failed_checks(broken)) == fails
+    if fails:
+        assert total.failed_in_peaks >= 1
+        assert "Failed requests in peak windows: " in render_summary(broken)
+    else:
+        assert total.failed_in_peaks == 0 and total.delayed_within_objective > 0
+
+
+@pytest.mark.parametrize(("above", "met"), [(1.10, False), (1.05, True)])
+def test_a_configuration_above_the_frontier_breaks_the_cost_budget(above: float, met: bool) -> None:
+    configured = build_plan(PROD, load_catalog(), reference_week()).scenarios["configured"].total.monthly_cost_usd
+    frontier = PROD.planning.frontier.model_copy(update={"monthly_cost_usd": configured / above})
+    cfg = PROD.model_copy(update={"planning": PROD.planning.model_copy(update={"frontier": frontier})})
+    plan = build_plan(cfg, load_catalog(), reference_week())
+    assert ("cost" not in failed_checks(plan)) == met
+    assert f"{above:.2f}x the cheapest configuration the search found" in render_summary(plan)
+
+
+def test_a_frontier_found_on_other_inputs_is_stale_and_not_judged_against() -> None:
+    budget = PROD.planning.budget.model_copy(update={"unannounced_failed_percent": 2.0})
+    cfg = PROD.model_copy(update={"planning": PROD.planning.model_copy(update={"budget": budget})})
+    plan = build_plan(cfg, load_catalog(), reference_week())
+    assert "cost" in failed_checks(plan)
+    assert "planning.frontier is stale" in render_summary(plan)
+
+
+def test_the_oracle_keeps_only_a_redundancy_floor_and_the_causal_baseline_is_a_figure(plan) -> None:
+    oracle = plan.scenarios["oracle"].variants["primary"]
+    assert min(oracle.in_service) == 2  # not the windows' floors, not min_capacity above 2
+    causal = plan.scenarios["causal"].total.monthly_cost_usd
+    assert plan.scenarios["oracle"].total.monthly_cost_usd < causal
+    summary = render_summary(plan)
+    assert "the oracle (redundancy floor only)" in summary and "the causal baseline" in summary
