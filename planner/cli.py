@@ -187,7 +187,7 @@ def _tune(env: str, traffic: Path | None, out: Path, write_config: bool) -> None
             typer.echo(tune_report.write_point(cfg, result.chosen, inputs_digest(cfg, catalog, profile)))
         except (ConfigError, UnsafeEdit) as error:
             _fail(str(error))
-        typer.echo(f"wrote the chosen point and planning.frontier into config/environments/{env}.yaml")
+        typer.echo(f"wrote the chosen point and planning.frontier into {environment_label(env)}")
 
 
 def _config(env: str, path: Path | None = None, name: str | None = None) -> EnvironmentConfig:
