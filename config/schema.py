@@ -246,6 +246,15 @@ class EndpointMetrics(Strict):
     outlier_minutes: int = Field(default=10, ge=3, le=60)  # ... in this many consecutive minutes
 
 
+class Operations(Strict):
+    """How the ops CLI treats the live endpoint (docs/operations.md "A busy endpoint")."""
+
+    # The most a command waits, in all, for an endpoint that is Updating (a scale-out, another change)
+    # before its weight or capacity change is taken: with instance pools one scale-out may hold the
+    # endpoint Updating for its instance_provision_timeout_seconds (config.checks.variants compares them).
+    busy_endpoint_wait_seconds: int = Field(default=1200, ge=60, le=7200)
+
+
 class ImageBuild(Strict):
     keep_images: int = Field(default=30, ge=2, le=1000)  # ECR lifecycle: newest N images kept
 
@@ -542,6 +551,7 @@ class EnvironmentConfig(Strict):
     alarms: Alarms
     autoscaling: dict[str, VariantScaling]  # keyed by variant name
     planning: Planning = Planning()
+    operations: Operations = Operations()
     # When users come for sure (audiences' evenings, release days): the windows `make plan` judges shortfall
     # in, whatever traffic it replays and whatever the schedules say (config/release_calendar.py).
     release_calendar: ReleaseCalendar

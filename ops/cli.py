@@ -12,6 +12,7 @@ import typer
 from config import environment_label
 from ops.aws import AwsClients, open_session
 from ops.bedrock_import import ImportJob, submit_import, validate_artifact, wait_for_import
+from ops.busy_endpoint import Patience
 from ops.capacity_command import capacity_command
 from ops.command import (
     CanaryOpt,
@@ -76,7 +77,14 @@ def rollback_command(
     access = rt.open_for_emergency(env, region, (canary, primary))  # an invalid config does not stop it
     rollback(
         access.clients,
-        Target(env, access.identity.endpoint_name, canary, primary, region),
+        Target(
+            env,
+            access.identity.endpoint_name,
+            canary,
+            primary,
+            region,
+            Patience.of(access.cfg and access.cfg.operations),
+        ),
         Console(rt.zone),
         rt.timing,
         Floor.of(access.cfg, rt.state_dir),  # no capacity figures with an invalid config: the floor says so

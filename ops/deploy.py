@@ -18,6 +18,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from config import EnvironmentConfig, naming
 from ops.aws import AwsClients
+from ops.busy_endpoint import Patience, wait_in_service
 from ops.endpoint import LiveEndpoint, read_endpoint
 from ops.errors import ExitCode, OpsError, explain
 from ops.output import Console
@@ -64,12 +65,10 @@ def deploy(
     timing: Timing,
     state_dir: Path,
 ) -> None:
+    # A running update (a scale-out, a weight change) is waited out, within operations.busy_endpoint_wait_seconds.
+    what = "deploy once the running update is over"
+    wait_in_service(clients.sagemaker, cfg.endpoint_name, what, console, timing, Patience.of(cfg.operations))
     live = read_endpoint(clients.sagemaker, cfg.endpoint_name, cfg.name)
-    if live.status != "InService":
-        raise OpsError(
-            f"endpoint {live.name} is {live.status}: wait for the running update to finish (`bin/ops status {cfg.name}`)",
-            ExitCode.REFUSED,
-        )
     releases = variants_needing_release(live, cfg)
     snapshot = read_scaling(clients.autoscaling, live.name, list(releases))
     if not snapshot.variants:

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ops.busy_endpoint import Patience
 from ops.errors import ExitCode, OpsError
 from ops.guard import GuardPolicy
 from ops.guard_options import parse_duration
@@ -32,6 +33,7 @@ class Target:
     canary: str
     primary: str
     region: str | None = None  # --region as given (environments whose config names none)
+    patience: Patience = Patience()  # how long writes wait out a busy endpoint (config `operations`)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from config import environment_label
 from config.variant_lookup import share_percent
 from ops.aws import AwsClients
+from ops.busy_endpoint import update_weights_and_capacities
 from ops.endpoint import read_endpoint
 from ops.errors import ExitCode, OpsError, explain
 from ops.guard import Verdict, check_canary
@@ -25,6 +26,7 @@ from ops.output import Console, percent, seconds
 from ops.rollback_capacity import Floor, carry_return, carry_rollback, keep_floor, warn_if_short
 from ops.sandbox_guard import evidence_hint
 from ops.scaling import SERVICE_NAMESPACE, resource_id
+from ops.scaling_suspension import dynamic_scaling_suspended
 from ops.shift_plan import (
     ShiftPlan,
     Target,
@@ -42,10 +44,16 @@ class Refused(Exception):
 
 
 def set_canary_weight(sagemaker: Any, target: Target, weight: float, console: Console, timing: Timing) -> None:
+    """The weights, sent once the endpoint takes changes (ops.busy_endpoint), then confirmed in effect."""
     weights = {target.canary: float(weight), target.primary: 100.0 - weight}
-    sagemaker.update_endpoint_weights_and_capacities(
-        EndpointName=target.endpoint,
-        DesiredWeightsAndCapacities=[{"VariantName": n, "DesiredWeight": w} for n, w in weights.items()],
+    update_weights_and_capacities(
+        sagemaker,
+        target.endpoint,
+        [{"VariantName": n, "DesiredWeight": w} for n, w in weights.items()],
+        console,
+        timing,
+        target.patience,
+        f"set canary {target.canary} to {percent(weight)}",
     )
     wait(
         _weights_in_effect(weights),
@@ -79,9 +87,10 @@ def rollback(clients: AwsClients, target: Target, console: Console, timing: Timi
     live.variant(target.primary)
     before = live.share(target.canary)
     console.line(f"Rolling back {target.endpoint}: canary {percent(before)} → 0%, primary → 100%")
-    set_canary_weight(clients.sagemaker, target, 0, console, timing)
-    console.ok(f"all traffic on {target.primary}; {target.canary} weight 0 is in effect")
-    carry_rollback(clients, target, floor, console)
+    with dynamic_scaling_suspended(clients.autoscaling, target, console):
+        set_canary_weight(clients.sagemaker, target, 0, console, timing)
+        console.ok(f"all traffic on {target.primary}; {target.canary} weight 0 is in effect")
+        carry_rollback(clients, target, floor, console)
 
 
 def shift(
@@ -97,11 +106,6 @@ def shift(
     live = read_endpoint(clients.sagemaker, target.endpoint, target.env_name)
     live.variant(target.primary)
     start = live.share(target.canary)
-    if live.status != "InService":
-        raise OpsError(
-            f"endpoint {target.endpoint} is {live.status}: wait until it is InService (`bin/ops status {target.env_name}`)",
-            ExitCode.REFUSED,
-        )
     if start == plan.weight:
         console.line(f"canary {target.canary} already has {percent(start)} of traffic: nothing to do")
         return
@@ -321,9 +325,14 @@ def _raise_canary(
             "raise autoscaling.canary.max_capacity and deploy first"
         )
     console.line(f"raising {target.canary} to {count} × {instance_type} before the step")
-    clients.sagemaker.update_endpoint_weights_and_capacities(
-        EndpointName=target.endpoint,
-        DesiredWeightsAndCapacities=[{"VariantName": target.canary, "DesiredInstanceCount": count}],
+    update_weights_and_capacities(
+        clients.sagemaker,
+        target.endpoint,
+        [{"VariantName": target.canary, "DesiredInstanceCount": count}],
+        console,
+        timing,
+        target.patience,
+        f"raise {target.canary} to {count} instances",
     )
     _wait_for_instances(clients.sagemaker, target, target.canary, count, console, timing)
 

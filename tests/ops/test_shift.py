@@ -139,7 +139,8 @@ def test_moving_traffic_away_from_the_canary_is_not_guarded(prod, cli):
 
 
 def test_a_failing_step_rolls_back_and_reports_both(evidence, cli):
-    """moto applies every weight update; a before-call hook makes the third one fail as AWS can."""
+    """moto applies every weight update; a before-call hook makes the third one fail as AWS can (an
+    error that is not "in-progress": that one is waited out, tests/ops/test_busy_endpoint.py)."""
     prod = evidence
     sagemaker = prod.client("sagemaker")
     updates = []
@@ -148,7 +149,7 @@ def test_a_failing_step_rolls_back_and_reports_both(evidence, cli):
         updates.append(kwargs)
         if len(updates) == 3:
             raise ClientError(
-                {"Error": {"Code": "ValidationException", "Message": "Cannot update in-progress endpoint"}},
+                {"Error": {"Code": "ValidationException", "Message": "The variant weights must add up"}},
                 "UpdateEndpointWeightsAndCapacities",
             )
 
