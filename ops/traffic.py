@@ -23,7 +23,15 @@ from ops.endpoint import read_endpoint
 from ops.errors import ExitCode, OpsError, explain
 from ops.guard import Verdict, check_canary
 from ops.output import Console, percent, seconds
-from ops.rollback_capacity import Floor, carry_return, carry_rollback, keep_floor, warn_if_short
+from ops.rollback_capacity import (
+    TRAFFIC_WINDOW_SECONDS,
+    Floor,
+    busiest_minute,
+    carry_return,
+    carry_rollback,
+    keep_floor,
+    warn_if_short,
+)
 from ops.sandbox_guard import evidence_hint
 from ops.scaling import SERVICE_NAMESPACE, resource_id
 from ops.scaling_suspension import dynamic_scaling_suspended
@@ -153,8 +161,8 @@ def _run(
     try:
         for weight in route:
             if guarded:
-                verdict = _require_healthy(clients.cloudwatch, target, plan, console, evidence=current > 0)
-                _require_capacity(clients, target, plan, weight, verdict, console, timing)
+                _require_healthy(clients.cloudwatch, target, plan, console, evidence=current > 0)
+                _require_capacity(clients, target, plan, weight, console, timing)
             if plan.keep_rollback_floor:  # the primary at what a full rollback needs, before the step
                 coming = keep_floor(clients, target, plan.floor, console)
                 if coming:
@@ -275,14 +283,16 @@ def _require_capacity(
     target: Target,
     plan: ShiftPlan,
     weight: float,
-    verdict: Verdict,
     console: Console,
     timing: Timing,
 ) -> None:
     """The canary's instances in service must serve its new share of the current traffic.
 
-    Current traffic is the guard window's invocations on both variants, per minute; one instance
-    serves `planning.capacity[instance type].requests_per_minute` (the planner's figure).
+    Current traffic is counted as a rollback counts it (ops.rollback_capacity.busiest_minute): the
+    busiest minute of the last five, both variants added up. Not the window's sum over its length: the
+    window ends in the minute still filling, so an average is low by up to a minute's traffic and lets a
+    step through that the same minute's rollback could not carry. One instance serves
+    `planning.capacity[instance type].requests_per_minute` (the planner's figure).
     """
     if plan.override is not None:
         return
@@ -293,14 +303,14 @@ def _require_capacity(
             f"planning.capacity has no figure for {canary.instance_type}, so the canary's capacity is unknown: "
             f"add one to {environment_label(target.env_name)}"
         )
-    window_minutes = plan.policy.window_seconds / 60
-    needed_rate = verdict.total_invocations / window_minutes * weight / 100
+    busiest = busiest_minute(clients.cloudwatch, target.endpoint, (target.primary, target.canary))
+    needed_rate = busiest * weight / 100
     in_service = canary.current_instance_count or 0
     needed = max(1, math.ceil(needed_rate / per_instance))
     if in_service >= needed:
         return
     shortfall = (
-        f"{percent(weight)} of the current {verdict.total_invocations / window_minutes:,.0f} invocations/min is "
+        f"{percent(weight)} of the busiest minute's {busiest:,.0f} invocations (last {seconds(TRAFFIC_WINDOW_SECONDS)}) is "
         f"{needed_rate:,.0f}/min, but {in_service} canary instance(s) in service serve {in_service * per_instance:,.0f}/min "
         f"({per_instance:,.0f} each, planning.capacity)"
     )

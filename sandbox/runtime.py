@@ -55,10 +55,12 @@ def payload_part(data: bytes) -> bytes:
     return event_frame(headers, data)
 
 
-def record_invocations(cloudwatch: Any, endpoint: str, variant: str, invocations: float, errors: float) -> None:
-    """Invocations and 5XX errors of one variant, timestamped now, as SageMaker reports them."""
+def record_invocations(
+    cloudwatch: Any, endpoint: str, variant: str, invocations: float, errors: float, at: datetime | None = None
+) -> None:
+    """Invocations and 5XX errors of one variant, timestamped `at` (default now), as SageMaker reports them."""
     dimensions = [{"Name": "EndpointName", "Value": endpoint}, {"Name": "VariantName", "Value": variant}]
-    now = datetime.now(UTC)
+    now = at or datetime.now(UTC)
     cloudwatch.put_metric_data(
         Namespace="AWS/SageMaker",
         MetricData=[

@@ -16,8 +16,8 @@ INTERRUPTED = 130
 
 @pytest.fixture
 def evidence(prod):
-    prod.traffic("canary", invocations=1000, errors=0)
-    prod.traffic("primary", invocations=11500, errors=0)
+    prod.traffic("canary", invocations=1000, errors=0, minutes=5)
+    prod.traffic("primary", invocations=11500, errors=0, minutes=5)
     streamed(prod)
     return prod
 
