@@ -98,6 +98,20 @@ class ServingAlarms(Construct):
                 threshold=a.ttft_p95_ms,
                 periods=minutes,
             ),
+            # Fast: a release that is broken outright (all at once, the whole fleet) rolls back within
+            # 3 min, not after the 5 bad minutes in a row the SLO alarms above wait for.
+            self._alarm(
+                f"{name}-broken-release",
+                m.broken_minute(a.release_min_requests_per_minute, a.release_5xx_percent, a.release_ttft_p95_ms),
+                route=page("most users get errors or wait far past the SLO now"),
+                missing=NO_REQUESTS_IS_HEALTHY,
+                description=f"{name}: 5XX above {a.release_5xx_percent:g} % or TTFT p95 above "
+                f"{a.release_ttft_p95_ms} ms in 2 of 3 min with at least {a.release_min_requests_per_minute} "
+                f"requests each {suffix}",
+                threshold=0,
+                periods=3,
+                datapoints=2,
+            ),
             self._alarm(
                 f"{name}-engine-silent",
                 m.engine_metric(contract.METRIC_QUEUE_DEPTH, statistic="SampleCount"),
