@@ -84,6 +84,7 @@ review: deps
 # The image and serving stacks by name, not --all: the CI access stack (deploy-ci-access below) is never
 # deployed by the pipeline whose role it defines.
 deploy: deps
+	$(PY) -m tools.paging_check $(ENV)
 	$(PY) -m tools.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
 	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV) --require-approval $(APPROVAL) \
 		MangaAssist-$(ENV)-Image MangaAssist-$(ENV)-Serving

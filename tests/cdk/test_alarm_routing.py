@@ -23,12 +23,18 @@ from tools.alarm_table import DOCUMENT, alarm_rows, document_table, render
 PAGED = {
     "<variant>-5xx-rate",
     "<variant>-ttft-p95",
+    "<variant>-broken-release",
     "<variant>-engine-silent",
     "<variant>-queue-depth",
     "<variant>-instances-short",
 }
 # notBreaching only where a minute without data is a minute without requests: nothing to judge.
-NO_DATA_IS_NO_REQUESTS = {"<variant>-5xx-rate", "<variant>-ttft-p95", "<variant>-instance-outlier"}
+NO_DATA_IS_NO_REQUESTS = {
+    "<variant>-5xx-rate",
+    "<variant>-ttft-p95",
+    "<variant>-broken-release",
+    "<variant>-instance-outlier",
+}
 
 
 def _generic(alarm_id: str) -> str:
@@ -221,9 +227,27 @@ def test_prod_and_staging_refuse_to_page_nobody_and_say_how_to_page(problems, en
         assert form in problem
 
 
+def test_paging_required_decides_who_must_page_not_the_environments_name(problems) -> None:
+    """Issue 39 item 7: a field of the config, not a list of environment names."""
+
+    def staging_without_the_field(raw: dict) -> None:  # prod.yaml as a non-production staging
+        raw["alarms"].pop("paging")
+        raw["alarms"].pop("paging_required")
+        raw["production"] = False
+
+    assert not [p for p in problems(staging_without_the_field, "staging") if p.startswith("alarms.")]
+
+    def dev_that_must_page(raw: dict) -> None:
+        raw["alarms"].pop("paging", None)
+        raw["production"] = False
+
+    assert [p for p in problems(dev_that_must_page, "dev") if p.startswith("alarms.paging: dev pages nobody")]
+
+
 def test_dev_may_page_nobody(problems) -> None:
     def without_pager(raw: dict) -> None:
         raw["alarms"].pop("paging")
+        raw["alarms"].pop("paging_required")
         raw["production"] = False
 
     assert not [p for p in problems(without_pager, "dev") if p.startswith("alarms.")]
