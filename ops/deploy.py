@@ -46,14 +46,19 @@ def make_deploy(env_name: str, released: list[str]) -> int:
 
 
 def variants_needing_release(live: LiveEndpoint, cfg: EnvironmentConfig) -> dict[str, str]:
-    """Live variants the deploy would re-type or remove, with what happens to each."""
-    wanted = {v.name: v.instance_type for v in cfg.variants}
+    """Live variants the deploy would re-type or remove, with what happens to each. The whole ordered
+    list of instance types is compared (InstancePools, priority 1 first): the first switch from
+    InstanceType to InstancePools keeps the preferred type, and whether SageMaker lets that through on
+    a scaled variant is not documented (config/checks/deployed.py), so it goes the safe way round."""
+    wanted = {v.name: tuple(v.instance_types) for v in cfg.variants}
     changes = {}
     for variant in live.variants:
+        now = variant.instance_types or (variant.instance_type,)
         if variant.name not in wanted:
             changes[variant.name] = "removed by the config"
-        elif wanted[variant.name] != variant.instance_type:
-            changes[variant.name] = f"instance type {variant.instance_type} → {wanted[variant.name]}"
+        elif wanted[variant.name] != now:
+            label = "instance type" if len(now) == len(wanted[variant.name]) == 1 else "instance types"
+            changes[variant.name] = f"{label} {', '.join(now)} → {', '.join(wanted[variant.name])}"
     return changes
 
 

@@ -169,12 +169,21 @@ class World:
             self.push_image(tag)
             model = f"{self.endpoint}-{variant.name}-{self.deployments}"
             sagemaker.create_model(ModelName=model, PrimaryContainer={"Image": image_uri(self.cfg, tag)})
+            # As the prod template writes it: InstancePools in priority order when the variant has fallbacks.
+            types = variant.instance_types
+            placement = (
+                {"InstancePools": [{"InstanceType": t, "Priority": i} for i, t in enumerate(types, 1)]}
+                if len(types) > 1
+                else {"InstanceType": variant.instance_type}
+            )
+            if variant.instance_provision_timeout_seconds is not None:
+                placement["VariantInstanceProvisionTimeoutInSeconds"] = variant.instance_provision_timeout_seconds
             variants.append(
                 {
                     "VariantName": variant.name,
                     "ModelName": model,
                     "InitialInstanceCount": variant.initial_instance_count,
-                    "InstanceType": variant.instance_type,
+                    **placement,
                     "InitialVariantWeight": variant.initial_weight,
                 }
             )
