@@ -120,9 +120,10 @@ def test_every_alarm_notifies_one_of_the_two_encrypted_topics(prod) -> None:
     )
     alarms = prod.serving.find_resources("AWS::CloudWatch::Alarm")
     own = {k: a for k, a in alarms.items() if "Autoscaling" not in k}  # scaling alarms trigger policies
-    # per variant: 3 rollback (incl. TTFT p95), 5 platform, 4 engine, the capacity ceiling, the capacity
-    # watch's instances-short and scaling-failed, and the instance outlier (prod has enhanced metrics)
-    assert len(own) == 2 * (13 + 2 + 1)
+    # per variant: 4 rollback (incl. TTFT p95 and the broken release), 5 platform, 4 engine, the capacity
+    # ceiling, the capacity watch's instances-short and scaling-failed, and the instance outlier (prod has
+    # enhanced metrics)
+    assert len(own) == 2 * (14 + 2 + 1)
     for alarm in own.values():
         (action,) = alarm["Properties"]["AlarmActions"]
         assert action["Ref"] in topics
@@ -136,10 +137,10 @@ def test_canary_rollback_alarms_are_the_ones_the_endpoint_watches(prod) -> None:
         {"DeploymentConfig": Match.object_like({"AutoRollbackConfiguration": {"Alarms": rollback}})},
     )
     ids = [a["AlarmName"]["Ref"] for a in rollback.as_array()]
-    assert len(ids) == 6 and len(ids) <= 10
+    assert len(ids) == 8 and len(ids) <= 10
     alarms = prod.serving.find_resources("AWS::CloudWatch::Alarm")
     canary = [alarms[i]["Properties"]["AlarmDescription"] for i in ids if i.startswith("Alarmscanary")]
-    assert len(canary) == 3
+    assert len(canary) == 4  # 5XX rate, TTFT p95, broken release, engine silent
     assert all("rolls back a blue/green deployment" in d for d in canary)
 
 
