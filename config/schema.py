@@ -315,9 +315,11 @@ class Alarms(Strict):
     # Must `paging` reach someone? Always for `production: true`; set it where a non-production
     # environment must page too (staging). config.checks.alerting refuses an empty `paging` then.
     paging_required: bool = False
-    # capacity-ceiling (ticket): the load target tracking tracks stays above this % of its target for
-    # this long, longer than a scale-out takes (config.checks.alerting): the variant wants more than max.
-    capacity_ceiling_percent: float = Field(default=130, gt=100, le=1000)
+    # capacity-ceiling (ticket): target tracking pinned at its maximum (all of it in service) while the
+    # load it tracks stays above this % of what one instance serves within the SLO (planning.capacity),
+    # for this long, longer than a scale-out takes (config.checks.alerting): users would queue and only a
+    # higher max_capacity helps (docs/alarms.md "Capacity ceiling").
+    capacity_ceiling_percent: float = Field(default=100, gt=0, le=1000)
     capacity_ceiling_minutes: int = Field(default=15, ge=5, le=120)
     # The monthly AWS Budgets limit: the configured scenario's cost in `make plan` times this margin.
     budget_margin: float = Field(default=1.2, ge=1, le=10)

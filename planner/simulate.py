@@ -44,8 +44,10 @@ def simulate(
         for fleet in fleets:
             arrivals = total * fleet.model.share
             served, rejected, wait = fleet.serve(arrivals)
+            load = fleet.load(arrivals, served)
             _record(series[fleet.model.name], fleet, arrivals, rejected, wait)
-            _run_policies(fleet, minute, fleet.load(arrivals, served), scenario.events)
+            _record_tracking(series[fleet.model.name], fleet, load)
+            _run_policies(fleet, minute, load, scenario.events)
     return scenario
 
 
@@ -103,6 +105,15 @@ def _record(out: VariantSeries, fleet: Fleet, arrivals: float, rejected: float, 
     out.backlog.append(fleet.backlog)
     out.rejected.append(rejected)
     out.wait_seconds.append(wait)
+
+
+def _record_tracking(out: VariantSeries, fleet: Fleet, load: Load) -> None:
+    """What the capacity-ceiling alarm reads: the load target tracking tracks, per instance, and whether
+    target tracking is pinned: the desired count at the window's maximum and every instance of it in
+    service (the capacity watch's InstancesBelowMax and InstancesShort both 0; planner.ceiling_replay)."""
+    out.concurrency_per_instance.append(load.concurrency / load.in_service if load.in_service else 0.0)
+    out.invocations_per_instance.append(load.invocations / load.in_service if load.in_service else 0.0)
+    out.at_max.append(fleet.desired >= fleet.high and fleet.in_service >= fleet.desired)
 
 
 def _run_policies(fleet: Fleet, minute: int, load: Load, events: list[Event]) -> None:
