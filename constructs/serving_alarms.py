@@ -20,7 +20,7 @@ from config.schema import EnvironmentConfig
 from constructs import Construct
 from constructs.alarm_topic import MissingData, RoutedAlarm, define_alarm, page, ticket
 from constructs.capacity_watch import NAMESPACE as WATCH
-from constructs.capacity_watch_handler.handler import BELOW_MAX, INSTANCES_SHORT
+from constructs.capacity_watch_handler.handler import BELOW_MAX, IN_SERVICE, INSTANCES_SHORT
 from constructs.variant_metrics import VariantMetrics
 from container.serving import contract
 
@@ -32,9 +32,10 @@ NO_REQUESTS_IS_HEALTHY = MissingData(
     "variant, it would roll the next deploy back",
 )
 SILENCE_IS_FAILURE = MissingData(
-    cloudwatch.TreatMissingData.BREACHING,
-    "the image writes QueueDepth every 10 s, traffic or not: silence is the failure. 3 periods: one late "
-    "sample cannot raise it, and a gap never clears it",
+    cloudwatch.TreatMissingData.NOT_BREACHING,
+    "the image writes QueueDepth every 10 s, traffic or not: silence while the capacity watch counts instances "
+    "in service is the failure (FILL makes it a 0). No data at all is the time before the endpoint was ever "
+    "InService (the watch starts after it): a first create pages nobody. A silent watch pages through instances-short",
 )
 KEEP_STATE = MissingData(
     cloudwatch.TreatMissingData.IGNORE,
@@ -116,10 +117,19 @@ class ServingAlarms(Construct):
             ),
             self._alarm(
                 f"{name}-engine-silent",
-                m.engine_metric(contract.METRIC_QUEUE_DEPTH, statistic="SampleCount"),
+                cloudwatch.MathExpression(
+                    expression="IF(FILL(in_service, 0) > 0, FILL(samples, 0), 1)",
+                    using_metrics={
+                        "samples": m.engine_metric(contract.METRIC_QUEUE_DEPTH, statistic="SampleCount"),
+                        "in_service": m.metric(IN_SERVICE, namespace=WATCH, statistic="Maximum"),
+                    },
+                    period=Duration.minutes(1),
+                    label=f"{name} QueueDepth samples while instances are in service",
+                ),
                 route=page("a crashed or stuck engine: its users get errors or wait now"),
                 missing=SILENCE_IS_FAILURE,
-                description=f"{name}: no metrics from the serving image for 3 min (crashed or stuck engine) {suffix}",
+                description=f"{name}: no metrics from the serving image for 3 min while instances are in service "
+                f"(crashed or stuck engine) {suffix}",
                 threshold=1,
                 periods=3,
                 comparison=LT,

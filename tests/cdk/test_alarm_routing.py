@@ -29,8 +29,10 @@ PAGED = {
     "<variant>-queue-depth",
     "<variant>-instances-short",
 }
-# notBreaching only where a minute without data is a minute without requests: nothing to judge.
+# notBreaching only where a minute without data is a minute without requests: nothing to judge; and
+# engine-silent, whose expression has no data only before the endpoint was ever InService (issue 39).
 NO_DATA_IS_NO_REQUESTS = {
+    "<variant>-engine-silent",
     "<variant>-5xx-rate",
     "<variant>-ttft-p95",
     "<variant>-broken-release",

@@ -137,7 +137,7 @@ def test_rollback_alarms_are_5xx_rate_engine_silence_and_first_token_time_per_va
     watched = sorted(tuple(sorted(_watched_metrics(a))) for a in alarms.values())
     per_variant = [
         ("Invocation5XXErrors", "Invocations"),
-        ("QueueDepth",),
+        ("InstancesInService", "QueueDepth"),  # engine-silent, gated on the capacity watch
         ("TimeToFirstToken",),
         ("Invocation5XXErrors", "Invocations", "TimeToFirstToken"),  # broken-release
     ]
