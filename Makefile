@@ -84,11 +84,16 @@ review: deps
 
 # A production environment is refused while a pool type's capacity is assumed (tools/assumed_capacity.py;
 # ACCEPT_ASSUMED_CAPACITY="<reason>" overrides, and the reason is recorded in config/deployed/ENV.json).
+# A production environment is refused with a placeholder paging destination (tools/paging_check.py). Both
+# checks run, before any AWS call, and both refusals are shown at once; the exit code is the first one's.
 # Refused when the blue/green update would overlap a scheduled peak window (FORCE_PEAK=1 overrides).
 # The image and serving stacks by name, not --all: the CI access stack (deploy-ci-access below) is never
 # deployed by the pipeline whose role it defines.
 deploy: deps
-	$(PY) -m tools.assumed_capacity $(ENV)
+	@capacity=0; paging=0; \
+	$(PY) -m tools.assumed_capacity $(ENV) || capacity=$$?; \
+	$(PY) -m tools.paging_check $(ENV) || paging=$$?; \
+	if [ $$capacity -ne 0 ]; then exit $$capacity; fi; exit $$paging
 	$(PY) -m tools.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
 	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV) --require-approval $(APPROVAL) \
 		MangaAssist-$(ENV)-Image MangaAssist-$(ENV)-Serving

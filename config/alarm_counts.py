@@ -8,4 +8,4 @@ loading a config must not.
 from __future__ import annotations
 
 MAX_ROLLBACK_ALARMS = 10  # AutoRollbackConfiguration accepts 1-10 alarms
-ROLLBACK_ALARMS_PER_VARIANT = 3  # 5XX rate, time to first token p95, engine silent
+ROLLBACK_ALARMS_PER_VARIANT = 4  # 5XX rate, time to first token p95, engine silent, broken release

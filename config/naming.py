@@ -29,6 +29,12 @@ def operator_policy_name(env_name: str) -> str:
     return f"{PROJECT}-{env_name}-Operator"
 
 
+def floor_record_path(env_name: str) -> str:
+    """The SSM Parameter Store path under which `bin/ops rollback` keeps one floor record per variant
+    (ops/floor_store.py); the Operator policy grants exactly this path."""
+    return f"/{PROJECT.lower()}/{env_name}/rollback-floor"
+
+
 # CloudFormation output keys (the ops CLI reads them with DescribeStacks).
 OUTPUT_REPOSITORY_URI = "RepositoryUri"
 OUTPUT_REPOSITORY_NAME = "RepositoryName"

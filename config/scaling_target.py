@@ -46,6 +46,17 @@ def tracking_target(cfg: EnvironmentConfig, variant_name: str) -> float:
     return round(tracking.target_share_of_concurrency * found[1].concurrent_sequences, 2)
 
 
+def ceiling_load(cfg: EnvironmentConfig, variant_name: str) -> tuple[str, float] | None:
+    """(metric, value) above which the capacity-ceiling alarm counts a minute: `alarms.capacity_ceiling_percent`
+    of what one instance of the variant's saturating type serves within the SLO, in the unit of the metric
+    target tracking tracks; None without a planning.capacity figure (no alarm then)."""
+    metric = cfg.autoscaling[variant_name].target_tracking.metric
+    found = saturating_capacity(cfg, cfg.variant(variant_name), metric)
+    if found is None:
+        return None
+    return metric, round(limit_of(found[1], metric) * cfg.alarms.capacity_ceiling_percent / 100, 2)
+
+
 def target_provenance(cfg: EnvironmentConfig, variant_name: str) -> str:
     """'14 concurrent requests per instance (0.7 x 20 concurrent_sequences of ml.g5.xlarge, assumed)' or the explicit value."""
     tracking = cfg.autoscaling[variant_name].target_tracking

@@ -265,6 +265,15 @@ class EndpointMetrics(Strict):
     outlier_minutes: int = Field(default=10, ge=3, le=60)  # ... in this many consecutive minutes
 
 
+class Operations(Strict):
+    """How the ops CLI treats the live endpoint (docs/operations.md "A busy endpoint")."""
+
+    # The most a command waits, in all, for an endpoint that is Updating (a scale-out, another change)
+    # before its weight or capacity change is taken: with instance pools one scale-out may hold the
+    # endpoint Updating for its instance_provision_timeout_seconds (config.checks.variants compares them).
+    busy_endpoint_wait_seconds: int = Field(default=1200, ge=60, le=7200)
+
+
 class ImageBuild(Strict):
     keep_images: int = Field(default=30, ge=2, le=1000)  # ECR lifecycle: newest N images kept
 
@@ -307,6 +316,12 @@ class Alarms(Strict):
     # A minute with fewer streamed requests than this does not count against the TTFT alarm: with 20,
     # the p95 is the 19th value, so one or two slow requests cannot make it.
     ttft_min_requests_per_minute: int = Field(default=20, ge=1, le=100_000)
+    # A broken release, the whole fleet at once: 5XX above this share, or TTFT p95 above this, in 2 of 3
+    # minutes with at least this many requests rolls it back within 3 min (docs/alarms.md "When each
+    # alarm fires"), beside the 5-minute SLO alarms above, which catch what is merely worse.
+    release_5xx_percent: float = Field(default=5, gt=0, le=100)
+    release_ttft_p95_ms: int = Field(default=1000, ge=1, le=INVOCATION_TIMEOUT_MS)
+    release_min_requests_per_minute: int = Field(default=20, ge=1, le=100_000)
     # Waiting requests per instance: 1,200/min at the SLO drain 1,200 in the 60 s timeout, so a
     # queue of 10,000 is already all timeouts.
     queue_depth_critical: float = Field(default=80, gt=0, le=10_000)
@@ -317,12 +332,17 @@ class Alarms(Strict):
     shed_page_percent: float = Field(default=5, gt=0, le=100)
     prefix_cache_hit_min_percent: float = Field(default=50, ge=0, le=100)
     # What users feel now pages `paging`; the rest is a ticket (docs/alarms.md). Paging is required in
-    # prod and staging (config.checks.alerting). Replaces `email_subscriptions` (one topic for all).
+    # production environments and where `paging_required` says so (config.checks.alerting). Replaces `email_subscriptions` (one topic for all).
     paging: AlarmDestination = AlarmDestination()
     ticket: AlarmDestination = AlarmDestination()
-    # capacity-ceiling (ticket): the load target tracking tracks stays above this % of its target for
-    # this long, longer than a scale-out takes (config.checks.alerting): the variant wants more than max.
-    capacity_ceiling_percent: float = Field(default=130, gt=100, le=1000)
+    # Must `paging` reach someone? Always for `production: true`; set it where a non-production
+    # environment must page too (staging). config.checks.alerting refuses an empty `paging` then.
+    paging_required: bool = False
+    # capacity-ceiling (ticket): target tracking pinned at its maximum (all of it in service) while the
+    # load it tracks stays above this % of what one instance serves within the SLO (planning.capacity),
+    # for this long, longer than a scale-out takes (config.checks.alerting): users would queue and only a
+    # higher max_capacity helps (docs/alarms.md "Capacity ceiling").
+    capacity_ceiling_percent: float = Field(default=100, gt=0, le=1000)
     capacity_ceiling_minutes: int = Field(default=15, ge=5, le=120)
     # The monthly AWS Budgets limit: the configured scenario's cost in `make plan` times this margin.
     budget_margin: float = Field(default=1.2, ge=1, le=10)
@@ -619,6 +639,7 @@ class EnvironmentConfig(Strict):
     alarms: Alarms
     autoscaling: dict[str, VariantScaling]  # keyed by variant name
     planning: Planning = Planning()
+    operations: Operations = Operations()
     # When users come for sure (audiences' evenings, release days): the windows `make plan` judges shortfall
     # in, whatever traffic it replays and whatever the schedules say (config/release_calendar.py).
     release_calendar: ReleaseCalendar

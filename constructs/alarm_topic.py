@@ -78,6 +78,7 @@ def define_alarm(
     threshold: float,
     periods: int,
     comparison: cloudwatch.ComparisonOperator = cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    datapoints: int | None = None,  # M of the N `periods`; None: all of them
 ) -> RoutedAlarm:
     """An alarm with its destination and its missing-data treatment always stated (TreatMissingData is
     written into every template); its description starts with the severity, as the notification does."""
@@ -87,6 +88,7 @@ def define_alarm(
         alarm_description=f"[{route.severity.value}] {description}",
         threshold=threshold,
         evaluation_periods=periods,
+        datapoints_to_alarm=datapoints,
         comparison_operator=comparison,
         treat_missing_data=missing.treatment,
     )

@@ -25,10 +25,22 @@ Metrics Insights queries group by `InstanceId` at evaluation time.
   instance. A Metrics Insights widget holds one query (CloudWatch "Metrics Insights quotas": one query
   per GetMetricData call), hence one widget per metric and variant.
 
-The queries name no SCHEMA: the per-instance dimension set is not spelt out on the pages read, and a
-SCHEMA matches only metrics with exactly the dimensions it lists. Series without an `InstanceId` (the
-variant-level aggregates) fall into one more group whose value lies between the instances' own, so
-they change neither the slowest nor the fastest. Alarm form: a Metrics Insights query with GROUP BY
+The queries name a SCHEMA with the instance dimension: `SCHEMA("AWS/SageMaker", EndpointName, InstanceId,
+VariantName)` "narrows the query results to only the metrics with that exact dimension set" (CloudWatch
+user guide, "Metrics Insights query components and syntax"), so the variant-level series (EndpointName,
+VariantName only) no longer mix into MAX and MIN as one more group; the enhanced-metrics page says the
+invocation metrics "include an InstanceId dimension" beside the endpoint's and variant's. Should SageMaker
+add a dimension to them, the query matches nothing and the alarm holds its state (missing data: ignore);
+the dashboard rows show it at once.
+
+Its scope: a variant of at least two instances of one type. The canary's single instance has no peer,
+so MAX / MIN is 1 whatever it does (its health is the canary guard's and the rollback alarms' business).
+With instance pools a variant can serve on ml.g5 and ml.g6 at once, whose latencies differ by type
+alone, and the invocation metrics carry no instance-type dimension (same page): NOT solved here. The
+capacity watch's `InstancesInService` per `InstanceType` tells when two types serve, but whether an
+alarm may combine a Metrics Insights query with plain metrics in one expression is not stated on the
+alarm pages read, so the gate is left for a follow-up; a ticket during a mixed minute names the
+cause on the dashboard row (docs/alarms.md "Instance outlier"). Alarm form: a Metrics Insights query with GROUP BY
 returns many series; an alarm must watch one, so the query feeds a metric-math expression
 (`MAX(q) / MIN(q)`, functions that take an array of series; CloudWatch user guide, "Use Metrics Insights
 queries with metric math" and "Create alarms on Metrics Insights queries").
@@ -61,8 +73,9 @@ def capacity_spread(cfg: EnvironmentConfig, instance_types: list[str]) -> float:
 def per_instance_query(namespace: str, function: str, metric_name: str, endpoint_name: str, variant: str) -> str:
     """A Metrics Insights query: one series per instance of the variant. Names are quoted as the query
     language asks: identifiers in double quotes, dimension values in single quotes."""
+    schema = f'SCHEMA("{namespace}", "{contract.DIM_ENDPOINT}", "{INSTANCE_ID}", "{contract.DIM_VARIANT}")'
     return (
-        f'SELECT {function}("{metric_name}") FROM "{namespace}" '
+        f'SELECT {function}("{metric_name}") FROM {schema} '
         f"WHERE \"{contract.DIM_ENDPOINT}\" = '{endpoint_name}' AND \"{contract.DIM_VARIANT}\" = '{variant}' "
         f'GROUP BY "{INSTANCE_ID}"'
     )

@@ -53,6 +53,10 @@ SCALING_WRITE = [
 SCALING_REGISTER = ["application-autoscaling:RegisterScalableTarget"]
 SCALING_TAG = ["application-autoscaling:TagResource"]
 IMAGES = ["ecr:DescribeImages", "ecr:BatchGetImage", "ecr:PutImage"]  # verify; release-tag
+# rollback and shift keep the floor record where any operator finds it; restore-scaling reads and removes
+# it (ops/floor_store.py). GetParametersByPath is authorised on the path itself (botocore ssm model).
+FLOOR_RECORD_WRITE = ["ssm:PutParameter", "ssm:DeleteParameter"]
+FLOOR_RECORD_LIST = ["ssm:GetParametersByPath"]
 
 # The reason for every resource wider than one of ours, by statement id.
 WIDER = {
@@ -72,6 +76,8 @@ WIDER = {
     "Alarms": "ops lists the alarms in ALARM (DescribeAlarms by state, a list call) and keeps the endpoint's own; "
     "read-only",
     "Stacks": "a stack's ARN ends in an ID CloudFormation assigns at creation; the name before it is ours",
+    "FloorRecords": "one parameter per variant under this environment's rollback-floor path "
+    "(ops/floor_store.py), named by the variant at run time",
 }
 
 
@@ -103,6 +109,7 @@ def operator_statements(scope: OperatorScope) -> list[dict]:
         for name in (naming.serving_stack_name(scope.env_name), naming.image_stack_name(scope.env_name))
     ]
     targets = [scope.arn("application-autoscaling", "scalable-target/*")]
+    floor_records = scope.arn("ssm", f"parameter{naming.floor_record_path(scope.env_name)}")
     ours = scope.endpoint_name  # the value of the SCALING_TAG_KEY tag on this endpoint's scalable targets
     sagemaker_variants = {
         "application-autoscaling:service-namespace": "sagemaker",
@@ -133,6 +140,8 @@ def operator_statements(scope: OperatorScope) -> list[dict]:
         _allow("ScalingTag", SCALING_TAG, targets, {"StringEquals": {f"aws:RequestTag/{SCALING_TAG_KEY}": ours}}),
         _allow("ImageRepository", IMAGES, [scope.repository_arn]),
         _allow("Stacks", ["cloudformation:DescribeStacks"], stacks),
+        _allow("FloorRecords", FLOOR_RECORD_WRITE, [f"{floor_records}/*"]),
+        _allow("FloorRecordList", FLOOR_RECORD_LIST, [floor_records]),
     ] + ([_allow("Topics", ["sns:ListSubscriptionsByTopic"], list(scope.topic_arns))] if scope.topic_arns else [])
 
 
@@ -169,6 +178,9 @@ class OperatorPolicy(Construct):
             pseudo.format(service="sagemaker", resource="endpoint-config/*"): WIDER["EndpointConfigsAndModels"],
             pseudo.format(service="sagemaker", resource="model/*"): WIDER["EndpointConfigsAndModels"],
             pseudo.format(service="cloudwatch", resource="alarm:*"): WIDER["Alarms"],
+            pseudo.format(service="ssm", resource=f"parameter{naming.floor_record_path(env_name)}/*"): WIDER[
+                "FloorRecords"
+            ],
         }
         for stack in (naming.serving_stack_name(env_name), naming.image_stack_name(env_name)):
             wider[pseudo.format(service="cloudformation", resource=f"stack/{stack}/*")] = WIDER["Stacks"]

@@ -15,10 +15,12 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 
 from config.alarm_counts import MAX_ROLLBACK_ALARMS, ROLLBACK_ALARMS_PER_VARIANT
 from config.metric_names import HIGH_RESOLUTION
-from config.scaling_target import tracking_target
+from config.scaling_target import ceiling_load
 from config.schema import EnvironmentConfig
 from constructs import Construct
 from constructs.alarm_topic import MissingData, RoutedAlarm, define_alarm, page, ticket
+from constructs.capacity_watch import NAMESPACE as WATCH
+from constructs.capacity_watch_handler.handler import BELOW_MAX, IN_SERVICE, INSTANCES_SHORT
 from constructs.variant_metrics import VariantMetrics
 from container.serving import contract
 
@@ -30,9 +32,10 @@ NO_REQUESTS_IS_HEALTHY = MissingData(
     "variant, it would roll the next deploy back",
 )
 SILENCE_IS_FAILURE = MissingData(
-    cloudwatch.TreatMissingData.BREACHING,
-    "the image writes QueueDepth every 10 s, traffic or not: silence is the failure. 3 periods: one late "
-    "sample cannot raise it, and a gap never clears it",
+    cloudwatch.TreatMissingData.NOT_BREACHING,
+    "the image writes QueueDepth every 10 s, traffic or not: silence while the capacity watch counts instances "
+    "in service is the failure (FILL makes it a 0). No data at all is the time before the endpoint was ever "
+    "InService (the watch starts after it): a first create pages nobody. A silent watch pages through instances-short",
 )
 KEEP_STATE = MissingData(
     cloudwatch.TreatMissingData.IGNORE,
@@ -98,12 +101,35 @@ class ServingAlarms(Construct):
                 threshold=a.ttft_p95_ms,
                 periods=minutes,
             ),
+            # Fast: a release that is broken outright (all at once, the whole fleet) rolls back within
+            # 3 min, not after the 5 bad minutes in a row the SLO alarms above wait for.
+            self._alarm(
+                f"{name}-broken-release",
+                m.broken_minute(a.release_min_requests_per_minute, a.release_5xx_percent, a.release_ttft_p95_ms),
+                route=page("most users get errors or wait far past the SLO now"),
+                missing=NO_REQUESTS_IS_HEALTHY,
+                description=f"{name}: 5XX above {a.release_5xx_percent:g} % or TTFT p95 above "
+                f"{a.release_ttft_p95_ms} ms in 2 of 3 min with at least {a.release_min_requests_per_minute} "
+                f"requests each {suffix}",
+                threshold=0,
+                periods=3,
+                datapoints=2,
+            ),
             self._alarm(
                 f"{name}-engine-silent",
-                m.engine_metric(contract.METRIC_QUEUE_DEPTH, statistic="SampleCount"),
+                cloudwatch.MathExpression(
+                    expression="IF(FILL(in_service, 0) > 0, FILL(samples, 0), 1)",
+                    using_metrics={
+                        "samples": m.engine_metric(contract.METRIC_QUEUE_DEPTH, statistic="SampleCount"),
+                        "in_service": m.metric(IN_SERVICE, namespace=WATCH, statistic="Maximum"),
+                    },
+                    period=Duration.minutes(1),
+                    label=f"{name} QueueDepth samples while instances are in service",
+                ),
                 route=page("a crashed or stuck engine: its users get errors or wait now"),
                 missing=SILENCE_IS_FAILURE,
-                description=f"{name}: no metrics from the serving image for 3 min (crashed or stuck engine) {suffix}",
+                description=f"{name}: no metrics from the serving image for 3 min while instances are in service "
+                f"(crashed or stuck engine) {suffix}",
                 threshold=1,
                 periods=3,
                 comparison=LT,
@@ -219,27 +245,41 @@ class ServingAlarms(Construct):
         )
 
     def _ceiling(self, name: str, m: VariantMetrics) -> None:
-        """The variant wants more than max_capacity: the load target tracking tracks stays well above its
-        target for longer than a scale-out takes (config.checks.alerting). Only the load is read, never
-        an instance count or the capacity range, so a schedule pinning min = max cannot raise it, nor
-        can a blue/green bake (both fleets under the same dimensions only lower the average)."""
-        scaling = self.cfg.autoscaling.get(name)
-        if scaling is None:
+        """Users would queue and only a higher max_capacity helps: target tracking is pinned at its maximum,
+        all of it in service (the capacity watch's InstancesBelowMax and InstancesShort both 0), while the
+        load it tracks stays above what the instances serve within the SLO (planning.capacity), for longer
+        than a scale-out takes (config.checks.alerting). The load against the policy's target alone held for
+        15 min every evening and release window, where the floors carry the forecast at full capacity
+        and target tracking, at the window's max, still wants more while users are served (11 tickets on
+        the reference week; tests/planner/test_ceiling_replay.py). A silent watch counts as not pinned
+        (instances-short pages for it). No planning.capacity figure: no alarm."""
+        scaling, ceiling = self.cfg.autoscaling.get(name), None
+        if scaling is not None:
+            ceiling = ceiling_load(self.cfg, name)
+        if ceiling is None:
             return
         a = self.cfg.alarms
-        metric_name, statistic = TRACKED_LOAD.get(scaling.target_tracking.metric, INVOCATIONS_LOAD)
-        target = tracking_target(self.cfg, name)
+        metric_name, statistic = TRACKED_LOAD.get(ceiling[0], INVOCATIONS_LOAD)
         self._alarm(
             f"{name}-capacity-ceiling",
-            m.metric(metric_name, statistic=statistic),
-            route=ticket(
-                "the fleet stays short of what target tracking wants: raise max_capacity or a window; "
-                "TTFT and the queue page if users feel it"
+            cloudwatch.MathExpression(
+                expression=f"IF(load > {ceiling[1]:g} AND FILL(below_max, 1) <= 0 AND FILL(short, 1) <= 0, 1, 0)",
+                using_metrics={
+                    "load": m.metric(metric_name, statistic=statistic),
+                    "below_max": m.metric(BELOW_MAX, namespace=WATCH, statistic="Maximum"),
+                    "short": m.metric(INSTANCES_SHORT, namespace=WATCH, statistic="Maximum"),
+                },
+                period=Duration.minutes(1),
+                label=f"{name} {metric_name} above capacity at max_capacity",
             ),
-            description=f"{name}: {metric_name} above {a.capacity_ceiling_percent:g} % of the scaling target "
-            f"{target:g} for {a.capacity_ceiling_minutes} min: target tracking cannot add instances (at "
-            f"max_capacity, or the window's max)",
-            threshold=round(target * a.capacity_ceiling_percent / 100, 2),
+            route=ticket(
+                "the fleet is at its maximum and still short of what users need: raise max_capacity or a "
+                "window; TTFT and the queue page if users feel it"
+            ),
+            description=f"{name}: {metric_name} above {ceiling[1]:g} ({a.capacity_ceiling_percent:g} % of "
+            f"planning.capacity) for {a.capacity_ceiling_minutes} min with target tracking at max_capacity "
+            "(or the window's max), every instance in service",
+            threshold=0,
             periods=a.capacity_ceiling_minutes,
         )
 

@@ -95,6 +95,24 @@ class VariantMetrics:
             raise ValueError(f"{metric_name} is not a per-request latency the serving image emits")
         return self.metric(metric_name, namespace=contract.METRIC_NAMESPACE, statistic=statistic)
 
+    def broken_minute(self, min_requests: int, error_percent: float, ttft_ms: int) -> cloudwatch.MathExpression:
+        """1 in a minute with at least `min_requests` invocations whose 5XX share is above `error_percent`
+        or whose TTFT p95 is above `ttft_ms`, else 0. No division (a minute without invocations would
+        divide by zero), and FILL(…, 0) so a minute without errors or streams still compares."""
+        return cloudwatch.MathExpression(
+            expression=(
+                f"IF(FILL(invocations, 0) >= {min_requests} AND (100 * FILL(errors, 0) > {error_percent:g} * "
+                f"FILL(invocations, 0) OR FILL(ttft_p95, 0) > {ttft_ms}), 1, 0)"
+            ),
+            using_metrics={
+                "invocations": self.invocations(),
+                "errors": self.errors_5xx(),
+                "ttft_p95": self.latency(contract.METRIC_TIME_TO_FIRST_TOKEN, "p95"),
+            },
+            period=ONE_MINUTE,
+            label=f"{self.variant_name} broken minute (5XX > {error_percent:g} % or TTFT p95 > {ttft_ms} ms)",
+        )
+
     def first_token_p95_with_enough_requests(self, min_requests: int) -> cloudwatch.MathExpression:
         """TTFT p95 of each minute, or 0 in a minute with fewer than `min_requests` first tokens: a
         variant serving a handful of requests must not roll a release back on three slow ones."""

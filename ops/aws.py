@@ -67,6 +67,7 @@ class AwsClients:
     cloudformation = ServiceClient("cloudformation")
     s3 = ServiceClient("s3")
     bedrock = ServiceClient("bedrock")
+    ssm = ServiceClient("ssm")  # rollback floor records (ops/floor_store.py)
 
     def account_id(self) -> str:
         return self.client("sts").get_caller_identity()["Account"]

@@ -4,7 +4,6 @@ Tests hand a `Runtime` in as click's context object (fast polls, a fake deployer
 """
 
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -12,6 +11,7 @@ import typer
 from config import environment_label
 from ops.aws import AwsClients, open_session
 from ops.bedrock_import import ImportJob, submit_import, validate_artifact, wait_for_import
+from ops.busy_endpoint import Patience
 from ops.capacity_command import capacity_command
 from ops.command import (
     CanaryOpt,
@@ -33,8 +33,8 @@ from ops.output import Console, JsonOpt, one_line
 from ops.peak_window import check_peak_windows
 from ops.promotion import plan_promotion, write_promotion
 from ops.release_tag import tag_release
-from ops.rollback_capacity import Floor, FloorRecord, restore_floor
-from ops.scaling import ScalingSnapshot, restore_scaling
+from ops.restore_command import restore_scaling_command
+from ops.rollback_capacity import Floor
 from ops.scaling_history_command import scaling_history_command
 from ops.shift_command import shift_command
 from ops.smoke import DEFAULT_PROMPT, SmokeRequest, smoke_adapter
@@ -76,7 +76,14 @@ def rollback_command(
     access = rt.open_for_emergency(env, region, (canary, primary))  # an invalid config does not stop it
     rollback(
         access.clients,
-        Target(env, access.identity.endpoint_name, canary, primary, region),
+        Target(
+            env,
+            access.identity.endpoint_name,
+            canary,
+            primary,
+            region,
+            Patience.of(access.cfg and access.cfg.operations),
+        ),
         Console(rt.zone),
         rt.timing,
         Floor.of(access.cfg, rt.state_dir),  # no capacity figures with an invalid config: the floor says so
@@ -158,29 +165,7 @@ def deploy_command(
     deploy(environment.clients, environment.cfg, rt.deployer, Console(rt.zone), rt.timing, rt.state_dir)
 
 
-@app.command(name="restore-scaling")
-@reports_errors
-def restore_scaling_command(
-    ctx: typer.Context,
-    env: EnvArg,
-    snapshot: Annotated[
-        Path, typer.Argument(help="Snapshot written by `deploy`, or floor record of `rollback`/`shift` (path printed).")
-    ],
-    region: RegionOpt = None,
-) -> None:
-    """Register scaling targets, policies and scheduled actions again from a snapshot file, e.g. after
-    a deploy was killed before it could restore them; or, from a floor record, put back the minimum a
-    rollback raised (only while it is still the one the rollback set)."""
-    rt = runtime(ctx)
-    access = rt.open_for_emergency(env, region)  # an invalid config does not stop it
-    endpoint = access.identity.endpoint_name
-    saved = FloorRecord.load(snapshot) if FloorRecord.is_one(snapshot) else ScalingSnapshot.load(snapshot)
-    if saved.endpoint != endpoint:
-        raise OpsError(f"{snapshot} is for endpoint {saved.endpoint}, not {endpoint}", ExitCode.USAGE)
-    if isinstance(saved, FloorRecord):
-        restore_floor(access.clients.autoscaling, saved, Console(rt.zone))
-        return
-    restore_scaling(access.clients.autoscaling, saved, Console(rt.zone), snapshot)
+app.command(name="restore-scaling")(reports_errors(restore_scaling_command))
 
 
 @app.command(name="verify")

@@ -17,6 +17,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from config import EnvironmentConfig, naming
 from ops.aws import AwsClients
+from ops.busy_endpoint import Patience, wait_in_service
 from ops.capacity_gate import check_before_deploy
 from ops.child_process import run_child
 from ops.endpoint import LiveEndpoint, read_endpoint
@@ -46,14 +47,19 @@ def make_deploy(env_name: str, released: list[str]) -> int:
 
 
 def variants_needing_release(live: LiveEndpoint, cfg: EnvironmentConfig) -> dict[str, str]:
-    """Live variants the deploy would re-type or remove, with what happens to each."""
-    wanted = {v.name: v.instance_type for v in cfg.variants}
+    """Live variants the deploy would re-type or remove, with what happens to each. The whole ordered
+    list of instance types is compared (InstancePools, priority 1 first): the first switch from
+    InstanceType to InstancePools keeps the preferred type, and whether SageMaker lets that through on
+    a scaled variant is not documented (config/checks/deployed.py), so it goes the safe way round."""
+    wanted = {v.name: tuple(v.instance_types) for v in cfg.variants}
     changes = {}
     for variant in live.variants:
+        now = variant.instance_types or (variant.instance_type,)
         if variant.name not in wanted:
             changes[variant.name] = "removed by the config"
-        elif wanted[variant.name] != variant.instance_type:
-            changes[variant.name] = f"instance type {variant.instance_type} → {wanted[variant.name]}"
+        elif wanted[variant.name] != now:
+            label = "instance type" if len(now) == len(wanted[variant.name]) == 1 else "instance types"
+            changes[variant.name] = f"{label} {', '.join(now)} → {', '.join(wanted[variant.name])}"
     return changes
 
 
@@ -66,12 +72,10 @@ def deploy(
     state_dir: Path,
 ) -> None:
     check_before_deploy(cfg, console)  # before the first AWS call, as make deploy's own first step
+    # A running update (a scale-out, a weight change) is waited out, within operations.busy_endpoint_wait_seconds.
+    what = "deploy once the running update is over"
+    wait_in_service(clients.sagemaker, cfg.endpoint_name, what, console, timing, Patience.of(cfg.operations))
     live = read_endpoint(clients.sagemaker, cfg.endpoint_name, cfg.name)
-    if live.status != "InService":
-        raise OpsError(
-            f"endpoint {live.name} is {live.status}: wait for the running update to finish (`bin/ops status {cfg.name}`)",
-            ExitCode.REFUSED,
-        )
     releases = variants_needing_release(live, cfg)
     snapshot = read_scaling(clients.autoscaling, live.name, list(releases))
     if not snapshot.variants:

@@ -31,6 +31,8 @@ class LiveVariant:
     # instance_type; and with pools, DescribeEndpoint's instances in service per type.
     instance_types: tuple[str, ...] = ()
     pools: tuple[PoolCount, ...] = ()
+    # VariantInstanceProvisionTimeoutInSeconds of the endpoint config: how long SageMaker tries the pools.
+    provision_timeout_seconds: int | None = None
 
     @property
     def image_tag(self) -> str:
@@ -142,6 +144,7 @@ def read_endpoint(sagemaker: Any, endpoint_name: str, env_name: str) -> LiveEndp
                     PoolCount(pool["InstanceType"], pool["CurrentInstanceCount"])
                     for pool in summary.get("InstancePools") or ()
                 ),
+                provision_timeout_seconds=configured[name].get("VariantInstanceProvisionTimeoutInSeconds"),
             )
         )
     pending = described.get("PendingDeploymentSummary") or {}

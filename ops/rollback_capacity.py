@@ -46,6 +46,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from config import ConfigError, EnvironmentConfig, load_catalog
 from config.access import scaling_tags
 from config.schema import InstanceCapacity
+from ops import floor_store
 from ops.aws import AwsClients
 from ops.endpoint import LiveVariant, read_endpoint
 from ops.errors import ExitCode, OpsError, explain
@@ -100,8 +101,9 @@ class Floor:
     state_dir: Path
     sizing: Sizing | None = None
     missing: str = ""
-    record: Path | None = None
+    record: Path | None = None  # the local copy (a cache)
     min_before: int | None = None  # the minimum before this run first raised it
+    published: str | None = None  # the SSM parameter any operator finds it in (ops/floor_store.py)
 
     @classmethod
     def of(cls, cfg: EnvironmentConfig | None, state_dir: Path) -> Floor:
@@ -262,7 +264,7 @@ def _raise(clients: AwsClients, target: Target, floor: Floor, primary: Primary, 
     if primary.min_capacity >= count:
         console.ok(f"{target.primary}'s scalable target minimum is {primary.min_capacity}: target tracking keeps it")
         return desired < count
-    _remember(floor, target, primary.min_capacity, count)
+    _remember(clients, floor, target, (primary.min_capacity, count), console)
     clients.autoscaling.register_scalable_target(
         ServiceNamespace=SERVICE_NAMESPACE,
         ResourceId=resource_id(target.endpoint, target.primary),
@@ -277,8 +279,10 @@ def _raise(clients: AwsClients, target: Target, floor: Floor, primary: Primary, 
     return desired < count
 
 
-def _remember(floor: Floor, target: Target, min_before: int, raised_to: int) -> None:
-    """This run's record: the first minimum it found, the last one it set."""
+def _remember(clients: AwsClients, floor: Floor, target: Target, minimums: tuple[int, int], console: Console) -> None:
+    """This run's record (the first minimum it found, the last one it set) in SSM, where any operator
+    finds it, and in the state directory; a record SSM refused stays local, and the warning says so."""
+    min_before, raised_to = minimums
     if floor.record is None:
         stamp = f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
         floor.record = floor.state_dir / f"{RECORD_KIND}-{target.endpoint}-{stamp}.json"
@@ -286,11 +290,18 @@ def _remember(floor: Floor, target: Target, min_before: int, raised_to: int) -> 
     assert floor.min_before is not None
     record = FloorRecord(target.endpoint, target.primary, floor.min_before, raised_to, datetime.now(UTC).isoformat())
     record.save(floor.record)
+    try:
+        floor.published = floor_store.publish(clients.ssm, target.env_name, target.primary, record.document())
+    except (ClientError, BotoCoreError) as error:
+        floor.published = None
+        console.warn(f"the floor record is only on this machine ({floor.record}): SSM refused it ({explain(error)})")
 
 
-def restore_command(target: Target, record: Path) -> str:
+def restore_command(target: Target, floor: Floor) -> str:
+    """`bin/ops restore-scaling ENV`, which reads the record from SSM; with the local file if SSM has none."""
     region = ["--region", target.region] if target.region else []
-    return shlex.join(["bin/ops", "restore-scaling", target.env_name, str(record), *region])
+    record = [] if floor.published or floor.record is None else [str(floor.record)]
+    return shlex.join(["bin/ops", "restore-scaling", target.env_name, *record, *region])
 
 
 def carry(clients: AwsClients, target: Target, floor: Floor, share: float, console: Console) -> str:
@@ -306,7 +317,7 @@ def carry(clients: AwsClients, target: Target, floor: Floor, share: float, conso
     raised = _raise(clients, target, floor, primary, need.count, console)
     sized = f"{target.primary} sized for {_rate(need.traffic)}: {need.count} instances"
     if floor.record is not None:
-        restore = restore_command(target, floor.record)
+        restore = restore_command(target, floor)
         console.line(f"  put the floor back once the traffic has settled: {restore}")
         return f"{sized}, its minimum raised; put it back with `{restore}`"
     return f"{sized}{', desired count raised' if raised else ', already there'}"
@@ -359,7 +370,7 @@ def keep_floor(clients: AwsClients, target: Target, floor: Floor | None, console
     _raise(clients, target, floor, primary, need.count, console)
     raised_min = primary.min_capacity is not None and primary.min_capacity < need.count
     if floor.record is not None and raised_min:
-        console.line(f"  the floor stays after the shift; put it back with {restore_command(target, floor.record)}")
+        console.line(f"  the floor stays after the shift; put it back with {restore_command(target, floor)}")
     return need.count if extra else 0
 
 
@@ -413,10 +424,12 @@ class FloorRecord:
     raised_to: int
     raised_at: str  # ISO 8601, UTC
 
+    def document(self) -> str:
+        return json.dumps({"kind": RECORD_KIND, **self.__dict__}, indent=2) + "\n"
+
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        document = {"kind": RECORD_KIND, **self.__dict__}
-        path.write_text(json.dumps(document, indent=2) + "\n")
+        path.write_text(self.document())
 
     @staticmethod
     def is_one(path: Path) -> bool:
@@ -430,11 +443,18 @@ class FloorRecord:
     @classmethod
     def load(cls, path: Path) -> FloorRecord:
         try:
-            raw = json.loads(path.read_text())
+            return cls.parse(path.read_text(), str(path))
+        except OSError as error:
+            raise OpsError(f"cannot read floor record {path}: {error}", ExitCode.USAGE) from None
+
+    @classmethod
+    def parse(cls, document: str, where: str) -> FloorRecord:
+        try:
+            raw = json.loads(document)
             fields = ("endpoint", "variant", "min_before", "raised_to", "raised_at")
             return cls(**{name: raw[name] for name in fields})
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise OpsError(f"cannot read floor record {path}: {error}", ExitCode.USAGE) from None
+        except (ValueError, KeyError, TypeError) as error:
+            raise OpsError(f"cannot read floor record {where}: {error}", ExitCode.USAGE) from None
 
 
 def restore_floor(autoscaling: Any, record: FloorRecord, console: Console) -> None:

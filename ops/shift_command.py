@@ -10,6 +10,7 @@ import typer
 
 from config import EnvironmentConfig
 from config.variant_lookup import share_percent
+from ops.busy_endpoint import Patience
 from ops.command import CanaryOpt, EnvArg, PrimaryOpt, RegionOpt, runtime
 from ops.environment import config_variant
 from ops.guard import GuardPolicy
@@ -154,6 +155,6 @@ def shift_command(
         floor=Floor.of(cfg, rt.state_dir),
         keep_rollback_floor=keep_rollback_floor,
     )
-    target = Target(env, cfg.endpoint_name, canary, primary, region)
+    target = Target(env, cfg.endpoint_name, canary, primary, region, Patience.of(cfg.operations))
     log = rt.state_dir / "overrides.log"
     shift(environment.clients, target, plan, Console(rt.zone), rt.timing, log, dry_run=dry_run)

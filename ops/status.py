@@ -143,6 +143,11 @@ def _show_instances_by_type(live: LiveEndpoint, console: Console) -> None:
             shown = "not reported" if count is None else count
             rows.append([v.name, str(priority) if v.has_pools else "-", instance_type, shown, role])
     console.table(["VARIANT", "PRIORITY", "INSTANCE TYPE", "IN SERVICE", ""], rows)
+    for v in live.variants:
+        if v.provision_timeout_seconds is not None:  # VariantInstanceProvisionTimeoutInSeconds
+            console.line(
+                f"  {v.name}: SageMaker tries the pools for up to {v.provision_timeout_seconds} s per scale-out"
+            )
 
 
 def _show_capacity(cfg: EnvironmentConfig, console: Console) -> None:
@@ -204,6 +209,7 @@ def status_document(status: Status, identity: EndpointIdentity, cfg: Environment
                     {"instance_type": t, "priority": n if v.has_pools else None, "in_service": count}
                     for n, (t, count) in enumerate(v.instances_by_type().items(), start=1)
                 ],
+                "instance_provision_timeout_seconds": v.provision_timeout_seconds,
                 "ttft_ms": {
                     **status.latency[v.name].percentiles,
                     "streams": status.latency[v.name].requests,

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ops.busy_endpoint import Patience
+
 
 @dataclass(frozen=True)
 class Target:
@@ -17,3 +19,4 @@ class Target:
     canary: str
     primary: str
     region: str | None = None  # --region as given (environments whose config names none)
+    patience: Patience = Patience()  # how long writes wait out a busy endpoint (config `operations`)

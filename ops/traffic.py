@@ -17,14 +17,24 @@ from botocore.exceptions import BotoCoreError, ClientError
 from config import environment_label
 from config.variant_lookup import share_percent
 from ops.aws import AwsClients
+from ops.busy_endpoint import update_weights_and_capacities
 from ops.endpoint import read_endpoint
 from ops.errors import ExitCode, OpsError, explain
 from ops.guard import Verdict, check_canary
 from ops.output import Console, percent, seconds
 from ops.pool_capacity import PoolCapacity, UnknownCapacity
-from ops.rollback_capacity import Floor, carry_return, carry_rollback, keep_floor, warn_if_short
+from ops.rollback_capacity import (
+    TRAFFIC_WINDOW_SECONDS,
+    Floor,
+    busiest_minute,
+    carry_return,
+    carry_rollback,
+    keep_floor,
+    warn_if_short,
+)
 from ops.sandbox_guard import evidence_hint
 from ops.scaling import SERVICE_NAMESPACE, resource_id
+from ops.scaling_suspension import dynamic_scaling_suspended
 from ops.shift_plan import (
     ShiftPlan,
     Target,
@@ -42,10 +52,16 @@ class Refused(Exception):
 
 
 def set_canary_weight(sagemaker: Any, target: Target, weight: float, console: Console, timing: Timing) -> None:
+    """The weights, sent once the endpoint takes changes (ops.busy_endpoint), then confirmed in effect."""
     weights = {target.canary: float(weight), target.primary: 100.0 - weight}
-    sagemaker.update_endpoint_weights_and_capacities(
-        EndpointName=target.endpoint,
-        DesiredWeightsAndCapacities=[{"VariantName": n, "DesiredWeight": w} for n, w in weights.items()],
+    update_weights_and_capacities(
+        sagemaker,
+        target.endpoint,
+        [{"VariantName": n, "DesiredWeight": w} for n, w in weights.items()],
+        console,
+        timing,
+        target.patience,
+        f"set canary {target.canary} to {percent(weight)}",
     )
     wait(
         _weights_in_effect(weights),
@@ -79,9 +95,10 @@ def rollback(clients: AwsClients, target: Target, console: Console, timing: Timi
     live.variant(target.primary)
     before = live.share(target.canary)
     console.line(f"Rolling back {target.endpoint}: canary {percent(before)} → 0%, primary → 100%")
-    set_canary_weight(clients.sagemaker, target, 0, console, timing)
-    console.ok(f"all traffic on {target.primary}; {target.canary} weight 0 is in effect")
-    carry_rollback(clients, target, floor, console)
+    with dynamic_scaling_suspended(clients.autoscaling, target, console):
+        set_canary_weight(clients.sagemaker, target, 0, console, timing)
+        console.ok(f"all traffic on {target.primary}; {target.canary} weight 0 is in effect")
+        carry_rollback(clients, target, floor, console)
 
 
 def shift(
@@ -97,11 +114,6 @@ def shift(
     live = read_endpoint(clients.sagemaker, target.endpoint, target.env_name)
     live.variant(target.primary)
     start = live.share(target.canary)
-    if live.status != "InService":
-        raise OpsError(
-            f"endpoint {target.endpoint} is {live.status}: wait until it is InService (`bin/ops status {target.env_name}`)",
-            ExitCode.REFUSED,
-        )
     if start == plan.weight:
         console.line(f"canary {target.canary} already has {percent(start)} of traffic: nothing to do")
         return
@@ -149,8 +161,8 @@ def _run(
     try:
         for weight in route:
             if guarded:
-                verdict = _require_healthy(clients.cloudwatch, target, plan, console, evidence=current > 0)
-                _require_capacity(clients, target, plan, weight, verdict, console, timing)
+                _require_healthy(clients.cloudwatch, target, plan, console, evidence=current > 0)
+                _require_capacity(clients, target, plan, weight, console, timing)
             if plan.keep_rollback_floor:  # the primary at what a full rollback needs, before the step
                 coming = keep_floor(clients, target, plan.floor, console)
                 if coming:
@@ -271,15 +283,17 @@ def _require_capacity(
     target: Target,
     plan: ShiftPlan,
     weight: float,
-    verdict: Verdict,
     console: Console,
     timing: Timing,
 ) -> None:
     """The canary's instances in service must serve its new share of the current traffic.
 
-    Current traffic is the guard window's invocations on both variants, per minute; one instance
-    serves `planning.capacity[instance type].requests_per_minute` (the planner's figure) of the type it
-    runs on, with instance pools the type in service (ops/pool_capacity.py).
+    Current traffic is counted as a rollback counts it (ops.rollback_capacity.busiest_minute): the
+    busiest minute of the last five, both variants added up. Not the window's sum over its length: the
+    window ends in the minute still filling, so an average is low by up to a minute's traffic and lets a
+    step through that the same minute's rollback could not carry. One instance serves
+    `planning.capacity[instance type].requests_per_minute` (the planner's figure) of the type it runs on,
+    with instance pools the type in service (ops/pool_capacity.py).
     """
     if plan.override is not None:
         return
@@ -290,16 +304,16 @@ def _require_capacity(
         raise Refused(
             f"{error}, so the canary's capacity is unknown: add one to {environment_label(target.env_name)}"
         ) from None
-    window_minutes = plan.policy.window_seconds / 60
-    needed_rate = verdict.total_invocations / window_minutes * weight / 100
+    busiest = busiest_minute(clients.cloudwatch, target.endpoint, (target.primary, target.canary))
+    needed_rate = busiest * weight / 100
     in_service = canary.current_instance_count or 0
     needed = max(1, pools.instances_for(needed_rate))
     if in_service >= needed:
         return
     each = pools.describe(in_service) if pools.mixed else f"{pools.per_instance[pools.new_type]:,.0f} each"
     shortfall = (
-        f"{percent(weight)} of the current {verdict.total_invocations / window_minutes:,.0f} invocations/min is "
-        f"{needed_rate:,.0f}/min, but {in_service} canary instance(s) in service serve {pools.serves():,.0f}/min "
+        f"{percent(weight)} of the busiest minute's {busiest:,.0f} invocations (last {seconds(TRAFFIC_WINDOW_SECONDS)}) "
+        f"is {needed_rate:,.0f}/min, but {in_service} canary instance(s) in service serve {pools.serves():,.0f}/min "
         f"({each}, planning.capacity)"
     )
     if not plan.raise_capacity:
@@ -324,9 +338,14 @@ def _raise_canary(
             "raise autoscaling.canary.max_capacity and deploy first"
         )
     console.line(f"raising {target.canary} to {shown} before the step")
-    clients.sagemaker.update_endpoint_weights_and_capacities(
-        EndpointName=target.endpoint,
-        DesiredWeightsAndCapacities=[{"VariantName": target.canary, "DesiredInstanceCount": count}],
+    update_weights_and_capacities(
+        clients.sagemaker,
+        target.endpoint,
+        [{"VariantName": target.canary, "DesiredInstanceCount": count}],
+        console,
+        timing,
+        target.patience,
+        f"raise {target.canary} to {count} instances",
     )
     _wait_for_instances(clients.sagemaker, target, target.canary, count, console, timing)
 

@@ -160,13 +160,38 @@ def _variant_checks(want: Variant, have: LiveVariant, source_tag: str | None, ec
     """One variant live against its config: instance type, image (and that ECR still has it), settled weight."""
     name = have.name
     return [
-        Check(
-            have.instance_type == want.instance_type,
-            f"{name} instance type {have.instance_type}, config {want.instance_type}",
-        ),
+        *_placement_checks(want, have),
         _image_tag_check(name, have.image, have.image_tag, want.image_tag, source_tag),
         *_live_checks(have, ecr),
     ]
+
+
+def _placement_checks(want: Variant, have: LiveVariant) -> list[Check]:
+    """The instance types in priority order (InstancePools) and, with pools, how long SageMaker tries them."""
+    name, live_types, config_types = have.name, have.instance_types or (have.instance_type,), tuple(want.instance_types)
+    if len(live_types) == len(config_types) == 1:
+        checks = [Check(live_types == config_types, f"{name} instance type {live_types[0]}, config {config_types[0]}")]
+    else:
+        checks = [
+            Check(
+                live_types == config_types,
+                f"{name} instance pools {', '.join(live_types)} (by priority), config {', '.join(config_types)}",
+            )
+        ]
+    wanted = want.instance_provision_timeout_seconds
+    if wanted is not None or have.provision_timeout_seconds is not None:
+        checks.append(
+            Check(
+                have.provision_timeout_seconds == wanted,
+                f"{name} instance provisioning timeout {_seconds(have.provision_timeout_seconds)}, "
+                f"config {_seconds(wanted)}",
+            )
+        )
+    return checks
+
+
+def _seconds(value: int | None) -> str:
+    return "not set" if value is None else f"{value} s"
 
 
 def _live_checks(have: LiveVariant, ecr: Any) -> list[Check]:

@@ -90,6 +90,11 @@ def fast_forward(
     out.backlog.extend([0.0] * length)
     out.rejected.extend([0.0] * length)
     out.wait_seconds.extend([0.0] * length)
+    # What the capacity-ceiling alarm reads (simulate._record_tracking), computed as Fleet.load would.
+    in_flight = _in_flight(fleet, arrivals) if fleet.capacity > 0 else np.zeros(length)
+    out.concurrency_per_instance.extend((in_flight / n).tolist() if n else [0.0] * length)
+    out.invocations_per_instance.extend((arrivals / n).tolist() if n else [0.0] * length)
+    out.at_max.extend([fleet.desired >= fleet.high and fleet.in_service >= fleet.desired] * length)
     events = []
     for policy, runs in zip(fleet.model.policies, counters, strict=True):
         for (label, alarm), breaches in zip(policy.alarms(), runs, strict=True):

@@ -38,6 +38,11 @@ class VariantSeries:
     wait_seconds: list[float] = field(default_factory=list)  # queue wait of the minute's arrivals
     # The config's own window raising min_capacity is active: drawn, never judged (see Plan.peak_windows).
     in_scheduled_peak: list[bool] = field(default_factory=list)
+    # The capacity-ceiling alarm's inputs (planner.ceiling_replay): the tracked loads per instance, and
+    # whether target tracking was pinned at the maximum (desired >= the window's max_capacity, all in service).
+    concurrency_per_instance: list[float] = field(default_factory=list)
+    invocations_per_instance: list[float] = field(default_factory=list)
+    at_max: list[bool] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -62,8 +62,10 @@ def simulate(
         for lane in lanes:
             fleet, arrivals = lane.fleet, lane.arrivals[minute]
             served, rejected, wait = fleet.serve(arrivals)
+            load = fleet.load(arrivals, served)
             _record(lane.out, fleet, arrivals, rejected, wait)
-            _run_policies(fleet, minute, fleet.load(arrivals, served), lane.alarms, scenario.events)
+            _record_tracking(lane.out, fleet, load)
+            _run_policies(fleet, minute, load, lane.alarms, scenario.events)
         minute += 1
     return scenario
 
@@ -157,6 +159,15 @@ def _record(out: VariantSeries, fleet: Fleet, arrivals: float, rejected: float, 
     out.backlog.append(fleet.backlog)
     out.rejected.append(rejected)
     out.wait_seconds.append(wait)
+
+
+def _record_tracking(out: VariantSeries, fleet: Fleet, load: Load) -> None:
+    """What the capacity-ceiling alarm reads: the load target tracking tracks, per instance, and whether
+    target tracking is pinned: the desired count at the window's maximum and every instance of it in
+    service (the capacity watch's InstancesBelowMax and InstancesShort both 0; planner.ceiling_replay)."""
+    out.concurrency_per_instance.append(load.concurrency / load.in_service if load.in_service else 0.0)
+    out.invocations_per_instance.append(load.invocations / load.in_service if load.in_service else 0.0)
+    out.at_max.append(fleet.desired >= fleet.high and fleet.in_service >= fleet.desired)
 
 
 def _run_policies(fleet: Fleet, minute: int, load: Load, alarms: list[tuple[str, Alarm]], events: list[Event]) -> None:

@@ -66,9 +66,11 @@ def invocation_datapoints(
     ]
 
 
-def record_invocations(cloudwatch: Any, endpoint: str, variant: str, invocations: float, errors: float) -> None:
-    """Invocations and 5XX errors of one variant, timestamped now."""
-    data = invocation_datapoints(endpoint, variant, invocations, errors, datetime.now(UTC))
+def record_invocations(
+    cloudwatch: Any, endpoint: str, variant: str, invocations: float, errors: float, at: datetime | None = None
+) -> None:
+    """Invocations and 5XX errors of one variant, timestamped `at` (default now)."""
+    data = invocation_datapoints(endpoint, variant, invocations, errors, at or datetime.now(UTC))
     cloudwatch.put_metric_data(Namespace="AWS/SageMaker", MetricData=data)
 
 

@@ -178,6 +178,10 @@ PLACEHOLDERS: dict[tuple[str, str], Callable[[Call], list[dict[str, str]]]] = {
         {"Account": c.params["RoleArn"].split(":")[4], "RoleNameWithPath": c.params["RoleArn"].split(":role/", 1)[1]}
     ],
     ("sns", "topic"): lambda c: [{"TopicName": c.params["TopicArn"].split(":")[-1]}],
+    # GetParametersByPath is authorised on its Path (botocore ssm model), the others on the parameter's Name.
+    ("ssm", "parameter"): lambda c: [
+        {"ParameterNameWithoutLeadingSlash": (c.params.get("Name") or c.params["Path"]).lstrip("/")}
+    ],
     ("s3", "bucket"): lambda c: [{"BucketName": c.params["Bucket"]}],
     ("s3", "object"): lambda c: [{"BucketName": c.params["Bucket"], "ObjectName": c.params["Key"]}],
 }

@@ -1,9 +1,8 @@
-"""Who hears the alarms: prod and staging page someone, an existing topic lives where the alarms do,
+"""Who hears the alarms: production environments and those with `alarms.paging_required` page someone, an existing topic lives where the alarms do,
 and the capacity-ceiling alarm waits longer than a scale-out takes (docs/alarms.md)."""
 
 from __future__ import annotations
 
-from config.alerting import PAGED_ENVIRONMENTS
 from config.problems import Problem, quote, refuse
 from config.schema import AlarmDestination, EnvironmentConfig
 from config.sections import is_none, skip_invalid
@@ -28,7 +27,7 @@ def check_alerting(cfg: EnvironmentConfig, env_name: str) -> list[Problem]:
 
 
 def _check_paging_required(cfg: EnvironmentConfig, env_name: str) -> list[Problem]:
-    if env_name not in PAGED_ENVIRONMENTS and not cfg.production:
+    if not (cfg.production or cfg.alarms.paging_required):
         return []
     paging = cfg.alarms.paging
     if paging.emails or paging.https_endpoints or not is_none(paging.topic_arn):

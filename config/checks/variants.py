@@ -49,6 +49,7 @@ def _check_variant_set(cfg: EnvironmentConfig) -> list[Problem]:
 def _check_variant(cfg: EnvironmentConfig, index: int, catalog: Catalog) -> list[Problem]:
     v, path = cfg.variants[index], f"variants[{index}]"
     return [
+        *skip_invalid(_check_busy_wait, cfg, v, path),
         *skip_invalid(_check_image_tag, v, path),
         *skip_invalid(_check_fallbacks, v, path, catalog),
         *skip_invalid(_check_provision_timeout, v, path),
@@ -97,6 +98,19 @@ def _check_fallbacks(v: Variant, path: str, catalog: Catalog) -> list[Problem]:
 
 def _storage(instance_type: str, catalog: Catalog) -> str:
     return "local NVMe storage" if catalog.instance_types[instance_type].local_nvme else "no local NVMe storage"
+
+
+def _check_busy_wait(cfg: EnvironmentConfig, v: Variant, path: str) -> list[Problem]:
+    """A pooled scale-out holds the endpoint Updating up to its provisioning timeout; a rollback that
+    waits less would give up before the endpoint takes its weights (ops/busy_endpoint.py)."""
+    timeout, waits = v.instance_provision_timeout_seconds, cfg.operations.busy_endpoint_wait_seconds
+    if is_none(timeout) or is_none(waits) or waits > timeout:
+        return []
+    return refuse(
+        "operations.busy_endpoint_wait_seconds",
+        f"must exceed {path}.instance_provision_timeout_seconds ({timeout}): a scale-out through the pools can "
+        f"hold the endpoint Updating that long and a rollback waiting less gives up first, got {waits}",
+    )
 
 
 def _check_provision_timeout(v: Variant, path: str) -> list[Problem]:

@@ -9,6 +9,9 @@ variant's instances. So it is read from the APIs and published:
 - `InstancesShort` = max(DesiredInstanceCount, the scalable target's MinCapacity) - CurrentInstanceCount,
   at least 0 (DescribeEndpoint `ProductionVariants[]`, DescribeScalableTargets). The floor counts
   because a scheduled raise that SageMaker refuses (quota) never changes the desired count.
+- `InstancesBelowMax` = the scalable target's MaxCapacity - DesiredInstanceCount, at least 0, for a
+  registered variant: 0 is "target tracking is pinned at its maximum" (the capacity-ceiling alarm
+  reads it: a load above target matters only when no instance can be added).
 - `InstancesInService` = CurrentInstanceCount; with instance pools also per `InstanceType`
   (`ProductionVariants[].InstancePools[].CurrentInstanceCount`, botocore sagemaker model).
 - `FailedScalingActivities` = activities with StatusCode Failed or Unfulfilled that started or ended
@@ -39,6 +42,7 @@ MAX_PAGES = 5  # 50 activities a page
 # Metric names, read by the alarms too (constructs/capacity_watch.py imports them).
 INSTANCES_SHORT = "InstancesShort"
 IN_SERVICE = "InstancesInService"
+BELOW_MAX = "InstancesBelowMax"
 FAILED_ACTIVITIES = "FailedScalingActivities"
 
 
@@ -60,14 +64,15 @@ def handler(
     variants = [v for v in os.environ["VARIANT_NAMES"].split(",") if v]
     now = now or datetime.now(UTC)
     described = sagemaker.describe_endpoint(EndpointName=endpoint)
-    floors = scaling_floors(autoscaling, endpoint, variants)
+    ranges = scaling_ranges(autoscaling, endpoint, variants)
     data = []
     for summary in described.get("ProductionVariants", []):
         name = summary["VariantName"]
         if name not in variants:
             continue
         failed = failed_activities(autoscaling, endpoint, name, now - FAILED_WINDOW)
-        data += variant_metrics(endpoint, summary, floors.get(name), failed, now)
+        floor, ceiling = ranges.get(name, (None, None))
+        data += variant_metrics(endpoint, summary, floor, failed, now, ceiling=ceiling)
     print(json.dumps({"endpoint": endpoint, "published": [_brief(d) for d in data]}))  # one line per run
     if data:  # PutMetricData takes up to 1,000 metrics a call; two variants send at most 16
         cloudwatch.put_metric_data(Namespace=os.environ["METRIC_NAMESPACE"], MetricData=data)
@@ -75,7 +80,7 @@ def handler(
 
 
 def variant_metrics(
-    endpoint: str, summary: dict[str, Any], floor: int | None, failed: int, now: datetime
+    endpoint: str, summary: dict[str, Any], floor: int | None, failed: int, now: datetime, ceiling: int | None = None
 ) -> list[dict[str, Any]]:
     current = summary.get("CurrentInstanceCount") or 0
     wanted = max(summary.get("DesiredInstanceCount") or 0, floor or 0)
@@ -95,6 +100,8 @@ def variant_metrics(
         metric(IN_SERVICE, current),
         metric(FAILED_ACTIVITIES, failed),
     ]
+    if ceiling is not None:  # registered: how many more target tracking may still ask for
+        found.append(metric(BELOW_MAX, max(0, ceiling - (summary.get("DesiredInstanceCount") or 0))))
     for pool in summary.get("InstancePools") or []:
         instance_type = [{"Name": "InstanceType", "Value": pool["InstanceType"]}]
         found.append(metric(IN_SERVICE, pool["CurrentInstanceCount"], instance_type))
@@ -103,13 +110,20 @@ def variant_metrics(
 
 def scaling_floors(autoscaling: Any, endpoint: str, variants: list[str]) -> dict[str, int]:
     """Each registered variant's MinCapacity (what a scheduled raise sets); unregistered ones absent."""
+    return {name: low for name, (low, _) in scaling_ranges(autoscaling, endpoint, variants).items()}
+
+
+def scaling_ranges(autoscaling: Any, endpoint: str, variants: list[str]) -> dict[str, tuple[int, int]]:
+    """Each registered variant's (MinCapacity, MaxCapacity); unregistered ones absent."""
     ids = {resource_id(endpoint, v): v for v in variants}
     if not ids:  # an empty ResourceIds filter would list every target in the account
         return {}
     pages = autoscaling.get_paginator("describe_scalable_targets").paginate(
         ServiceNamespace=SERVICE_NAMESPACE, ResourceIds=list(ids), ScalableDimension=SCALABLE_DIMENSION
     )
-    return {ids[t["ResourceId"]]: t["MinCapacity"] for page in pages for t in page["ScalableTargets"]}
+    return {
+        ids[t["ResourceId"]]: (t["MinCapacity"], t["MaxCapacity"]) for page in pages for t in page["ScalableTargets"]
+    }
 
 
 def failed_activities(autoscaling: Any, endpoint: str, variant: str, since: datetime) -> int:

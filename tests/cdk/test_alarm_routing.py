@@ -10,9 +10,10 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_kms as kms
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Template
 
 from config import load_catalog
+from config.scaling_target import ceiling_load
 from config.schema import AlarmDestination
 from constructs.alarm_topic import AlarmTopic, Severity
 from constructs.serving_alarms import ServingAlarms
@@ -23,15 +24,19 @@ from tools.alarm_table import DOCUMENT, alarm_rows, document_table, render
 PAGED = {
     "<variant>-5xx-rate",
     "<variant>-ttft-p95",
+    "<variant>-broken-release",
     "<variant>-engine-silent",
     "<variant>-queue-depth",
     "<variant>-instances-short",
     "<variant>-shed-share",  # issue 41: a large share turned away to the fallback model now
 }
-# notBreaching only where a minute without data is a minute without requests: nothing to judge.
+# notBreaching only where a minute without data is a minute without requests: nothing to judge; and
+# engine-silent, whose expression has no data only before the endpoint was ever InService (issue 39).
 NO_DATA_IS_NO_REQUESTS = {
+    "<variant>-engine-silent",
     "<variant>-5xx-rate",
     "<variant>-ttft-p95",
+    "<variant>-broken-release",
     "<variant>-instance-outlier",
     "<variant>-shed-share",
 }
@@ -100,41 +105,40 @@ def test_no_single_missing_sample_can_flap_an_alarm(prod) -> None:
             assert treatment == "ignore"
 
 
-def test_capacity_ceiling_reads_the_tracked_load_well_above_its_target(prod) -> None:
-    """prod tracks ConcurrentRequestsPerModel at 11 per instance: 130 % of it (14.3) for 15 minutes."""
+def test_capacity_ceiling_needs_the_load_above_capacity_while_pinned_at_the_maximum(prod) -> None:
+    """Issue 39 item 5: prod tracks ConcurrentRequestsPerModel; the ticket needs it above what an instance
+    serves within the SLO (planning.capacity) and target tracking at its maximum with every instance in
+    service (the capacity watch's InstancesBelowMax and InstancesShort), 15 minutes in a row."""
     for variant in ("primary", "canary"):
-        prod.serving.has_resource_properties(
-            "AWS::CloudWatch::Alarm",
-            {
-                "Namespace": "AWS/SageMaker",
-                "MetricName": "ConcurrentRequestsPerModel",
-                "Statistic": "Average",
-                "Dimensions": Match.array_with([{"Name": "VariantName", "Value": variant}]),
-                "Threshold": 14.3,
-                "EvaluationPeriods": 15,
-                "ComparisonOperator": "GreaterThanThreshold",
-                "AlarmActions": [{"Ref": _topics(prod)["ticket"]}],
-            },
-        )
+        metric, ceiling = ceiling_load(prod.cfg, variant)
+        alarm = _ceiling_alarm(prod.cfg, variant)
+        stats = {m["Id"]: m["MetricStat"] for m in alarm["Metrics"] if "MetricStat" in m}
+        assert {(s["Metric"]["MetricName"], s["Stat"]) for s in stats.values()} == {
+            ("ConcurrentRequestsPerModel", "Average"),
+            ("InstancesBelowMax", "Maximum"),
+            ("InstancesShort", "Maximum"),
+        }
+        (expression,) = [m["Expression"] for m in alarm["Metrics"] if "Expression" in m]
+        assert expression == f"IF(load > {ceiling:g} AND FILL(below_max, 1) <= 0 AND FILL(short, 1) <= 0, 1, 0)"
+        assert (alarm["Threshold"], alarm["EvaluationPeriods"]) == (0, prod.cfg.alarms.capacity_ceiling_minutes)
     assert "at-max-capacity" not in json.dumps(prod.serving.to_json())
 
 
-def _ceiling_alarm(cfg) -> dict:
+def _ceiling_alarm(cfg, variant: str = "primary") -> dict:
     stack = cdk.Stack(cdk.App(), "Alarms")
     ServingAlarms(stack, "Alarms", cfg=cfg, vcpus={v.name: 4 for v in cfg.variants})
     (alarm,) = [
         a["Properties"]
         for k, a in Template.from_stack(stack).find_resources("AWS::CloudWatch::Alarm").items()
-        if k.startswith("Alarmsprimarycapacityceiling")
+        if k.startswith(f"Alarms{variant}capacityceiling")
     ]
     return alarm
 
 
 def test_a_schedule_pinning_min_to_max_cannot_raise_the_capacity_ceiling(prod) -> None:
-    """The issue's Friday: a window holding min = max = 8. The old alarm compared an instance count with
-    max_capacity, so it fired by construction; the new one reads only the load, and its definition is
-    the same with or without the window (a blue/green bake, which adds a second fleet under the same
-    dimensions, changes no input of it either)."""
+    """The issue's Friday: a window holding min = max = 8. An alarm that compared an instance count with
+    max_capacity fired by construction; this one needs the load above capacity as well, and its
+    definition is the same with or without the window."""
     scaling = prod.cfg.autoscaling["primary"]
     window = scaling.schedules[0].model_copy(update={"min_capacity": 8, "max_capacity": 8})
     unpinned = prod.cfg.model_copy(update={"autoscaling": {"primary": scaling.model_copy(update={"schedules": []})}})
@@ -146,11 +150,11 @@ def test_a_schedule_pinning_min_to_max_cannot_raise_the_capacity_ceiling(prod) -
         }
     )
     alarm = _ceiling_alarm(pinned)
-    assert alarm == _ceiling_alarm(unpinned)
-    assert (alarm["Namespace"], alarm["MetricName"]) == ("AWS/SageMaker", "ConcurrentRequestsPerModel")
-    assert "Metrics" not in alarm  # no instance count or capacity joins the load in a metric-math expression
-    assert {d["Name"] for d in alarm["Dimensions"]} == {"EndpointName", "VariantName"}
-    assert alarm["Threshold"] > 11  # above the target the pinned fleet is tracked to: at target it is quiet
+    assert alarm == _ceiling_alarm(unpinned)  # the window is no input: pinned alone cannot raise it
+    (expression,) = [m["Expression"] for m in alarm["Metrics"] if "Expression" in m]
+    assert expression.startswith(
+        f"IF(load > {ceiling_load(prod.cfg, 'primary')[1]:g} AND "
+    )  # and the load above capacity
 
 
 def test_the_budget_is_the_configured_plans_cost_times_the_margin(prod) -> None:
@@ -227,9 +231,27 @@ def test_prod_and_staging_refuse_to_page_nobody_and_say_how_to_page(problems, en
         assert form in problem
 
 
+def test_paging_required_decides_who_must_page_not_the_environments_name(problems) -> None:
+    """Issue 39 item 7: a field of the config, not a list of environment names."""
+
+    def staging_without_the_field(raw: dict) -> None:  # prod.yaml as a non-production staging
+        raw["alarms"].pop("paging")
+        raw["alarms"].pop("paging_required")
+        raw["production"] = False
+
+    assert not [p for p in problems(staging_without_the_field, "staging") if p.startswith("alarms.")]
+
+    def dev_that_must_page(raw: dict) -> None:
+        raw["alarms"].pop("paging", None)
+        raw["production"] = False
+
+    assert [p for p in problems(dev_that_must_page, "dev") if p.startswith("alarms.paging: dev pages nobody")]
+
+
 def test_dev_may_page_nobody(problems) -> None:
     def without_pager(raw: dict) -> None:
         raw["alarms"].pop("paging")
+        raw["alarms"].pop("paging_required")
         raw["production"] = False
 
     assert not [p for p in problems(without_pager, "dev") if p.startswith("alarms.")]

@@ -151,15 +151,17 @@ def test_a_scale_out_still_provisioning_is_short_by_the_missing_instances_per_po
             datum("primary", "InstancesShort", 3.0),
             datum("primary", "InstancesInService", 5.0),
             datum("primary", "FailedScalingActivities", 0.0),
+            datum("primary", "InstancesBelowMax", 4.0),  # MaxCapacity 12 - desired 8
             datum("primary", "InstancesInService", 4.0, "ml.g5.xlarge"),
             datum("primary", "InstancesInService", 1.0, "ml.g6.xlarge"),
             datum("canary", "InstancesShort", 0.0),
             datum("canary", "InstancesInService", 1.0),
             datum("canary", "FailedScalingActivities", 0.0),
+            datum("canary", "InstancesBelowMax", 11.0),
         ]
     )
 
-    assert run(aws) == {"endpoint": ENDPOINT, "status": "Updating", "metrics": 8}
+    assert run(aws) == {"endpoint": ENDPOINT, "status": "Updating", "metrics": 10}
 
 
 def test_a_scheduled_raise_refused_by_the_quota_is_short_against_the_floor_and_a_failure(aws) -> None:
@@ -184,9 +186,11 @@ def test_a_scheduled_raise_refused_by_the_quota_is_short_against_the_floor_and_a
             datum("primary", "InstancesShort", 4.0),
             datum("primary", "InstancesInService", 3.0),
             datum("primary", "FailedScalingActivities", 3.0),
+            datum("primary", "InstancesBelowMax", 9.0),
             datum("canary", "InstancesShort", 0.0),
             datum("canary", "InstancesInService", 1.0),
             datum("canary", "FailedScalingActivities", 0.0),
+            datum("canary", "InstancesBelowMax", 11.0),
         ]
     )
 
@@ -205,6 +209,7 @@ def test_activities_are_read_page_by_page_until_one_is_older_than_the_window(aws
             datum("primary", "InstancesShort", 0.0),
             datum("primary", "InstancesInService", 2.0),
             datum("primary", "FailedScalingActivities", 3.0),
+            datum("primary", "InstancesBelowMax", 10.0),
         ]
     )
 

@@ -135,9 +135,37 @@ def _watched_metrics(alarm: dict) -> set[str]:
 def test_rollback_alarms_are_5xx_rate_engine_silence_and_first_token_time_per_variant(environment) -> None:
     alarms = _rollback_alarms(environment)
     watched = sorted(tuple(sorted(_watched_metrics(a))) for a in alarms.values())
-    per_variant = [("Invocation5XXErrors", "Invocations"), ("QueueDepth",), ("TimeToFirstToken",)]
+    per_variant = [
+        ("Invocation5XXErrors", "Invocations"),
+        ("InstancesInService", "QueueDepth"),  # engine-silent, gated on the capacity watch
+        ("TimeToFirstToken",),
+        ("Invocation5XXErrors", "Invocations", "TimeToFirstToken"),  # broken-release
+    ]
     assert watched == sorted(per_variant * len(environment.cfg.variants))
     assert "ModelLatency" not in json.dumps(alarms)  # the instance-outlier alarm compares instances, not a value
+
+
+def _minutes_to_alarm(alarm: dict) -> float:
+    """The fewest minutes of bad data that put the alarm in ALARM: datapoints to alarm × period."""
+    periods = (
+        [alarm["Period"]]
+        if "Period" in alarm
+        else [m["MetricStat"]["Period"] for m in alarm["Metrics"] if "MetricStat" in m]
+    )
+    return alarm.get("DatapointsToAlarm", alarm["EvaluationPeriods"]) * max(periods) / 60
+
+
+def test_a_broken_all_at_once_release_rolls_back_within_three_minutes(environment) -> None:
+    """Issue 39 item 4: each variant has a rollback alarm that needs at most 3 bad minutes; the others wait
+    longer (docs/alarms.md "When each alarm fires")."""
+    alarms = _rollback_alarms(environment)
+    on_users = {n: a for n, a in alarms.items() if {"Invocation5XXErrors", "TimeToFirstToken"} <= _watched_metrics(a)}
+    fast = [name for name, alarm in on_users.items() if _minutes_to_alarm(alarm) <= 3]
+    assert len(fast) == len(environment.cfg.variants), {n: _minutes_to_alarm(a) for n, a in alarms.items()}
+    for name in fast:
+        # 2 of 3: one good minute between two bad ones does not hold it back
+        assert (alarms[name]["DatapointsToAlarm"], alarms[name]["EvaluationPeriods"]) == (2, 3)
+        assert alarms[name]["TreatMissingData"] == "notBreaching"
 
 
 def test_first_token_rollback_alarm_is_a_fleet_p95_guarded_by_request_count(environment) -> None:

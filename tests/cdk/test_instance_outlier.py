@@ -55,7 +55,7 @@ def test_each_variant_has_an_outlier_alarm_on_its_instances_latency(prod) -> Non
         (query,) = [q for q in alarm["Metrics"] if not q["ReturnData"]]
         assert watched["Expression"] == f"MAX({query['Id']}) / MIN({query['Id']})"
         assert query["Expression"] == (
-            'SELECT AVG("ModelLatency") FROM "AWS/SageMaker" '
+            'SELECT AVG("ModelLatency") FROM SCHEMA("AWS/SageMaker", "EndpointName", "InstanceId", "VariantName") '
             f"WHERE \"EndpointName\" = '{prod.cfg.endpoint_name}' AND \"VariantName\" = '{variant.name}' "
             'GROUP BY "InstanceId"'
         )
@@ -95,7 +95,8 @@ def test_the_dashboard_has_a_per_instance_row_per_variant(prod) -> None:
         queries = [line[0] for w in row[1:] for line in w["properties"]["metrics"]]
         assert len(queries) == len(METRICS)  # one Metrics Insights query per widget
         for metric, query in zip(METRICS, queries, strict=True):
-            assert query["expression"].startswith("SELECT ") and f'("{metric}") FROM' in query["expression"]
+            assert query["expression"].startswith("SELECT ") and f'("{metric}") FROM SCHEMA(' in query["expression"]
+            assert '"EndpointName", "InstanceId", "VariantName")' in query["expression"]  # per-instance series only
             assert f'"VariantName" = \'{variant.name}\' GROUP BY "InstanceId"' in query["expression"]
             assert query["label"] == "${LABEL}"  # each line keeps its InstanceId as its name
 

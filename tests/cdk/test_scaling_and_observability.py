@@ -120,10 +120,10 @@ def test_every_alarm_notifies_one_of_the_two_encrypted_topics(prod) -> None:
     )
     alarms = prod.serving.find_resources("AWS::CloudWatch::Alarm")
     own = {k: a for k, a in alarms.items() if "Autoscaling" not in k}  # scaling alarms trigger policies
-    # per variant: 3 rollback (incl. TTFT p95), 5 platform, 4 engine, 2 admission (shedding, shed share), the
-    # capacity ceiling, the capacity watch's instances-short and scaling-failed, and the instance outlier
-    # (prod has enhanced metrics)
-    assert len(own) == 2 * (15 + 2 + 1)
+    # per variant: 4 rollback (incl. TTFT p95 and the broken release), 5 platform, 4 engine, 2 admission
+    # (shedding, shed share), the capacity ceiling, the capacity watch's instances-short and scaling-failed, and
+    # the instance outlier (prod has enhanced metrics)
+    assert len(own) == 2 * (16 + 2 + 1)
     for alarm in own.values():
         (action,) = alarm["Properties"]["AlarmActions"]
         assert action["Ref"] in topics
@@ -137,18 +137,30 @@ def test_canary_rollback_alarms_are_the_ones_the_endpoint_watches(prod) -> None:
         {"DeploymentConfig": Match.object_like({"AutoRollbackConfiguration": {"Alarms": rollback}})},
     )
     ids = [a["AlarmName"]["Ref"] for a in rollback.as_array()]
-    assert len(ids) == 6 and len(ids) <= 10
+    assert len(ids) == 8 and len(ids) <= 10
     alarms = prod.serving.find_resources("AWS::CloudWatch::Alarm")
     canary = [alarms[i]["Properties"]["AlarmDescription"] for i in ids if i.startswith("Alarmscanary")]
-    assert len(canary) == 3
+    assert len(canary) == 4  # 5XX rate, TTFT p95, broken release, engine silent
     assert all("rolls back a blue/green deployment" in d for d in canary)
 
 
-def test_silence_from_the_engine_is_not_healthy(prod) -> None:
-    prod.serving.has_resource_properties(
-        "AWS::CloudWatch::Alarm",
-        {"MetricName": contract.METRIC_QUEUE_DEPTH, "Statistic": "SampleCount", "TreatMissingData": "breaching"},
-    )
+def test_silence_from_the_engine_is_not_healthy_once_instances_are_in_service(prod) -> None:
+    """Issue 39 item 5: engine silence counts only while the capacity watch (which starts after the
+    endpoint's first InService) counts instances in service: a first create pages nobody."""
+    alarms = prod.serving.find_resources("AWS::CloudWatch::Alarm")
+    silent = [a["Properties"] for k, a in alarms.items() if "enginesilent" in k]
+    assert len(silent) == len(prod.cfg.variants)
+    for alarm in silent:
+        stats = {m["Id"]: m["MetricStat"] for m in alarm["Metrics"] if "MetricStat" in m}
+        names = {s["Metric"]["MetricName"]: (i, s["Stat"]) for i, s in stats.items()}
+        samples, in_service = names[contract.METRIC_QUEUE_DEPTH][0], names["InstancesInService"][0]
+        assert names[contract.METRIC_QUEUE_DEPTH][1] == "SampleCount"
+        (expression,) = [m["Expression"] for m in alarm["Metrics"] if "Expression" in m]
+        assert expression == f"IF(FILL({in_service}, 0) > 0, FILL({samples}, 0), 1)"
+        assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (1, "LessThanThreshold")
+        assert alarm["TreatMissingData"] == "notBreaching"  # no data at all: never InService yet
+    (watch_rule,) = prod.serving.find_resources("AWS::Events::Rule").values()
+    assert any(d.startswith("Endpoint") for d in watch_rule["DependsOn"])  # the watch starts after the endpoint
 
 
 def test_engine_alarms_from_the_seeds(prod) -> None:

@@ -1,6 +1,7 @@
 """A valid but unusual config still synthesises, cdk-nag included: the validation refuses mistakes, not
-unusual choices. One config combines them all (a third variant, LINEAR routing, no schedules, digest
-image tags, high-resolution target tracking, data capture off) and is synthesised once for the module.
+unusual choices. One config combines them all (LINEAR routing, no schedules, digest image tags,
+high-resolution target tracking, data capture off) and is synthesised once for the module. A third
+variant is refused since each variant has 4 rollback alarms and SageMaker takes 10 (issue 39 item 4).
 """
 
 from __future__ import annotations
@@ -25,17 +26,14 @@ HIGH_RESOLUTION = "SageMakerVariantConcurrentRequestsPerModelHighResolution"
 
 def unusual(raw: dict) -> dict:
     raw = copy.deepcopy(raw)
-    shadow = {**raw["variants"][1], "name": "shadow", "initial_weight": 0, "initial_instance_count": 2}
-    raw["variants"].append(shadow)
     for variant in raw["variants"]:
         variant["image_tag"] = DIGEST
         variant["initial_instance_count"] = max(variant["initial_instance_count"], 2)
     raw["deployment"].update(traffic_routing="LINEAR", step_size={"type": "CAPACITY_PERCENT", "value": 25})
     raw["deployment"]["maximum_execution_timeout_seconds"] = 4 * 600 + 300 + 600
     raw["data_capture"] = {"enabled": False}
-    # blue/green: 2 x (18 + 4 + 4) at max_capacity, for each type a variant may be provisioned on
-    raw["endpoint_instance_quotas"] = {"ml.g5.xlarge": 52, "ml.g6.xlarge": 52}
-    raw["autoscaling"]["shadow"] = copy.deepcopy(raw["autoscaling"]["canary"])
+    # blue/green: 2 x (18 + 4) at max_capacity, for each type a variant may be provisioned on
+    raw["endpoint_instance_quotas"] = {"ml.g5.xlarge": 44, "ml.g6.xlarge": 44}
     for scaling in raw["autoscaling"].values():
         scaling.pop("schedules", None)
         scaling["min_capacity"] = 2
@@ -58,13 +56,20 @@ def serving(tmp_path_factory: pytest.TempPathFactory) -> Template:
     return Template.from_stack(serving_stack)
 
 
-def test_three_variants_with_digest_images(serving: Template) -> None:
+def test_digest_images(serving: Template) -> None:
     config = serving.find_resources("AWS::SageMaker::EndpointConfig")
     (variants,) = [r["Properties"]["ProductionVariants"] for r in config.values()]
-    assert [v["VariantName"] for v in variants] == ["primary", "canary", "shadow"]
+    assert [v["VariantName"] for v in variants] == ["primary", "canary"]
     models = serving.find_resources("AWS::SageMaker::Model")
     images = [json.dumps(m["Properties"]["PrimaryContainer"]["Image"]) for m in models.values()]
-    assert len(images) == 3 and all(f"@{DIGEST}" in image or DIGEST in image for image in images)
+    assert len(images) == 2 and all(f"@{DIGEST}" in image or DIGEST in image for image in images)
+
+
+def test_a_third_variant_is_refused_by_the_rollback_alarm_budget(problems) -> None:
+    def shadow(raw: dict) -> None:
+        raw["variants"].append({**copy.deepcopy(raw["variants"][1]), "name": "shadow", "initial_weight": 0})
+
+    assert "variants: at most 2 variants (each adds 4 rollback alarms, SageMaker takes 10), got 3" in problems(shadow)
 
 
 def test_linear_routing_without_capture(serving: Template) -> None:
@@ -97,6 +102,6 @@ def test_high_resolution_target_tracking_and_no_schedules(serving: Template) -> 
         ]
         for p in policies.values()
     ]
-    assert metrics == [HIGH_RESOLUTION] * 3
+    assert metrics == [HIGH_RESOLUTION] * 2
     for target in serving.find_resources("AWS::ApplicationAutoScaling::ScalableTarget").values():
         assert "ScheduledActions" not in target["Properties"]

@@ -15,7 +15,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -172,12 +172,21 @@ class World:
             self.push_image(tag)
             model = f"{self.endpoint}-{variant.name}-{self.deployments}"
             sagemaker.create_model(ModelName=model, PrimaryContainer={"Image": image_uri(self.cfg, tag)})
+            # As the prod template writes it: InstancePools in priority order when the variant has fallbacks.
+            types = variant.instance_types
+            placement = (
+                {"InstancePools": [{"InstanceType": t, "Priority": i} for i, t in enumerate(types, 1)]}
+                if len(types) > 1
+                else {"InstanceType": variant.instance_type}
+            )
+            if variant.instance_provision_timeout_seconds is not None:
+                placement["VariantInstanceProvisionTimeoutInSeconds"] = variant.instance_provision_timeout_seconds
             variants.append(
                 {
                     "VariantName": variant.name,
                     "ModelName": model,
                     "InitialInstanceCount": variant.initial_instance_count,
-                    "InstanceType": variant.instance_type,
+                    **placement,
                     "InitialVariantWeight": variant.initial_weight,
                 }
             )
@@ -310,8 +319,15 @@ class World:
         )
         cloudwatch.set_alarm_state(AlarmName=name, StateValue=state, StateReason=f"test put it in {state}")
 
-    def traffic(self, variant: str, invocations: float, errors: float) -> None:
-        record_invocations(self.client("cloudwatch"), self.endpoint, variant, invocations, errors)
+    def traffic(self, variant: str, invocations: float, errors: float, minutes: int = 1) -> None:
+        """`invocations` and `errors` in all, spread evenly over the last `minutes` minutes (this one
+        included): the guards count the busiest minute, so a spread keeps the per-minute rate apart."""
+        now = datetime.now(UTC)
+        for back in range(minutes):
+            at = now - timedelta(minutes=back)
+            record_invocations(
+                self.client("cloudwatch"), self.endpoint, variant, invocations / minutes, errors / minutes, at
+            )
 
 
 @pytest.fixture

@@ -38,8 +38,8 @@ def first_tokens(world, variant: str, values: list[float]) -> None:
 
 @pytest.fixture
 def evidence(prod):
-    prod.traffic("canary", invocations=1000, errors=0)
-    prod.traffic("primary", invocations=11500, errors=0)
+    prod.traffic("canary", invocations=1000, errors=0, minutes=5)
+    prod.traffic("primary", invocations=11500, errors=0, minutes=5)
     return prod
 
 

@@ -170,7 +170,7 @@ def test_instance_type_change_deregisters_deploys_and_restores_the_same_scaling(
     assert deployer.released == ["primary"]  # synth lets exactly this variant change type
     assert "$ make deploy ENV=prod SCALING_RELEASED=primary" in result.output
     assert world.scaling() == before
-    assert "primary: instance type ml.g4dn.xlarge → ml.g5.xlarge" in result.output
+    assert "primary: instance types ml.g4dn.xlarge, ml.g6.xlarge → ml.g5.xlarge, ml.g6.xlarge" in result.output
     assert "deregistered scaling of primary: min 2, max 8, 1 policies, 1 scheduled actions" in result.output
     assert "restored scaling of primary" in result.output
     snapshots = list((tmp_path / "state").glob("scaling-mangaassist-llm-prod-*.json"))
@@ -318,3 +318,23 @@ def test_promote_and_deploy_during_a_peak_is_refused_before_the_config_is_writte
     assert result.exit_code == 4
     assert "reaches the pre-scale of the peak window primary 'tokyo-magazine-days'" in result.stderr
     assert (environments / "prod.yaml").read_text() == before  # the default deployer fails the test if called
+
+
+def test_the_first_switch_to_instance_pools_moves_scaling_aside(environments, worlds, cli):
+    """Issue 39 item 3: live on InstanceType alone, the config adds a fallback pool with the same preferred
+    type. Comparing only the priority-1 type released nothing; the whole ordered list is compared."""
+    edit_environment(environments, "prod", lambda d: [v.update(fallback_instance_types=[]) for v in d["variants"]])
+    world = worlds("prod")
+    world.deploy()  # InstanceType only
+    world.register_scaling("primary")
+    edit_environment(
+        environments, "prod", lambda d: [v.update(fallback_instance_types=["ml.g6.xlarge"]) for v in d["variants"]]
+    )
+    deployer = RecordingDeployer(world)
+    cli.runtime.deployer = deployer
+
+    result = cli("deploy", "prod")
+
+    assert result.exit_code == 0, result.output
+    assert deployer.released == ["primary"]
+    assert "primary: instance types ml.g4dn.xlarge → ml.g4dn.xlarge, ml.g6.xlarge" in result.output

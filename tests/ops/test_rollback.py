@@ -66,6 +66,7 @@ def test_rollback_gives_up_when_the_weights_never_take_effect(prod, cli):
                 "PrimaryContainer": {"Image": "222222222222.dkr.ecr.ap-northeast-1.amazonaws.com/mangaassist-llm:v1"},
             },
         )
+    stub.add_response("describe_endpoint", {**stuck, "EndpointStatus": "InService"})  # it takes changes
     stub.add_response("update_endpoint_weights_and_capacities", {"EndpointArn": stuck["EndpointArn"]})
     for _ in range(cli.runtime.timing.max_polls):
         stub.add_response("describe_endpoint", stuck)

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
-from pathlib import Path
 
 import pytest
 from botocore.exceptions import ClientError
@@ -25,7 +23,7 @@ from tests.ops.test_emergency_invalid_config import target_above_capacity
 from tests.ops.test_shift import streamed
 from tests.ops.test_status_pools import deploy_with_pools
 
-RESTORE = re.compile(r"bin/ops restore-scaling prod (\S+\.json)")
+FLOOR_PARAMETER = "/mangaassist/prod/rollback-floor/primary"
 
 
 def instances(world, variant: str) -> int:
@@ -81,34 +79,55 @@ def test_rollback_raises_the_primary_to_carry_the_live_traffic(ramped, cli):
     )
     assert "  ✓ primary desired instances 2 → 5 (UpdateEndpointWeightsAndCapacities)" in result.output
     assert "  ✓ primary's scalable target minimum 2 → 5: target tracking cannot scale it in" in result.output
-    record = Path(RESTORE.search(result.output).group(1))
-    assert json.loads(record.read_text()) == {
+    assert "  put the floor back once the traffic has settled: bin/ops restore-scaling prod\n" in result.output
+    # Kept where any operator with the Operator policy finds it (SSM), and cached in the state directory.
+    published = ramped.client("ssm").get_parameter(Name=FLOOR_PARAMETER)["Parameter"]["Value"]
+    assert json.loads(published) == {
         "kind": "rollback-floor",
         "endpoint": ramped.endpoint,
         "variant": "primary",
         "min_before": 2,
         "raised_to": 5,
-        "raised_at": json.loads(record.read_text())["raised_at"],
+        "raised_at": json.loads(published)["raised_at"],
     }
-    assert record.parent == cli.runtime.state_dir
+    (record,) = cli.runtime.state_dir.glob("rollback-floor-*.json")
+    assert record.read_text() == published
+
+
+def test_another_operator_puts_the_floor_back_from_ssm(ramped, cli, tmp_path):
+    """The rollback ran on one machine; restore-scaling runs on another (an empty state directory)."""
+    assert cli("rollback", "prod").exit_code == 0
+    cli.runtime.state_dir = tmp_path / "another-laptop"
+
+    result = cli("restore-scaling", "prod")
+
+    assert result.exit_code == 0, result.output
+    assert floor(ramped) == (2, 8)
+    assert f"floor record {FLOOR_PARAMETER}: primary minimum 2 → 5 at" in result.output
+    assert not ramped.client("ssm").get_parameters_by_path(Path="/mangaassist/prod/rollback-floor")["Parameters"]
+    again = cli("restore-scaling", "prod")
+    assert (
+        "no floor record in SSM under /mangaassist/prod/rollback-floor: no raised minimum to put back" in again.output
+    )
 
 
 def test_restore_scaling_puts_the_floor_back_from_the_record(ramped, cli):
-    rolled = cli("rollback", "prod")
-    record = RESTORE.search(rolled.output).group(1)
+    assert cli("rollback", "prod").exit_code == 0
+    (record,) = cli.runtime.state_dir.glob("rollback-floor-*.json")  # the local copy works as before
 
-    result = cli("restore-scaling", "prod", record)
+    result = cli("restore-scaling", "prod", str(record))
 
     assert result.exit_code == 0, result.output
     assert floor(ramped) == (2, 8)
     assert "✓ primary's scalable target minimum 5 → 2; target tracking scales it in as the traffic allows" in (
         result.output
     )
+    assert not ramped.client("ssm").get_parameters_by_path(Path="/mangaassist/prod/rollback-floor")["Parameters"]
 
 
 def test_restore_leaves_a_minimum_changed_since_the_rollback(ramped, cli):
     """The evening schedule (min 6) fired after the rollback: putting 2 back would undo it."""
-    record = RESTORE.search(cli("rollback", "prod").output).group(1)
+    assert cli("rollback", "prod").exit_code == 0
     ramped.client("application-autoscaling").register_scalable_target(
         ServiceNamespace="sagemaker",
         ResourceId=resource_id(ramped.endpoint, "primary"),
@@ -116,7 +135,7 @@ def test_restore_leaves_a_minimum_changed_since_the_rollback(ramped, cli):
         MinCapacity=6,
     )
 
-    result = cli("restore-scaling", "prod", record)
+    result = cli("restore-scaling", "prod")
 
     assert result.exit_code == 0, result.output
     assert floor(ramped) == (6, 8)
@@ -305,7 +324,7 @@ def test_a_shift_stopped_by_the_guard_raises_the_primary_for_its_share(ramped, c
     assert "primary must carry 3,000/min (50% of the endpoint's busiest minute in the last 5min)" in result.output
     assert (
         "canary weight rolled back to 50%; primary sized for 3,000/min: 3 instances, its minimum raised; put it "
-        "back with `bin/ops restore-scaling prod "
+        "back with `bin/ops restore-scaling prod`"
     ) in result.stderr
 
 
@@ -325,7 +344,7 @@ def test_keep_rollback_floor_holds_the_primary_at_what_a_rollback_needs(ramped, 
     assert "  ! keeping it costs +3 × ml.g4dn.xlarge at $0.736/h = $2.21/hour while it stands" in result.output
     assert "  ✓ primary has 5 instances in service" in result.output
     assert "a rollback now would" not in result.output
-    assert "the floor stays after the shift; put it back with bin/ops restore-scaling prod " in result.output
+    assert "the floor stays after the shift; put it back with bin/ops restore-scaling prod\n" in result.output
 
 
 def test_the_resume_command_keeps_the_floor_option():

@@ -16,7 +16,7 @@ import tests.operator_policy_check as check
 from ops.environment import load_environment_config
 from ops.scaling_history import OUT, UNKNOWN, classify, direction, percentile, variant_types
 from tests.operator_policy_check import Call, refusals
-from tests.ops.conftest import SAFE_NOW, World
+from tests.ops.conftest import SAFE_NOW, World, edit_environment
 
 ENDPOINT = "mangaassist-llm-prod"
 QUOTA_MESSAGE = (
@@ -72,6 +72,16 @@ PRIMARY = [
     activity("primary", days_ago(1), None, 9, HIGH, status="InProgress"),
 ]
 CANARY = [activity("canary", days_ago(3), 8.0, 2, "monitor alarm TargetTracking-x-AlarmHigh-9 in state ALARM")]
+
+
+@pytest.fixture
+def prod(environments, worlds) -> World:
+    """prod deployed on one instance type per variant (no fallback pools): each scale-out's type is then
+    the variant's, so durations group by it (with pools SageMaker does not record a new instance's type)."""
+    edit_environment(environments, "prod", lambda d: [v.update(fallback_instance_types=[]) for v in d["variants"]])
+    world = worlds("prod")
+    world.deploy()
+    return world
 
 
 @pytest.fixture

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from botocore.exceptions import ClientError
 
 from ops.errors import OpsError
+from ops.guard import GuardPolicy, check_canary
 from ops.traffic import plan_steps
+from sandbox.runtime import record_invocations
 from tests.ops.test_latency_guard import first_tokens, spread
 
 RAMP = ("shift", "prod", "--canary-weight", "100", "--step", "25", "--step", "50", "--step", "75")
@@ -24,8 +27,8 @@ def streamed(world, canary: float = 300) -> None:
 def evidence(prod):
     """A 5-minute window with enough canary invocations (2 500/min in all), healthy error rates and
     first-token times alike on both variants."""
-    prod.traffic("canary", invocations=1000, errors=2)
-    prod.traffic("primary", invocations=11500, errors=18)
+    prod.traffic("canary", invocations=1000, errors=2, minutes=5)
+    prod.traffic("primary", invocations=11500, errors=18, minutes=5)
     streamed(prod)
     return prod
 
@@ -139,7 +142,8 @@ def test_moving_traffic_away_from_the_canary_is_not_guarded(prod, cli):
 
 
 def test_a_failing_step_rolls_back_and_reports_both(evidence, cli):
-    """moto applies every weight update; a before-call hook makes the third one fail as AWS can."""
+    """moto applies every weight update; a before-call hook makes the third one fail as AWS can (an
+    error that is not "in-progress": that one is waited out, tests/ops/test_busy_endpoint.py)."""
     prod = evidence
     sagemaker = prod.client("sagemaker")
     updates = []
@@ -148,7 +152,7 @@ def test_a_failing_step_rolls_back_and_reports_both(evidence, cli):
         updates.append(kwargs)
         if len(updates) == 3:
             raise ClientError(
-                {"Error": {"Code": "ValidationException", "Message": "Cannot update in-progress endpoint"}},
+                {"Error": {"Code": "ValidationException", "Message": "The variant weights must add up"}},
                 "UpdateEndpointWeightsAndCapacities",
             )
 
@@ -259,7 +263,7 @@ def test_a_canary_without_capacity_for_its_new_share_is_refused_with_what_to_do(
 
     assert result.exit_code == 4
     assert (
-        "50% of the current 2,500 invocations/min is 1,250/min, but 1 canary instance(s) in service serve "
+        "50% of the busiest minute's 2,500 invocations (last 5min) is 1,250/min, but 1 canary instance(s) in service serve "
         "1,200/min (1,200 each, planning.capacity): rerun with --raise-canary-capacity (sets 2 instances"
     ) in result.stderr
     assert evidence.weights() == {"primary": 95.0, "canary": 5.0}
@@ -281,7 +285,7 @@ def test_raise_canary_capacity_adds_instances_and_waits_before_the_step(evidence
 
 def test_raising_is_refused_beyond_the_canarys_autoscaling_maximum(evidence, cli):
     evidence.register_scaling("canary")  # max 8
-    evidence.traffic("primary", invocations=60000, errors=0)  # 14 500/min in all: 100 % needs 13
+    evidence.traffic("primary", invocations=60000, errors=0, minutes=5)  # 14 500/min in all: 100 % needs 13
 
     result = cli("shift", "prod", "--canary-weight", "100", "--raise-canary-capacity")
 
@@ -373,3 +377,25 @@ def test_to_config_returns_the_weights_a_promotion_left_at_0_100(prod, cli):
     assert "Shifting mangaassist-llm-prod: canary 100% → 5%" in result.output
     assert prod.weights() == {"primary": 95.0, "canary": 5.0}
     assert cli("verify", "prod").exit_code == 0
+
+
+def test_the_capacity_guard_counts_the_busiest_minute_not_a_half_full_one(prod, cli):
+    """Four full minutes of 1,300 invocations and the current one half full (650): the window's sum over
+    its five minutes is 1,170/min, which one canary instance (1,200/min) would take at 100 %; the busiest
+    minute, as a rollback counts it, needs two (issue 39 item 2)."""
+    cloudwatch = prod.client("cloudwatch")
+    now = datetime.now(UTC)
+    for back, share in ((4, 1.0), (3, 1.0), (2, 1.0), (1, 1.0), (0, 0.5)):
+        at = now - timedelta(minutes=back)
+        record_invocations(cloudwatch, prod.endpoint, "canary", 100 * share, 0, at)
+        record_invocations(cloudwatch, prod.endpoint, "primary", 1200 * share, 0, at)
+    streamed(prod)
+    window = check_canary(cloudwatch, prod.endpoint, "canary", "primary", GuardPolicy())
+    assert window.total_invocations / 5 <= 1200  # what the guard divided before: one instance was enough
+
+    result = cli("shift", "prod", "--canary-weight", "100")
+
+    assert result.exit_code == 4, result.output
+    assert "100% of the busiest minute's 1,300 invocations (last 5min) is 1,300/min" in result.stderr
+    assert "rerun with --raise-canary-capacity (sets 2 instances" in result.stderr
+    assert prod.weights() == {"primary": 95.0, "canary": 5.0}

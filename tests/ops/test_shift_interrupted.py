@@ -16,8 +16,8 @@ INTERRUPTED = 130
 
 @pytest.fixture
 def evidence(prod):
-    prod.traffic("canary", invocations=1000, errors=0)
-    prod.traffic("primary", invocations=11500, errors=0)
+    prod.traffic("canary", invocations=1000, errors=0, minutes=5)
+    prod.traffic("primary", invocations=11500, errors=0, minutes=5)
     streamed(prod)
     return prod
 
@@ -89,7 +89,9 @@ def test_the_weights_are_read_back_not_assumed(evidence, cli):
 
     def interrupt_the_waiter(**kwargs):
         describes.append(kwargs)
-        if len(describes) == 3:  # the shift's own read, the capacity check's, then the waiter's first poll
+        if (
+            len(describes) == 4
+        ):  # the shift's own read, the capacity check's, the busy check before the update, the waiter's first poll
             raise KeyboardInterrupt
 
     sagemaker.meta.events.register("before-call.sagemaker.DescribeEndpoint", interrupt_the_waiter)

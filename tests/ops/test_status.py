@@ -23,8 +23,9 @@ def test_status_shows_endpoint_variants_scaling_and_alarms(prod, cli):
     assert f"endpoint config in service: {prod.config_names[-1]}" in out
     primary_row = next(line for line in out.splitlines() if line.strip().startswith("primary "))
     assert primary_row.split()[:5] == ["primary", "v0.1.0", "4/4", "95/95", "95%"]
-    # deployed with InstanceType only (World.deploy): one type, no pools
-    assert "  primary  -         ml.g4dn.xlarge  4           only type" in out
+    # deployed as the config says (World.deploy): InstancePools, the preferred type first
+    assert "  primary  1         ml.g4dn.xlarge  4           preferred" in out
+    assert "  primary  2         ml.g6.xlarge    0           fallback" in out
     assert max(len(line) for line in out.splitlines()) < 120
     assert "primary: min 2, max 8" in out
     assert "policy primary-invocations (TargetTrackingScaling): SageMakerVariantInvocationsPerInstance at 50" in out

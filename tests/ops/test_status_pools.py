@@ -76,6 +76,8 @@ def test_status_shows_each_variants_instances_by_type(pooled, cli):
         ["primary", "2", "ml.g6.xlarge", "0", "fallback"],
         ["canary", "1", "ml.g4dn.xlarge", "1", "preferred"],
         ["canary", "2", "ml.g6.xlarge", "0", "fallback"],
+        ["primary: SageMaker tries the pools for up to 900 s per scale-out"],
+        ["canary: SageMaker tries the pools for up to 900 s per scale-out"],
     ]
     assert max(len(line) for line in result.output.splitlines()) < 120, result.output
 

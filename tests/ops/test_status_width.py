@@ -74,7 +74,11 @@ def test_json_carries_the_same_facts(busy, cli):
         "primary", "v0.1.0", {"in_service": 4, "desired": 4}, {"current": 95.0, "desired": 95.0},
     )  # fmt: skip
     assert primary["share_percent"] == 95 and canary["share_percent"] == 5
-    assert primary["instances_by_type"] == [{"instance_type": "ml.g4dn.xlarge", "priority": None, "in_service": 4}]
+    assert primary["instances_by_type"] == [
+        {"instance_type": "ml.g4dn.xlarge", "priority": 1, "in_service": 4},
+        {"instance_type": "ml.g6.xlarge", "priority": 2, "in_service": 0},
+    ]
+    assert primary["instance_provision_timeout_seconds"] == 900
     assert primary["ttft_ms"] == {"p50": None, "p95": None, "streams": 0.0, "window_seconds": 300}
     scaling = document["autoscaling"]["primary"]
     assert (scaling["min"], scaling["max"], scaling["suspended"]) == (2, 8, [])

@@ -168,8 +168,13 @@ def test_the_real_ml_g5_prod_config_verifies(real_environments, moto, monkeypatc
             "EndpointConfigName": "mangaassist-llm-prod-config-7",
             "EndpointConfigArn": f"{arn}:endpoint-config/mangaassist-llm-prod-config-7",
             "CreationTime": "2026-11-01T00:00:00Z",
-            "ProductionVariants": [
-                {"VariantName": v.name, "ModelName": f"model-{v.name}", "InstanceType": v.instance_type}
+            "ProductionVariants": [  # as the prod template writes them: pools by priority, and their timeout
+                {
+                    "VariantName": v.name,
+                    "ModelName": f"model-{v.name}",
+                    "InstancePools": [{"InstanceType": t, "Priority": n} for n, t in enumerate(v.instance_types, 1)],
+                    "VariantInstanceProvisionTimeoutInSeconds": v.instance_provision_timeout_seconds,
+                }
                 for v in cfg.variants
             ],
         },
@@ -193,4 +198,24 @@ def test_the_real_ml_g5_prod_config_verifies(real_environments, moto, monkeypatc
         stub.assert_no_pending_responses()
 
     assert result.exit_code == 0, result.output
-    assert "primary instance type ml.g5.xlarge, config ml.g5.xlarge" in result.output
+    assert "✓ primary instance pools ml.g5.xlarge, ml.g6.xlarge (by priority), config ml.g5.xlarge, ml.g6.xlarge" in (
+        result.output
+    )
+    assert "✓ primary instance provisioning timeout 900 s, config 900 s" in result.output
+
+
+def test_verify_fails_when_the_live_pools_differ_from_the_config(environments, worlds, cli):
+    """Issue 39 item 3: deployed on InstanceType alone, the config gives pools: verify names both lists and
+    checks the provisioning timeout beside them."""
+    edit_environment(environments, "prod", lambda d: [v.update(fallback_instance_types=[]) for v in d["variants"]])
+    prod = worlds("prod")
+    prod.deploy()
+    edit_environment(
+        environments, "prod", lambda d: [v.update(fallback_instance_types=["ml.g6.xlarge"]) for v in d["variants"]]
+    )
+
+    result = cli("verify", "prod")
+
+    assert result.exit_code == 3
+    assert "✗ primary instance pools ml.g4dn.xlarge (by priority), config ml.g4dn.xlarge, ml.g6.xlarge" in result.output
+    assert "✓ primary instance provisioning timeout 900 s, config 900 s" in result.output
