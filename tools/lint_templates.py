@@ -41,7 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     keys = {template: pass_key(template) for template in templates}
     to_lint = [t for t in templates if not (PASSED_DIR / keys[t]).exists()]
     if len(to_lint) < len(templates):
-        print(f"cfn-lint: {len(templates) - len(to_lint)} template(s) unchanged since cfn-lint {version('cfn-lint')} passed them")
+        print(
+            f"cfn-lint: {len(templates) - len(to_lint)} template(s) unchanged since cfn-lint {version('cfn-lint')} passed them"
+        )
     groups = [to_lint[i::PROCESSES] for i in range(PROCESSES) if to_lint[i::PROCESSES]]
     with ThreadPoolExecutor(max_workers=PROCESSES) as pool:
         results = list(pool.map(lint, groups))
