@@ -38,8 +38,8 @@ def lint(templates: list[Path]) -> subprocess.CompletedProcess[str]:
 
 def main(argv: list[str] | None = None) -> int:
     templates = [Path(arg) for arg in (sys.argv[1:] if argv is None else argv)]
-    keys = {template: pass_key(template) for template in templates}
-    to_lint = [t for t in templates if not (PASSED_DIR / keys[t]).exists()]
+    keys = {template: pass_key(template) for template in templates if template.is_file()}  # cfn-lint names the rest
+    to_lint = [t for t in templates if t not in keys or not (PASSED_DIR / keys[t]).exists()]
     if len(to_lint) < len(templates):
         print(
             f"cfn-lint: {len(templates) - len(to_lint)} template(s) unchanged since cfn-lint {version('cfn-lint')} passed them"
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         status |= result.returncode  # cfn-lint's codes are bits: error 2, warning 4, info 8
         if result.returncode == 0:
             PASSED_DIR.mkdir(parents=True, exist_ok=True)
-            for template in group:
+            for template in (t for t in group if t in keys):
                 (PASSED_DIR / keys[template]).touch()
     return status
 
