@@ -30,8 +30,8 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 help:
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
-	@echo "make test             every test but the long end-to-end runs (~2 min)"
-	@echo "make test-slow        the long end-to-end runs (sandbox, capacity sweep, real reviews)"
+	@echo "make test             every test but the long end-to-end runs (~350 CPU-s on 2 workers)"
+	@echo "make test-slow        the long end-to-end runs (sandbox, capacity sweep, real reviews, docs/testing.md)"
 	@echo "make test-engine      the serving layer against the real vLLM engine (CPU build, tiny model)"
 	@echo "make lint             ruff, hadolint, shellcheck"
 	@echo "make diff ENV=prod    cdk diff against the deployed stacks (needs AWS credentials)"
@@ -70,8 +70,10 @@ synth: deps
 	@echo "synthesised: $$(ls cdk.out/all/*.template.json | xargs -n1 basename | tr '\n' ' ')"
 	@$(MAKE) --no-print-directory cfn-lint
 
+# tools/lint_templates.py: cfn-lint on two processes at once, skipping a template whose exact bytes this
+# cfn-lint version already passed (a warm synth of an unchanged stack).
 cfn-lint: deps
-	@$(VENV)/bin/cfn-lint cdk.out/all/*.template.json
+	@$(PY) -m tools.lint_templates cdk.out/all/*.template.json
 	@echo "cfn-lint: no errors in $$(ls cdk.out/all/*.template.json | wc -l) templates"
 
 diff: deps
@@ -196,7 +198,8 @@ test: deps
 	$(PY) -m pytest -q -n 2 --dist loadfile -m "not slow"
 
 # The long end-to-end runs (sandbox day two, latency guard and capacity on the SageMaker path, the
-# known-capacity sweep, real reviews); CI runs them after `make test`. One at a time: they time things.
+# known-capacity sweep, real reviews, and end-to-end runs a cheaper test in `make test` covers: listed
+# in docs/testing.md); CI runs them after `make test`. One at a time: they time things.
 test-slow: deps
 	$(PY) -m pytest -q -m slow
 

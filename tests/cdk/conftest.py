@@ -1,10 +1,12 @@
-"""Synthesise each environment once per test run, with the same context the CDK CLI uses."""
+"""Synthesise each environment once per test run (shared by the xdist workers), with the same context the
+CDK CLI uses."""
 
 from __future__ import annotations
 
 import copy
 import json
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 
 import aws_cdk as cdk
@@ -12,21 +14,44 @@ import pytest
 from aws_cdk.assertions import Template
 from ruamel.yaml import YAML
 
-from config import ConfigError, load_config_file, load_environment
+from config import ConfigError, load_config_file, load_environment, naming
 from config.loader import ENVIRONMENTS_DIR
 from stacks.environment import build_environment
-
-ROOT = Path(__file__).resolve().parents[2]
-CDK_CONTEXT = json.loads((ROOT / "cdk.json").read_text())["context"]
+from tests.shared_synthesis import CDK_CONTEXT, cloud_assembly
 
 
 class Synthesised:
+    """One environment's image and serving templates, read from the run's shared cloud assembly
+    (tests/shared_synthesis.py). The construct tree (`app`, `image_stack`, `serving_stack`) is built in
+    this process only for a test that asks for it; it synthesises to the same templates."""
+
     def __init__(self, env_name: str) -> None:
         self.cfg = load_environment(env_name)
-        self.app = cdk.App(context={**CDK_CONTEXT, "env": env_name})
-        self.image_stack, self.serving_stack = build_environment(self.app, self.cfg)
-        self.image = Template.from_stack(self.image_stack)
-        self.serving = Template.from_stack(self.serving_stack)
+        self.assembly = cloud_assembly(env_name)
+        self.image_stack_name = naming.image_stack_name(env_name)
+        self.serving_stack_name = naming.serving_stack_name(env_name)
+        self.image = self._template(self.image_stack_name)
+        self.serving = self._template(self.serving_stack_name)
+
+    def _template(self, stack_name: str) -> Template:
+        return Template.from_json(json.loads((self.assembly / f"{stack_name}.template.json").read_text()))
+
+    @cached_property
+    def _built(self) -> tuple[cdk.App, cdk.Stack, cdk.Stack]:
+        app = cdk.App(context={**CDK_CONTEXT, "env": self.cfg.name})
+        return app, *build_environment(app, self.cfg)
+
+    @property
+    def app(self) -> cdk.App:
+        return self._built[0]
+
+    @property
+    def image_stack(self):  # noqa: ANN201 (stacks.image_stack.ImageStack)
+        return self._built[1]
+
+    @property
+    def serving_stack(self):  # noqa: ANN201 (stacks.serving_stack.ServingStack)
+        return self._built[2]
 
 
 @pytest.fixture(scope="session")

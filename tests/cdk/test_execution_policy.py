@@ -37,11 +37,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def templates(prod, dev) -> list[tuple[str, dict]]:
     staging = Synthesised("staging")
     return [
-        (stack.stack_name, template.to_json())
+        (stack_name, template.to_json())
         for synthesised in (prod, dev, staging)
-        for stack, template in (
-            (synthesised.image_stack, synthesised.image),
-            (synthesised.serving_stack, synthesised.serving),
+        for stack_name, template in (
+            (synthesised.image_stack_name, synthesised.image),
+            (synthesised.serving_stack_name, synthesised.serving),
         )
     ]
 

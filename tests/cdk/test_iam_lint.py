@@ -19,10 +19,10 @@ MOTO_ACCOUNT, DEFAULT_REGION = "123456789012", "us-east-1"  # dev names neither
 def stacks_of(synthesised: Synthesised) -> list[Stack]:
     cfg = synthesised.cfg
     return [
-        Stack(stack.stack_name, template.to_json(), "aws", cfg.region or DEFAULT_REGION, cfg.account or MOTO_ACCOUNT)
-        for stack, template in (
-            (synthesised.image_stack, synthesised.image),
-            (synthesised.serving_stack, synthesised.serving),
+        Stack(stack_name, template.to_json(), "aws", cfg.region or DEFAULT_REGION, cfg.account or MOTO_ACCOUNT)
+        for stack_name, template in (
+            (synthesised.image_stack_name, synthesised.image),
+            (synthesised.serving_stack_name, synthesised.serving),
         )
     ]
 

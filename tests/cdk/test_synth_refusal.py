@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -49,6 +51,7 @@ def test_three_mistakes_in_prod_are_all_reported_before_any_template(tmp_path: P
     assert not (app_dir / "cdk.out" / "MangaAssist-prod-Serving.template.json").exists()
 
 
+@pytest.mark.slow  # an end-to-end run a cheaper test already covers: `make test-slow` (docs/testing.md)
 def test_g4dn_is_refused_with_the_vram_numbers(tmp_path: Path) -> None:
     app_dir = _app_copy(tmp_path)
     prod = app_dir / "config" / "environments" / "prod.yaml"
@@ -112,6 +115,7 @@ def test_the_cdk_cli_exits_non_zero_with_no_template_and_no_traceback(tmp_path: 
     assert not list(out.glob("*.template.json"))
 
 
+@pytest.mark.slow  # an end-to-end run a cheaper test already covers: `make test-slow` (docs/testing.md)
 def test_platform_mistakes_are_refused_before_any_template(tmp_path: Path) -> None:
     """An AMI too old for the image, the seeds' 10 % canary step and a quota too small, all at once."""
     app_dir = _app_copy(tmp_path)

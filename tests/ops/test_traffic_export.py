@@ -82,6 +82,7 @@ def test_spans_fit_one_call_each() -> None:
     assert len(list(spans(start, end, 10))) == 2  # 20,160 minutes x 10 variants = 201,600 datapoints
 
 
+@pytest.mark.slow  # an end-to-end run a cheaper test already covers: `make test-slow` (docs/testing.md)
 def test_the_csv_round_trips_through_make_plan(prod, cli, tmp_path) -> None:
     put_invocations(prod)
     out = tmp_path / "prod-week.csv"

@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from ruamel.yaml import YAML
 
 from config.loader import ENVIRONMENTS_DIR
@@ -90,6 +91,7 @@ def test_invalid_config_lists_its_problems(tmp_path: Path) -> None:
     assert "planning.provisioning_minutes: Input should be greater than or equal to 0, got -1" in result.stderr
 
 
+@pytest.mark.slow  # an end-to-end run a cheaper test already covers: `make test-slow` (docs/testing.md)
 def test_exported_reference_week_replays_to_the_same_plan(tmp_path: Path) -> None:
     week = tmp_path / "week.csv"
     assert planner("export-traffic", str(week)).returncode == 0
