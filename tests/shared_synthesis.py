@@ -4,7 +4,8 @@ Synthesis is the slowest thing the suite does (building prod's construct tree ov
 templates costs more than all its assertions), and each xdist worker is its own process with its own
 jsii runtime. So the first worker that asks for an environment synthesises it into the run's shared
 temporary directory while holding a file lock; the others wait on the lock and read the files.
-The assembly is exactly what `app.synth()` writes for `cdk.App(context=cdk.json's context + env)`.
+The assembly is exactly what `app.synth()` writes for `cdk.App(context=cdk.json's context + env)` with the
+environment's stacks built as app.py builds them (image, serving, and the CI access stack where configured).
 """
 
 from __future__ import annotations
@@ -50,9 +51,12 @@ def _synthesise(env_name: str, outdir: Path) -> Path:
     import aws_cdk as cdk
 
     from config import load_environment
+    from stacks.ci_access_stack import build_ci_access
     from stacks.environment import build_environment
 
     app = cdk.App(context={**CDK_CONTEXT, "env": env_name}, outdir=str(outdir))
-    build_environment(app, load_environment(env_name))
+    cfg = load_environment(env_name)
+    _, serving = build_environment(app, cfg)
+    build_ci_access(app, cfg, serving)  # as app.py: with a `ci` section only
     app.synth()
     return outdir

@@ -23,10 +23,10 @@ def environments(prod, dev) -> list[list[Stack]]:
         cfg = synthesised.cfg
         found.append(
             [
-                Stack(stack.stack_name, template.to_json(), "aws", cfg.region or "us-east-1", cfg.account or ACCOUNT)
-                for stack, template in (
-                    (synthesised.image_stack, synthesised.image),
-                    (synthesised.serving_stack, synthesised.serving),
+                Stack(stack_name, template.to_json(), "aws", cfg.region or "us-east-1", cfg.account or ACCOUNT)
+                for stack_name, template in (
+                    (synthesised.image_stack_name, synthesised.image),
+                    (synthesised.serving_stack_name, synthesised.serving),
                 )
             ]
         )

@@ -4,29 +4,29 @@ denies IAM and KMS administration whatever a role's policies say (issue 38)."""
 
 from __future__ import annotations
 
+import json
+
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Template
 
-from config import load_environment
 from config.access import STACK_ROLE_BOUNDARY
 from constructs.stack_role_boundary import ROLE_ACTIONS, boundary_document
-from stacks.ci_access_stack import build_ci_access
-from stacks.environment import build_environment
-from tests.cdk.conftest import CDK_CONTEXT
 from tests.operator_policy_check import allowed, authorization_reference
+from tests.shared_synthesis import cloud_assembly
 
 WIDE = {"Effect": "Allow", "Action": "*", "Resource": "*"}
 
 
 def synthesised(env_name: str) -> dict[str, dict]:
-    """Every stack of the environment, the CI access stack included, as the app builds them."""
-    cfg = load_environment(env_name)
-    app = cdk.App(context={**CDK_CONTEXT, "env": env_name})
-    image, serving = build_environment(app, cfg)
-    stacks = [image, serving, build_ci_access(app, cfg, serving)]
-    return {s.stack_name: Template.from_stack(s).to_json() for s in stacks if s is not None}
+    """Every stack of the environment, the CI access stack included, as the app builds them (the run's
+    shared synthesis, tests/shared_synthesis.py)."""
+    assembly = cloud_assembly(env_name)
+    return {
+        path.name.removesuffix(".template.json"): json.loads(path.read_text())
+        for path in assembly.glob("*.template.json")
+    }
 
 
 @pytest.fixture(scope="module")

@@ -10,18 +10,13 @@ import re
 import subprocess
 from pathlib import Path
 
-import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Template
 
-from config import load_environment
 from review.consequences import deploy_consequences
 from review.iam import ASSET_HASH
 from review.security import FLAG, GUARD_SOURCES, guard_sources_changed, security_findings
 from review.stack_diff import StackDiff
-from stacks.ci_access_stack import build_ci_access
-from stacks.environment import build_environment
-from tests.cdk.conftest import CDK_CONTEXT
+from tests.shared_synthesis import cloud_assembly
 
 SERVING, CI = "MangaAssist-prod-Serving", "MangaAssist-prod-CiAccess"
 ADMIN = "arn:aws:iam::aws:policy/AdministratorAccess"
@@ -29,11 +24,12 @@ ADMIN = "arn:aws:iam::aws:policy/AdministratorAccess"
 
 @pytest.fixture(scope="module")
 def templates() -> dict[str, dict]:
-    cfg = load_environment("prod")
-    app = cdk.App(context={**CDK_CONTEXT, "env": "prod"})
-    image, serving = build_environment(app, cfg)
-    ci = build_ci_access(app, cfg, serving)
-    return {s.stack_name: Template.from_stack(s).to_json() for s in (image, serving, ci)}
+    """prod's stacks, the CI access stack included, from the run's shared synthesis (tests/shared_synthesis.py)."""
+    assembly = cloud_assembly("prod")
+    return {
+        path.name.removesuffix(".template.json"): json.loads(path.read_text())
+        for path in assembly.glob("*.template.json")
+    }
 
 
 def the(template: dict, prefix: str) -> dict:
