@@ -95,10 +95,18 @@ def test_scheduled_peaks_use_iana_time_zones(prod) -> None:
         {"ResourceId": "endpoint/mangaassist-llm-prod/variant/primary", "ScheduledActions": actions},
     )
     by_name = {a["ScheduledActionName"]: a for a in actions.as_array()}
+    primary = prod.cfg.autoscaling["primary"]
+    evening = next(s for s in primary.schedules if s.name == "tokyo-evening-peak")
     assert by_name["tokyo-evening-peak-start"]["Timezone"] == "Asia/Tokyo"
-    assert by_name["tokyo-evening-peak-start"]["Schedule"] == "cron(45 17 ? * TUE,THU,SAT,SUN *)"
-    assert by_name["tokyo-evening-peak-start"]["ScalableTargetAction"] == {"MinCapacity": 17, "MaxCapacity": 19}
-    assert by_name["tokyo-evening-peak-end"]["ScalableTargetAction"] == {"MinCapacity": 2, "MaxCapacity": 36}
+    assert by_name["tokyo-evening-peak-start"]["Schedule"] == evening.start
+    assert by_name["tokyo-evening-peak-start"]["ScalableTargetAction"] == {
+        "MinCapacity": evening.min_capacity,
+        "MaxCapacity": evening.max_capacity,
+    }
+    assert by_name["tokyo-evening-peak-end"]["ScalableTargetAction"] == {
+        "MinCapacity": primary.min_capacity,
+        "MaxCapacity": primary.max_capacity,
+    }
     assert by_name["us-eastern-evening-peak-start"]["Timezone"] == "America/New_York"
     assert by_name["tokyo-friday-release-start"]["Schedule"] == "cron(30 17 ? * FRI *)"
     assert all(name.endswith(("-start", "-end")) for name in by_name)
