@@ -56,18 +56,19 @@ def test_a_scale_out_past_the_instance_quota_fails_as_sagemaker_refuses_it(
     prod: World, cli: Cli, sandbox_scaling: dict
 ) -> None:
     instance_type = prod.cfg.variants[0].instance_type
-    sandbox_scaling[instance_type] = 6  # primary 4 + canary 1 in use
-    set_range(prod, "primary", 8, 36)
-    assert instances(prod, "primary") == 4  # nothing was provisioned
+    primary, in_use = instances(prod, "primary"), instances(prod, "primary") + instances(prod, "canary")
+    sandbox_scaling[instance_type] = in_use + 1  # room for one more instance, not for three
+    set_range(prod, "primary", primary + 3, 36)
+    assert instances(prod, "primary") == primary  # nothing was provisioned
     result = cli("scaling-history", "prod")
     assert result.exit_code == 0, result.output
     failures = result.output.split("Failed or unfulfilled")[1]
-    assert "primary (" in failures and ": Failed, ?->8" in failures  # no earlier activity says it came from 4
+    assert "primary (" in failures and f": Failed, ?->{primary + 3}" in failures  # no earlier activity: from ?
     assert (
-        f"The account-level service limit '{instance_type} for endpoint usage' is 6 Instances, with current "
-        "utilization of 5 Instances and a request delta of 4 Instances" in " ".join(failures.split())
+        f"The account-level service limit '{instance_type} for endpoint usage' is {in_use + 1} Instances, with "
+        f"current utilization of {in_use} Instances and a request delta of 3 Instances" in " ".join(failures.split())
     )
-    assert "cause: minimum capacity was set to 8" in failures
+    assert f"cause: minimum capacity was set to {primary + 3}" in failures
 
 
 def test_a_range_that_holds_the_count_scales_nothing(prod: World, cli: Cli, sandbox_scaling: dict) -> None:
