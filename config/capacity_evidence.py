@@ -81,9 +81,16 @@ def how_to_measure(cfg: EnvironmentConfig, instance_type: str) -> str:
     copy = f"then copy planning.capacity.{instance_type} with its measured block into {target}"
     for other in others:
         for variant in reversed(other.variants):  # the canary first: measuring it spares the primary's users
-            if variant.instance_types == [instance_type]:
+            if variant.instance_types[0] == instance_type:
+                # Its preferred pool: SageMaker provisions it whenever the region has it, and `ops capacity`
+                # measures a variant all on one type as that type (it refuses a mixed fleet).
                 command = f"bin/ops capacity {other.name} --variant {variant.name} --write-config"
-                return f"{command}   ({SWEEP_MINUTES}); {copy}"
+                pools = (
+                    ""
+                    if variant.instance_types == [instance_type]
+                    else f" (its instances all {instance_type}, as `bin/ops status {other.name}` shows)"
+                )
+                return f"{command}   ({SWEEP_MINUTES}){pools}; {copy}"
     if not others:
         return f"no non-production environment to measure on: see docs/capacity.md; {copy}"
     other = others[0]
