@@ -22,8 +22,7 @@ def _app_copy(tmp_path: Path) -> Path:
         ignore=shutil.ignore_patterns("__pycache__", "tests"),
     )
     shutil.copy(ROOT / "app.py", copy / "app.py")
-    (copy / "capacity").mkdir()  # the physical ceiling (config/physics.py) reads the default workload
-    shutil.copy(ROOT / "capacity" / "workload.yaml", copy / "capacity" / "workload.yaml")
+    # nothing beyond config/ is needed: the default workload the ceiling reads is config/workload.yaml
     return copy
 
 
