@@ -445,8 +445,9 @@ class PlanBudget(Strict):
 class PlanTraffic(Strict):
     """The traffic this environment is planned for; the report's header names it."""
 
-    # A week in planner/reference_week.yaml's format, or a per-minute CSV; relative to the repository.
-    profile: str = Field(default="planner/reference_week.yaml", pattern=r"\.(ya?ml|csv)$")
+    # A week in the planner's reference-week format, or a per-minute CSV; relative to the repository.
+    # None: the planner's own reference week (config names no file of a higher layer).
+    profile: str | None = Field(default=None, pattern=r"\.(ya?ml|csv)$")
     scale: float = Field(default=1.0, gt=0, le=100)  # multiplies every minute of the profile
 
 
