@@ -223,16 +223,15 @@ def docstring_nodes(module: ast.Module) -> set[int]:
 def higher_layer_references(path: Path) -> list[str]:
     """Imports of a higher layer, string constants naming a file in one (docstrings aside), and path
     joins (`x / "capacity"`) into one."""
-    found = [
-        f"imports {name}"
-        for name in sorted(imported_names(path))
-        if name.split(".")[0] in HIGHER_LAYERS
-    ]
+    found = [f"imports {name}" for name in sorted(imported_names(path)) if name.split(".")[0] in HIGHER_LAYERS]
     module, docs = tree(path), docstring_nodes(tree(path))
+    prefixes = tuple(f"{layer}/" for layer in HIGHER_LAYERS)
     for node in ast.walk(module):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
-            if node.value.startswith(tuple(f"{layer}/" for layer in HIGHER_LAYERS)):
-                found.append(f"line {node.lineno}: names {node.value!r}")
+        names_a_file = (
+            isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith(prefixes)
+        )
+        if names_a_file and id(node) not in docs:
+            found.append(f"line {node.lineno}: names {node.value!r}")
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             for side in (node.left, node.right):
                 if isinstance(side, ast.Constant) and side.value in HIGHER_LAYERS:
