@@ -45,15 +45,15 @@ def test_no_shortfall_inside_the_peak_windows(plan) -> None:
 
 
 def test_prod_serves_everyone_and_states_what_it_costs(plan) -> None:
-    """Issue 31: no rejected request, no queue in a peak window, shortfall only in the unannounced spike
-    (two provisioning rounds: 15 minutes). The 1.25x cost goal is not met at the assumed 274/min: the
-    headroom that keeps the spike free of rejections costs 1.56x (prod.yaml, docs/scaling-and-planning.md)."""
+    """Issues 31 and 42: no rejected request, no queue in a peak window, shortfall only in the unannounced
+    spike (two provisioning rounds: 20 minutes). The 1.25x cost goal is not met at the assumed 132/min:
+    the headroom that keeps the spike free of rejections costs 1.73x (prod.yaml, docs/scaling-and-planning.md)."""
     verdict = judge(plan)
     failed = [check.name for check in verdict.checks if not check.passed]
     assert failed == ["cost"], [check.text for check in verdict.checks if not check.passed]
     total = plan.scenarios["configured"].total
     assert total.rejected_requests == 0 and total.shortfall_minutes_in_peaks == 0
-    assert total.shortfall_minutes <= 15
+    assert total.shortfall_minutes <= 20
     assert "### Verdict: not met" in render_summary(plan)
 
 
@@ -70,7 +70,7 @@ def test_g5_unavailable_on_release_night_meets_the_same_service_budget() -> None
     result = unavailable(load_environment("prod"), "ml.g5.xlarge@friday-chapters")
     total = result.scenarios["configured"].total
     assert total.rejected_requests == 0 and total.shortfall_minutes_in_peaks == 0
-    assert total.shortfall_minutes <= 15
+    assert total.shortfall_minutes <= 20
     pools = [e.text for e in result.scenarios["configured"].events if e.kind == "pool"]
     assert pools and all(text.endswith("x ml.g6.xlarge (fallback pool)") for text in pools)
     assert "Scenario (--unavailable): no new ml.g5.xlarge Fri 2026-10-30 09:00–13:00 UTC" in render_summary(result)
@@ -90,14 +90,14 @@ def test_the_fallback_pool_prevents_the_release_night_shortfall() -> None:
 def test_static_fleets_at_max_capacity_and_at_the_peak_side_by_side(plan) -> None:
     assert list(plan.scenarios) == ["configured", "reactive", "static-max", "static", "oracle"]
     at_max = plan.scenarios["static-max"]
-    assert set(at_max.variants["primary"].in_service) == {36} and set(at_max.variants["canary"].in_service) == {8}
+    assert set(at_max.variants["primary"].in_service) == {96} and set(at_max.variants["canary"].in_service) == {17}
     assert at_max.total.shortfall_minutes == 0
     assert "| Static fleet at max_capacity |" in render_summary(plan)
 
 
 def test_cost_is_the_price_of_no_rejections(plan) -> None:
     """Above the 1.25x goal (see test_prod_serves_everyone_and_states_what_it_costs), below the static fleet."""
-    assert 1.25 * cost(plan, "oracle") < cost(plan, "configured") <= 1.6 * cost(plan, "oracle")
+    assert 1.25 * cost(plan, "oracle") < cost(plan, "configured") <= 1.75 * cost(plan, "oracle")
 
 
 def test_oracle_is_the_lower_bound_and_static_the_costly_safe_choice(plan) -> None:
