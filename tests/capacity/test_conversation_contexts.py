@@ -15,8 +15,8 @@ from capacity.conversations import load_workload
 from capacity.workload import DEFAULT_WORKLOAD
 from config import ConfigError, load_config_file, load_environment
 from config.checks.vram_budget import check_vram_budget, kv_context_warnings
-from config.workload import default_contexts, engine_contexts, mean_turns, workload_contexts
 from config.loader import ENVIRONMENTS_DIR, load_catalog
+from config.workload import default_contexts, engine_contexts, mean_turns, workload_contexts
 
 RAW = YAML(typ="safe", pure=True).load(DEFAULT_WORKLOAD.read_text())
 PROD = YAML(typ="safe", pure=True).load((ENVIRONMENTS_DIR / "prod.yaml").read_text())

@@ -47,7 +47,9 @@ def test_the_efficiencies_are_measured_over_ceiling(calibrated):
 
 
 def test_the_assumed_share_is_the_lowest_efficiency_within_the_objective(calibrated):
-    within = [c for c in calibrated if c.measurement.mean_ttft_ms is not None and c.measurement.mean_ttft_ms <= SLO_TTFT_MS]
+    within = [
+        c for c in calibrated if c.measurement.mean_ttft_ms is not None and c.measurement.mean_ttft_ms <= SLO_TTFT_MS
+    ]
     assert within
     assert assumed_share(load_catalog()).share == min(c.efficiency for c in within)
 

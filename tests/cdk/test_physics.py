@@ -87,9 +87,10 @@ def test_a_larger_batch_raises_the_ceiling_and_the_l4_stays_below_the_a10g():
         g6 = ceiling(catalog, "ml.g6.xlarge", MODEL, batch)
         assert g6.requests_per_minute < g5.requests_per_minute  # half the bandwidth, the same measured FP16
         assert g6.single.requests_per_minute < g5.single.requests_per_minute
-    assert ceiling(catalog, "ml.g5.xlarge", MODEL, 32).requests_per_minute > ceiling(
-        catalog, "ml.g5.xlarge", MODEL, 20
-    ).requests_per_minute
+    assert (
+        ceiling(catalog, "ml.g5.xlarge", MODEL, 32).requests_per_minute
+        > ceiling(catalog, "ml.g5.xlarge", MODEL, 20).requests_per_minute
+    )
 
 
 def test_the_ceiling_describes_its_arithmetic():

@@ -37,12 +37,14 @@ def test_plan_writes_summary_and_plot(tmp_path: Path) -> None:
     assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_diff_shows_what_a_bigger_us_floor_costs(tmp_path: Path) -> None:
-    def us_floor_twelve(raw: dict) -> None:
-        window = next(w for w in raw["autoscaling"]["primary"]["schedules"] if w["name"] == "us-eastern-evening-peak")
-        window["min_capacity"] = 12
+def test_diff_shows_what_a_bigger_off_peak_floor_costs(tmp_path: Path) -> None:
+    # The evening windows already run at their max_capacity (target tracking's 2x headroom at 132/min):
+    # a floor there changes nothing. The off-peak floor at its max does.
+    def off_peak_floor_ten(raw: dict) -> None:
+        window = next(w for w in raw["autoscaling"]["primary"]["schedules"] if w["name"] == "tokyo-off-peak")
+        window["min_capacity"] = 10
 
-    base = prod_with(tmp_path, us_floor_twelve)
+    base = prod_with(tmp_path, off_peak_floor_ten)
     result = planner("diff", "prod", "--base", str(base), "--out", str(tmp_path / "diff.md"))
     assert result.returncode == 0, result.stderr
     assert "head costs" in result.stdout and "/month less" in result.stdout
@@ -69,7 +71,7 @@ def test_instance_type_without_a_capacity_figure(tmp_path: Path) -> None:
     def g5_2xlarge(raw: dict) -> None:
         for variant in raw["variants"]:
             variant["fallback_instance_types"] = ["ml.g5.2xlarge"]
-        raw["endpoint_instance_quotas"]["ml.g5.2xlarge"] = 88
+        raw["endpoint_instance_quotas"]["ml.g5.2xlarge"] = 226
 
     result = planner("diff", "prod", "--base", str(prod_with(tmp_path, g5_2xlarge)))
     assert result.returncode == 2
