@@ -142,25 +142,26 @@ def test_a_changed_scalar_keeps_its_end_of_line_comment(tmp_path):
 
 
 def test_a_capacity_that_invalidates_a_target_is_refused_naming_what_else_must_change(tmp_path):
-    """The issue's case: an explicit target on invocations per instance, a measurement below it."""
+    """The issue's case: an explicit target on invocations per instance (valid at the assumed 132/min), a
+    measurement below it."""
     text = (ENVIRONMENTS / "staging.yaml").read_text()
     canary = "      metric: SageMakerVariantConcurrentRequestsPerModelHighResolution\n      target_share_of_concurrency: 0.55\n"
     assert text.count(canary) == 1
     path = copy(
         tmp_path,
         "staging",
-        text.replace(canary, "      metric: SageMakerVariantInvocationsPerInstance\n      target_value: 250\n"),
+        text.replace(canary, "      metric: SageMakerVariantInvocationsPerInstance\n      target_value: 120\n"),
     )
     before = path.read_text()
 
     with pytest.raises(EditRefused) as refused:
-        record(path)
+        record(path, requests_per_minute_per_instance=100.0)
 
     assert refused.value.already == []
     [(field, message)] = refused.value.brought
     assert field == "autoscaling.canary.target_tracking.target_value"
-    assert message.startswith("250 is at or above the 200 requests/min one ml.g5.xlarge serves")
-    assert "allowed: below 200 (70 % of it, 140" in message
+    assert message.startswith("120 is at or above the 100 requests/min one ml.g5.xlarge serves")
+    assert "allowed: below 100 (70 % of it, 70" in message
     assert path.read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["staging.yaml"]  # no staged copy left
 
@@ -191,15 +192,15 @@ def test_a_stand_in_measurement_is_never_written(tmp_path):
 def test_a_lower_figure_names_the_floors_that_now_carry_less(tmp_path):
     cfg = load_config_file(copy(tmp_path, "staging"), "staging")
 
-    notes = floor_notes(cfg, "ml.g5.xlarge", 200.0)
+    notes = floor_notes(cfg, "ml.g5.xlarge", 100.0)
 
     assert len(notes) == 5  # every window of the primary; the canary has none
     assert notes[0] == (
-        "autoscaling.primary.schedules[0].min_capacity (tokyo-evening-peak): 8 carried up to 8 x 274 = 2,192/min; "
-        "at 200/min the same rate takes 11, above the window's max_capacity 9"
+        "autoscaling.primary.schedules[0].min_capacity (tokyo-evening-peak): 17 carried up to 17 x 132 = 2,244/min; "
+        "at 100/min the same rate takes 23, above the window's max_capacity 18"
     )
-    assert notes[4].endswith("(tokyo-off-peak): 2 carried up to 2 x 274 = 548/min; at 200/min the same rate takes 3")
-    assert floor_notes(cfg, "ml.g5.xlarge", 300.0) == []  # a higher figure carries more
+    assert notes[4].endswith("(tokyo-off-peak): 2 carried up to 2 x 132 = 264/min; at 100/min the same rate takes 3")
+    assert floor_notes(cfg, "ml.g5.xlarge", 200.0) == []  # a higher figure carries more
 
 
 def test_an_edit_that_adds_nothing_changes_nothing(tmp_path):
