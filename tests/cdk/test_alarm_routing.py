@@ -95,7 +95,7 @@ def test_no_single_missing_sample_can_flap_an_alarm(prod) -> None:
 
 
 def test_capacity_ceiling_reads_the_tracked_load_well_above_its_target(prod) -> None:
-    """prod tracks ConcurrentRequestsPerModel at 11 per instance: 130 % of it (14.3) for 15 minutes."""
+    """prod tracks ConcurrentRequestsPerModel at 10 per instance: 130 % of it (13) for 15 minutes."""
     for variant in ("primary", "canary"):
         prod.serving.has_resource_properties(
             "AWS::CloudWatch::Alarm",
@@ -104,7 +104,7 @@ def test_capacity_ceiling_reads_the_tracked_load_well_above_its_target(prod) -> 
                 "MetricName": "ConcurrentRequestsPerModel",
                 "Statistic": "Average",
                 "Dimensions": Match.array_with([{"Name": "VariantName", "Value": variant}]),
-                "Threshold": 14.3,
+                "Threshold": 13,
                 "EvaluationPeriods": 15,
                 "ComparisonOperator": "GreaterThanThreshold",
                 "AlarmActions": [{"Ref": _topics(prod)["ticket"]}],

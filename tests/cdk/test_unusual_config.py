@@ -33,8 +33,8 @@ def unusual(raw: dict) -> dict:
     raw["deployment"].update(traffic_routing="LINEAR", step_size={"type": "CAPACITY_PERCENT", "value": 25})
     raw["deployment"]["maximum_execution_timeout_seconds"] = 4 * 600 + 300 + 600
     raw["data_capture"] = {"enabled": False}
-    # blue/green: 2 x (18 + 4 + 4) at max_capacity, for each type a variant may be provisioned on
-    raw["endpoint_instance_quotas"] = {"ml.g5.xlarge": 52, "ml.g6.xlarge": 52}
+    # blue/green: 2 x (37 + 8 + 8) at max_capacity, for each type a variant may be provisioned on
+    raw["endpoint_instance_quotas"] = {"ml.g5.xlarge": 106, "ml.g6.xlarge": 106}
     raw["autoscaling"]["shadow"] = copy.deepcopy(raw["autoscaling"]["canary"])
     for scaling in raw["autoscaling"].values():
         scaling.pop("schedules", None)
