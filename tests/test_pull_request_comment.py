@@ -48,7 +48,7 @@ def test_the_gates_verdicts_diffs_and_review_in_one_body(outputs) -> None:
 
     assert body.splitlines()[0] == MARKER
     assert "| staging | exit 0 | met |" in body
-    assert "| prod | exit 1 | not met: Cost vs oracle: 1.56x against the 1.25x goal: not met" in body
+    assert "| prod | exit 1 | not met: Cost vs oracle: 1.73x against the 1.25x goal: not met" in body
     assert "| dev | exit 2 | no verdict: unknown environment, invalid config or traffic file |" in body
     assert "## prod: this change against main" in body
     assert "`make plan-diff` wrote no comparison: the job log says why." in body  # staging's and dev's
