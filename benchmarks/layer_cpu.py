@@ -132,7 +132,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--requests", type=int, default=3000)
     args = parser.parse_args()
-    from benchmarks.serving_overhead import request_body  # noqa: PLC0415 - the benchmark's own bodies
+    from benchmarks.bodies import request_body  # noqa: PLC0415 - the benchmark's own bodies
 
     body = request_body("realistic", 64)
     for what, measure in (("middleware", layer_cpu_per_request), ("admission check", admission_cpu_per_request)):

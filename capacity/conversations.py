@@ -5,8 +5,8 @@ prompt budget; `SessionSource` is the endless sessions a sweep draws in order, r
 capacity.conversation_step. A turn's adapter, system prompt and lengths are capacity.workload's
 `Workload`. `load_workload` chooses among the kinds `--workload` names (`capture` is capacity.capture).
 
-The conversation's distributions and the contexts they produce are config.checks.vram_budget's (the
-VRAM check reads the same file as data), so the figure the check computes is the one this module sends.
+The conversation's distributions and the contexts they produce are config.workload's (the VRAM check
+and the physical ceiling read the same file), so the figure the check computes is the one this module sends.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from capacity.session_plan import SessionPlan
 from capacity.under_way import SteadyState, steady_state
 from capacity.workload import DEFAULT_WORKLOAD, Workload, WorkloadError
-from config.checks.vram_budget import (
+from config.workload import (
     WorkloadContexts,
     draw_answer,
     draw_lognormal,
@@ -113,7 +114,7 @@ SHORT_WORDS = [
 
 
 def load_workload(choice: str) -> Workload | ConversationWorkload:
-    """`conversations` (or `default`) and `single`: capacity/workload.yaml's conversations or its single
+    """`conversations` (or `default`) and `single`: config/workload.yaml's conversations or its single
     turns; else a workload file's path, conversations when it has a `conversation:` section.
     `capture` needs AWS (capacity.capture)."""
     if choice in ("conversations", "default"):
@@ -132,7 +133,7 @@ def load_workload(choice: str) -> Workload | ConversationWorkload:
 
 @dataclass(frozen=True)
 class Conversation:
-    """capacity/workload.yaml's `conversation:` section."""
+    """config/workload.yaml's `conversation:` section."""
 
     turns_mean: float
     turns_max: int
@@ -173,16 +174,6 @@ class Conversation:
             return 1
         stay = 1 - 1 / self.turns_mean
         return min(self.turns_max, max(1, math.ceil(math.log(1 - q) / math.log(stay) - 1e-9)))
-
-
-@dataclass(frozen=True)
-class SessionPlan:
-    """One session, drawn before the clock starts: its adapter, each turn's user text and answer length,
-    and the think time after each answer but the last."""
-
-    adapter: str
-    turns: tuple[tuple[str, int], ...]
-    thinks: tuple[float, ...]
 
 
 @dataclass(frozen=True)

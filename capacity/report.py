@@ -5,6 +5,7 @@ The figure's title names what was measured and says when the answer is only a lo
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -12,7 +13,8 @@ from typing import Any
 
 from capacity.sweep import BROKE, HELD, SweepOutcome, shown
 from config.loader import load_catalog
-from config.physics import ceiling, known_hardware
+from config.physics import arithmetic, ceiling, known_hardware
+from config.workload import WORKLOAD_SOURCE
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,9 @@ def document(outcome: SweepOutcome, facts: RunFacts) -> dict[str, Any]:
         "target": facts.target,
         "measured_at": facts.measured_at.isoformat(timespec="seconds"),
         "settings": facts.settings,
-        "physical_ceiling": physical_ceiling(facts.target),
+        "physical_ceiling": physical_ceiling(
+            facts.target, concurrency_at_answer(outcome), facts.workload.get("kind", "conversations")
+        ),
         "steps": [
             {**step.as_dict(), "result": result} for step, result in zip(outcome.steps, outcome.results, strict=True)
         ],
@@ -91,28 +95,35 @@ def title(record: dict[str, Any]) -> str:
     return "\n".join([*lines, *(["; ".join(marks)] if marks else []), f"measured {record['measured_at']}"])
 
 
-def physical_ceiling(target: dict[str, Any]) -> dict[str, Any] | None:
-    """The measured instance type's requests/min at 100 % utilisation (config/physics.py), for
-    capacity/workload.yaml's requests and the variant's engine; None when the target does not say its
-    instance type and engine (a URL target) or the catalog does not know them."""
+def physical_ceiling(
+    target: dict[str, Any], in_flight: float | None = None, kind: str = "conversations"
+) -> dict[str, Any] | None:
+    """The measured instance type's requests/min at 100 % utilisation (config/physics.py) for
+    config/workload.yaml's requests (`kind` single turns, else conversations) and the variant's engine,
+    at the batch the run held at its answer (`in_flight`, rounded up; engine.max_num_seqs when the run
+    found no answer); None when the target does not say its instance type and engine (a URL target) or
+    the catalog does not know them."""
     instance_type, engine = target.get("instance_type"), target.get("engine") or {}
-    model, batch = engine.get("model"), engine.get("max_num_seqs")
+    model, most = engine.get("model"), engine.get("max_num_seqs")
     catalog = load_catalog()
     if (
         not isinstance(instance_type, str)
-        or not isinstance(batch, int)
+        or not isinstance(most, int)
         or not known_hardware(catalog, instance_type, model)
     ):
         return None
+    batch = max(1, min(most, math.ceil(in_flight))) if in_flight else most
     found = ceiling(catalog, instance_type, model, batch)
+    chosen = found.single if kind == "single" else found.default
     return {
         "instance_type": instance_type,
-        "requests_per_minute": round(found.requests_per_minute, 1),
+        "requests_per_minute": round(chosen.requests_per_minute, 1),
+        "batch": batch,
         "bound": found.bound,
-        "compute_bound_requests_per_minute": round(found.compute_rpm, 1),
-        "memory_bound_requests_per_minute": round(found.memory_rpm, 1),
-        "workload": found.tokens.source,
-        "how": found.describe(),
+        "conversations_requests_per_minute": round(found.default.requests_per_minute, 1),
+        "single_turn_requests_per_minute": round(found.single.requests_per_minute, 1),
+        "workload": f"{WORKLOAD_SOURCE} ({chosen.tokens.name})",
+        "how": arithmetic(found.hardware, chosen),
     }
 
 
@@ -122,7 +133,7 @@ def _ceiling_line(record: dict[str, Any]) -> str:
         return "- physical ceiling: not known (the target does not say its instance type and engine)"
     line = (
         f"- physical ceiling of one {found['instance_type']}: {found['requests_per_minute']:,.0f}/min at 100 % "
-        f"utilisation for {found['workload']}'s requests ({found['how']}; config/physics.py)"
+        f"utilisation for {found['workload']} ({found['how']}; config/physics.py)"
     )
     if answer is None:
         return line

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from config.checks.vram_budget import draw_lognormal, draw_turns
 
 if TYPE_CHECKING:  # capacity.conversations imports this module
-    from capacity.conversations import SessionPlan
+    from capacity.session_plan import SessionPlan
 
 HORIZON_QUANTILE = 0.999  # sessions longer than this (think times only) are left out: 0.1 % of them
 SIMULATED_SESSIONS = 10_000

@@ -7,7 +7,7 @@ relate several fields live in `config.checks`. Both report every problem by fiel
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -17,8 +17,17 @@ from config.release_calendar import ReleaseCalendar
 from config.variant_lookup import by_name
 from container.serving import contract
 
-if TYPE_CHECKING:
-    from config.physics import Ceiling
+
+class CeilingFigure(Protocol):
+    """What provenance lines read of a physical ceiling (config.physics.Ceiling; a protocol, so this
+    module, which config.physics reads, does not import it back)."""
+
+    @property
+    def requests_per_minute(self) -> float: ...
+
+    @property
+    def batch(self) -> int: ...
+
 
 # Image tags that move: an endpoint must never reference one, in any letter case (config.checks.variants).
 MUTABLE_TAGS = ("latest", "stable", "prod", "production", "staging", "dev", "main")
@@ -65,14 +74,21 @@ class Gpu(Strict):
     """One GPU's peak figures (config/catalog.yaml `gpus:` cites each), for the physical ceiling of an
     instance's requests per minute (config.physics)."""
 
-    fp16_dense_tflops: float = Field(gt=0)  # dense FP16/BF16 tensor throughput, no sparsity
-    memory_bandwidth_gb_per_s: float = Field(gt=0)
+    fp16_dense_tflops: float = Field(gt=0)  # the dense FP16/BF16 matrix rate the GPU reaches, no sparsity
+    memory_bandwidth_gb_per_s: float = Field(gt=0)  # datasheet
+    # Share of the bandwidth ECC takes where the GPU runs it (GDDR6 with ECC on: inline check bits).
+    ecc_bandwidth_loss: float = Field(default=0.0, ge=0, lt=1)
     source: str = Field(min_length=1)
+
+    @property
+    def usable_bandwidth_gb_per_s(self) -> float:
+        return self.memory_bandwidth_gb_per_s * (1 - self.ecc_bandwidth_loss)
 
 
 class ModelProfile(Strict):
     parameters_billion: float = Field(gt=0)
     num_layers: int = Field(ge=1)
+    hidden_size: int = Field(ge=1)  # attention FLOPs: 4 x layers x hidden_size per attended position
     num_kv_heads: int = Field(ge=1)
     head_dim: int = Field(ge=1)
     kv_dtype_bytes: int = Field(ge=1)
@@ -426,15 +442,15 @@ class InstanceCapacity(Strict):
     concurrent_sequences: int = Field(ge=1)  # running sequences at that rate
     measured: CapacityMeasurement | None = None  # None: an assumption (ASSUMED_CAPACITY or the config's)
 
-    def provenance(self, ceiling: Ceiling | None = None) -> str:
+    def provenance(self, ceiling: CeilingFigure | None = None) -> str:
         """What the figure stands on, in one line for plans, reviews and status; with the instance
-        type's physical ceiling (config.physics.instance_ceiling) when the caller gives it."""
+        type's physical ceiling (config.physics.ceiling_if_known) when the caller gives it."""
         rate = f"{self.requests_per_minute:,.0f}/min"
         share = ""
         if ceiling is not None:
             share = (
                 f"{100 * self.requests_per_minute / ceiling.requests_per_minute:.0f} % of the "
-                f"{ceiling.requests_per_minute:,.0f}/min physical ceiling (config/physics.py)"
+                f"{ceiling.requests_per_minute:,.0f}/min physical ceiling at batch {ceiling.batch} (config/physics.py)"
             )
         if self.measured is None:
             return f"assumed: {rate}, {share + ', ' if share else ''}never measured (`ops capacity`)"
@@ -444,14 +460,17 @@ class InstanceCapacity(Strict):
         return f"{line}, {share}" if share else line
 
 
-# What one instance is assumed to serve until `ops capacity` measures it: ASSUMED_UTILISATION (50 %)
-# of each type's physical ceiling for capacity/workload.yaml at max_num_seqs 128, rounded down
-# (config/physics.py: ml.g5.xlarge 549/min compute-bound, ml.g6.xlarge 606/min memory-bound), and
-# the running sequences by Little's law at the seeds' 4.4 s a request. Replaces the seeds' 1,200/min,
-# twice what the A10G can compute. tests/cdk/test_physics.py holds these to config.physics.
+# What one instance is assumed to serve until `ops capacity` measures it (issue 42): the calibrated
+# share of each type's physical ceiling (config.calibration: 83 %, the lowest measured ÷ ceiling among
+# published runs within the TTFT objective), rounded down, at the batch the objective allows. The
+# ceiling is config.physics's for config/workload.yaml's conversations at 20 running sequences:
+# ml.g5.xlarge 159/min (A10G), ml.g6.xlarge 102/min (the L4 has half the A10G's bandwidth and, measured,
+# the same FP16 rate, so it serves less). The batch, 20, is ASSUMED: the published A10G run at 16
+# concurrent held a 303 ms mean TTFT, at 64 it did not (1.08 s). tests/cdk/test_physics.py holds these
+# figures to config.physics and config.calibration.
 ASSUMED_CAPACITY = {
-    "ml.g5.xlarge": InstanceCapacity(requests_per_minute=274, concurrent_sequences=20),
-    "ml.g6.xlarge": InstanceCapacity(requests_per_minute=303, concurrent_sequences=22),
+    "ml.g5.xlarge": InstanceCapacity(requests_per_minute=132, concurrent_sequences=20),
+    "ml.g6.xlarge": InstanceCapacity(requests_per_minute=84, concurrent_sequences=20),
 }
 
 
@@ -519,8 +538,9 @@ SEEDS_PROVISIONING_MINUTES = 8  # seeds: 5-8 min; the incident took 8. The plan 
 class PlanTraffic(Strict):
     """The traffic this environment is planned for; the report's header names it."""
 
-    # A week in planner/reference_week.yaml's format, or a per-minute CSV; relative to the repository.
-    profile: str = Field(default="planner/reference_week.yaml", pattern=r"\.(ya?ml|csv)$")
+    # A week in the planner's reference-week format, or a per-minute CSV; relative to the repository.
+    # None: the planner's own reference week (config names no file of a higher layer).
+    profile: str | None = Field(default=None, pattern=r"\.(ya?ml|csv)$")
     scale: float = Field(default=1.0, gt=0, le=100)  # multiplies every minute of the profile
 
 

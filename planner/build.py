@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from config.calibration import capacity_provenance
 from config.checks.capacity import measured_capacity_warnings
-from config.physics import ceiling_if_known
 from config.scaling_target import target_provenance, tracking_target
 from config.schema import SEEDS_PROVISIONING_MINUTES, Catalog, EnvironmentConfig, Variant
 from container.serving import contract
@@ -252,7 +252,7 @@ def assumptions(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfil
     }
     lines |= {
         f"capacity per {name}": f"{c.requests_per_minute:,.0f} requests/min at the SLO, {c.concurrent_sequences} "
-        f"sequences; {c.provenance(ceiling_if_known(cfg, catalog, name))}"
+        f"sequences; {capacity_provenance(cfg, catalog, name)}"
         for name, c in sorted(planning.capacity.items())
     }
     total_weight = sum(v.initial_weight for v in cfg.variants)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from config.release_calendar import ReleaseCalendar, peak_windows
 from config.schema import EnvironmentConfig, PlanTraffic
-from planner.reference_week import reference_week, with_calendar
+from planner.reference_week import REFERENCE_WEEK, reference_week, with_calendar
 from planner.traffic import ONE_MINUTE, TrafficError, TrafficEvent, TrafficProfile, read_csv
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +31,7 @@ def traffic_of(cfg: EnvironmentConfig, path: Path | None = None, root: Path = RO
 
 def traffic_for(setting: PlanTraffic, root: Path = ROOT) -> TrafficProfile:
     """Read `setting.profile` (relative to `root`) and scale it; TrafficError names the field on failure."""
-    path = root / setting.profile
+    path = root / setting.profile if setting.profile else REFERENCE_WEEK
     try:
         profile = with_calendar(read_csv(path)) if path.suffix == ".csv" else reference_week(path)
     except TrafficError as error:

@@ -7,7 +7,7 @@ The search space (SEARCH_SPACE_VERSION in planner/frontier.py names it: bump it 
   1.2 x rule (config/checks/scaling.py) nor above the variant's max_capacity;
 - the floor (min_capacity) of every variant but the first (the canary): CANARY_FLOORS;
 - the pre-scale lead time: every window's start moved by LEAD_SHIFTS minutes.
-Coordinate descent from the configured point, in that order, each dimension tried whole while the others
+Coordinate descent from the configured point, the canary's floor first, then the rest in that order, each dimension tried whole while the others
 hold, until a pass changes nothing (at most MAX_PASSES): deterministic, ties to the earlier candidate.
 A point meets the budget when every check but cost does (planner.verdict); the cheapest such point is
 the frontier's cost. Every evaluated point is kept for the frontier table and plot (cost against failed
@@ -32,7 +32,7 @@ SHARES = (0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
 FLOOR_FACTORS = (0.6, 0.7, 0.8, 0.9, 1.0, 1.1)
 MAX_FACTORS = (1.2, 1.4, 1.6)
 WINDOW_MAX_RULE = 1.2  # config/checks/scaling.py: a window's max_capacity >= 1.2 x its floor
-CANARY_FLOORS = (1, 2)
+CANARY_FLOORS = (1, 2, 3, 4)  # at 132/min an instance the canary's 5 % of the spike needs more than 2
 LEAD_SHIFTS = (-15, 0, 15)
 MAX_PASSES = 4
 CRON = re.compile(r"^cron\((\d+) (\d+) (.*)\)$")
@@ -208,13 +208,15 @@ def _ceilings(cfg: EnvironmentConfig) -> list[int]:
 def _dimensions(cfg: EnvironmentConfig, forecasts: list[int]):
     """Each dimension: a function from the present point to its candidates (the present one among them)."""
     dims = []
+    # The canary's floor first: a canary short of its share of a spike fails requests whatever the share, and
+    # a descent that moved the share first can stop where no canary floor helps any more (prod at 132/min).
+    for index in range(len(configured_point(cfg).floors)):
+        dims.append(lambda p, i=index: [_with_floor(p, i, f) for f in sorted({*CANARY_FLOORS, p.floors[i]})])
     if configured_point(cfg).share is not None:
         dims.append(lambda p: [replace(p, share=s) for s in sorted({*SHARES, p.share})])
     lowest = [s.min_capacity for s in cfg.autoscaling.values() for _ in s.schedules]
     for index, (forecast, ceiling) in enumerate(zip(forecasts, _ceilings(cfg), strict=True)):
         dims.append(lambda p, i=index, f=forecast, c=ceiling, m=lowest[index]: [p, *_window_candidates(p, i, f, c, m)])
-    for index in range(len(configured_point(cfg).floors)):
-        dims.append(lambda p, i=index: [_with_floor(p, i, f) for f in sorted({*CANARY_FLOORS, p.floors[i]})])
     dims.append(lambda p: [replace(p, shift=s) for s in sorted({*LEAD_SHIFTS, p.shift})])
     return dims
 

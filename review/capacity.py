@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from config.calibration import capacity_provenance
 from config.loader import ConfigError, load_catalog, load_config_file
 from config.naming import environment_label
-from config.physics import ceiling_if_known
 from config.schema import EnvironmentConfig
 from planner.build import PlanError, build_plan
 from planner.compare import render_comparison
@@ -63,9 +63,9 @@ def _stands_on(sides: tuple[tuple[str, EnvironmentConfig], ...]) -> str:
     of the instance type's physical ceiling (config/physics.py) it is."""
     catalog = load_catalog()
     capacities = [
-        f"{name}{f' ({side})' if side else ''}: {capacity.provenance(ceiling_if_known(cfg, catalog, name))}"
+        f"{name}{f' ({side})' if side else ''}: {capacity_provenance(cfg, catalog, name)}"
         for side, cfg in sides
-        for name, capacity in sorted(cfg.planning.capacity.items())
+        for name in sorted(cfg.planning.capacity)
     ]
     provisioning = [
         f"provisioning time{f' ({side})' if side else ''}: {cfg.planning.provisioning_provenance()}"

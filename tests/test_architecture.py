@@ -131,3 +131,139 @@ def _long_function() -> str:
 
 def _is_name(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
+
+
+# --- layers: no import circles, config reaches no higher layer (issue 36 item 3) -----------------------
+
+HIGHER_LAYERS = ("capacity", "planner", "ops", "review", "sandbox")  # config/ may neither import nor name them
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_names(path: Path) -> set[str]:
+    """Every module `path` imports, TYPE_CHECKING blocks included (a circle there is still a circle for
+    the reader); `from a import b` names both a and a.b, relative imports resolved."""
+    names: set[str] = set()
+    for node in ast.walk(tree(path)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            package = module_name(path).split(".")[: -1 if path.name != "__init__.py" else None] if node.level else []
+            base = ".".join(package[: len(package) - node.level + 1])
+            module = ".".join(part for part in (base, node.module or "") if part) if node.level else node.module or ""
+            names.add(module)
+            names.update(f"{module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def import_graph(files: list[Path]) -> dict[str, set[str]]:
+    """{project module: the project modules it imports}."""
+    modules = {module_name(p): p for p in files}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        graph[name] = {m for m in imported_names(path) if m in modules and m != name}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.add(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(component)
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle_among_the_projects_modules():
+    found = circles(import_graph(product_files()))
+    assert sorted(map(sorted, found)) == []
+
+
+def docstring_nodes(module: ast.Module) -> set[int]:
+    nodes = set()
+    for node in ast.walk(module):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                nodes.add(id(first.value))
+    return nodes
+
+
+def higher_layer_references(path: Path) -> list[str]:
+    """Imports of a higher layer, string constants naming a file in one (docstrings aside), and path
+    joins (`x / "capacity"`) into one."""
+    found = [f"imports {name}" for name in sorted(imported_names(path)) if name.split(".")[0] in HIGHER_LAYERS]
+    module, docs = tree(path), docstring_nodes(tree(path))
+    prefixes = tuple(f"{layer}/" for layer in HIGHER_LAYERS)
+    for node in ast.walk(module):
+        names_a_file = (
+            isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith(prefixes)
+        )
+        if names_a_file and id(node) not in docs:
+            found.append(f"line {node.lineno}: names {node.value!r}")
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            for side in (node.left, node.right):
+                if isinstance(side, ast.Constant) and side.value in HIGHER_LAYERS:
+                    found.append(f"line {node.lineno}: joins a path into {side.value}/")
+    return found
+
+
+def test_config_references_no_path_in_a_higher_layer_and_imports_none():
+    found = {
+        relative(path): refs
+        for path in product_files()
+        if relative(path).startswith("config/") and (refs := higher_layer_references(path))
+    }
+    assert found == {}
+
+
+def test_the_layer_rules_can_fail(tmp_path):
+    """Planted offenders: a two-module circle and a config module reaching into capacity/."""
+    (tmp_path / "pkg").mkdir()
+    first, second = tmp_path / "pkg" / "a.py", tmp_path / "pkg" / "b.py"
+    first.write_text("from pkg import b\n")
+    second.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import x\n")
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        '"""capacity/workload.yaml in a docstring is prose."""\nfrom pathlib import Path\n'
+        'from capacity.workload import W\nF = Path(__file__).parents[1] / "capacity" / "workload.yaml"\n'
+        'G = "planner/reference_week.yaml"\n'
+    )
+    graph = {"pkg.a": {"pkg.b"}, "pkg.b": {"pkg.a"}, "pkg.c": {"pkg.a"}}
+    assert circles(graph) == [{"pkg.a", "pkg.b"}]
+    found = higher_layer_references(planted)
+    assert sorted(found) == [
+        "imports capacity.workload",
+        "imports capacity.workload.W",
+        "line 4: joins a path into capacity/",
+        "line 5: names 'planner/reference_week.yaml'",
+    ]

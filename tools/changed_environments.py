@@ -5,7 +5,7 @@ pull-request workflow runs `make plan-diff` and `bin/plan` for each). Each one's
 What moves a plan is what the planner reads:
 - `config/environments/<env>.yaml`: that environment;
 - the file its `planning.traffic.profile` names: that environment;
-- `config/catalog.yaml`, any `config/**/*.py`, anything under `planner/`, `capacity/workload.yaml` (the
+- `config/catalog.yaml`, any `config/**/*.py`, anything under `planner/`, `config/workload.yaml` (the
   physical ceiling, config/physics.py) and `container/serving/contract.py` (read by config/schema.py):
   every environment.
 An environment whose config does not load is judged by its file alone (its plan then says why it fails).
@@ -23,7 +23,7 @@ from config import ConfigError, known_environments, load_environment
 from config.naming import environment_label
 
 ROOT = Path(__file__).resolve().parents[1]
-EVERY_ENVIRONMENT = ("config/catalog.yaml", "capacity/workload.yaml", "container/serving/contract.py")
+EVERY_ENVIRONMENT = ("config/catalog.yaml", "config/workload.yaml", "container/serving/contract.py")
 EVERY_ENVIRONMENT_UNDER = ("planner/",)
 
 

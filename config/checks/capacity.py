@@ -9,9 +9,10 @@ is above the ceiling and so a suspect measurement.
 
 from __future__ import annotations
 
+from config.calibration import assumed_capacity, assumed_share
 from config.checks.vram_budget import kv_context_warnings
 from config.metric_names import HIGH_RESOLUTION
-from config.physics import ASSUMED_UTILISATION, Ceiling, assumed_capacity, ceiling_if_known
+from config.physics import Ceiling, ceiling_if_known
 from config.problems import Problem, field_path, refuse
 from config.scaling_target import limit_of, saturating_capacity, tracking_target
 from config.schema import Catalog, EnvironmentConfig, InstanceCapacity
@@ -85,15 +86,15 @@ def _check_ceiling(
     ceiling = ceiling_if_known(cfg, catalog, instance_type)  # an unknown type: the planner names it
     if ceiling is None or capacity.requests_per_minute <= ceiling.requests_per_minute:
         return []
-    rate, sequences = assumed_capacity(ceiling.requests_per_minute)
+    share = assumed_share(catalog)
+    rate, sequences = assumed_capacity(ceiling, share.share)
     return refuse(
         field_path("planning", "capacity", instance_type, "requests_per_minute"),
         f"assumed {capacity.requests_per_minute:,g} requests/min is above the physical ceiling of one "
         f"{instance_type}, {ceiling.requests_per_minute:,.0f}/min at 100 % utilisation ({ceiling.describe()}; "
-        f"engine {cfg.engine.model}, max_num_seqs {cfg.engine.max_num_seqs}, capacity/workload.yaml): no instance "
-        f"serves more than its GPU can compute and read; allowed: at most {ceiling.requests_per_minute:,.0f}, "
-        f"e.g. {rate:,} with concurrent_sequences {sequences} ({100 * ASSUMED_UTILISATION:.0f} % of the ceiling, "
-        "config.physics.ASSUMED_UTILISATION), or measure it (`bin/ops capacity ENV --variant NAME --write-config`)",
+        f"engine {cfg.engine.model}, config/workload.yaml): no instance serves more than its GPU can compute and "
+        f"read; allowed: at most {ceiling.requests_per_minute:,.0f}, e.g. {rate:,} with concurrent_sequences "
+        f"{sequences} ({share.describe()}), or measure it (`bin/ops capacity ENV --variant NAME --write-config`)",
     )
 
 
@@ -165,6 +166,6 @@ def _suspect(env: str, instance_type: str, capacity: InstanceCapacity, ceiling: 
     return (
         f"{env}: planning.capacity.{instance_type} is a suspect measurement: {capacity.requests_per_minute:,g}/min "
         f"is above the {ceiling.requests_per_minute:,.0f}/min physical ceiling ({ceiling.describe()}); "
-        f"{capacity.provenance()}. Check the report (shorter answers than capacity/workload.yaml's, or a rate "
+        f"{capacity.provenance()}. Check the report (shorter answers than config/workload.yaml's, or a rate "
         "divided by too few instances) and re-measure before planning on it"
     )

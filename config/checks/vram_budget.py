@@ -5,32 +5,21 @@ instance type the variant may run on: one model and one set of engine settings s
 
 Conversations make long contexts: a turn carries the system prompt and the history so far. So the
 KV cache must also hold `planning.capacity.<type>.concurrent_sequences` sequences at the p95 context
-`ops capacity`'s default workload produces (capacity/workload.yaml's `conversation:` section, read
-here as data: this package does not import `capacity`). That p95 is computed from the file's
-distributions alone, by simulating sessions with a fixed seed (no server, the same figure on every
-run): `workload_contexts`. An assumed figure that does not fit is refused; a measured one is a
+`ops capacity`'s default workload produces (config/workload.yaml's `conversation:` section). That p95
+is computed from the file's distributions alone, by simulating sessions with a fixed seed (no server,
+the same figure on every run): config.workload. An assumed figure that does not fit is refused; a measured one is a
 warning (`kv_context_warnings`): the measurement ran on the real engine, which preempted or not.
 """
 
 from __future__ import annotations
 
-import math
-import random
-from dataclasses import dataclass
-from functools import cache
-from typing import Any
-
-from ruamel.yaml import YAML
-
 from config.checks.variants import pool_types
-from config.physics import WORKLOAD_FILE
 from config.problems import Problem, refuse
 from config.schema import Catalog, EnvironmentConfig
 from config.sections import skip_invalid
-from container.serving.tokens import TOKENS_PER_MESSAGE, TOKENS_PER_PROMPT
+from config.workload import engine_contexts
 
 GIB = 1024**3
-SIMULATED_SESSIONS = 10_000  # p95 within a few tokens of a 100,000-session run's
 
 
 def kv_cache_budget(cfg: EnvironmentConfig, catalog: Catalog, instance_type: str) -> dict[str, float]:
@@ -52,116 +41,6 @@ def kv_cache_budget(cfg: EnvironmentConfig, catalog: Catalog, instance_type: str
         "full_context_gib": engine.max_model_len * per_token / GIB,
         "tokens_per_sequence": max(available, 0) * GIB / per_token / engine.max_num_seqs,
     }
-
-
-# --- the contexts a conversation workload produces ----------------------------------------------------
-
-
-def draw_turns(rng: random.Random, mean: float, most: int) -> int:
-    """Turns in a session: geometric on 1, 2, 3, ... with this mean (before the cap), at most `most`."""
-    if mean <= 1:
-        return 1
-    stay = 1 - 1 / mean  # the chance of one more turn
-    return min(most, 1 + int(math.log(1.0 - rng.random()) / math.log(stay)))
-
-
-def mean_turns(mean: float, most: int) -> float:
-    """E[min(N, most)] for draw_turns' N: the sum over n = 1..most of P(N >= n)."""
-    if mean <= 1:
-        return 1.0
-    stay = 1 - 1 / mean
-    return (1 - stay**most) / (1 - stay)
-
-
-def draw_lognormal(rng: random.Random, median: float, sigma: float, low: float, high: float) -> float:
-    return min(max(math.exp(rng.gauss(math.log(median), sigma)), low), high)
-
-
-def draw_answer(rng: random.Random, answer: dict[str, Any]) -> int:
-    """An answer's length in tokens (capacity/workload.yaml `answer_tokens`): log-normal, rounded, clipped."""
-    drawn = round(math.exp(rng.gauss(math.log(float(answer["median"])), float(answer["sigma"]))))
-    return min(max(drawn, int(answer["min"])), int(answer["max"]))
-
-
-def prompt_tokens(system: int, history: int, exchanges: int, user: int) -> int:
-    """A chat prompt's tokens as the serving container's guard counts them (container/serving/tokens.py):
-    the text, plus the chat template's framing per message and per prompt."""
-    return system + history + user + TOKENS_PER_MESSAGE * (2 + 2 * exchanges) + TOKENS_PER_PROMPT
-
-
-@dataclass(frozen=True)
-class WorkloadContexts:
-    """Context lengths over every turn of SIMULATED_SESSIONS sessions (a turn's context at its last
-    token: its prompt plus its answer, what its sequence holds in the KV cache)."""
-
-    p95_tokens: int
-    mean_tokens: float
-    p95_prompt_tokens: int
-    trimmed_percent: float  # turns whose oldest exchanges were dropped to fit the budget
-    budget_tokens: int
-    turns: int  # simulated
-
-    def describe(self) -> str:
-        return (
-            f"p95 context {self.p95_tokens:,} tokens (mean {self.mean_tokens:,.0f}; prompts within "
-            f"{self.budget_tokens:,} tokens, {self.trimmed_percent:.0f} % of turns trimmed)"
-        )
-
-
-def session_contexts(raw: dict[str, Any], budget: int, rng: random.Random) -> list[tuple[int, int, bool]]:
-    """One simulated session: (prompt tokens, answer tokens, trimmed) per turn. Each turn sends the
-    system prompt, the exchanges so far and a new user turn; the oldest exchanges are dropped whole
-    until the prompt fits `budget` (what capacity.conversations.ConversationWorkload sends)."""
-    conversation, user, answer = raw["conversation"], raw["user_turn_tokens"], raw["answer_tokens"]
-    turns = draw_turns(rng, float(conversation["turns"]["mean"]), int(conversation["turns"]["max"]))
-    system, history, kept, out = int(raw["system_prompt_tokens"]), 0, [], []
-    for _ in range(turns):
-        new, answered = rng.randint(int(user["min"]), int(user["max"])), draw_answer(rng, answer)
-        prompt, trimmed = prompt_tokens(system, history, len(kept), new), False
-        while prompt > budget and kept:
-            dropped = kept.pop(0)
-            history -= dropped
-            prompt, trimmed = prompt_tokens(system, history, len(kept), new), True
-        out.append((prompt, answered, trimmed))
-        kept.append(new + answered)
-        history += new + answered
-    return out
-
-
-def workload_contexts(raw: dict[str, Any], budget: int, sessions: int = SIMULATED_SESSIONS) -> WorkloadContexts:
-    """The contexts of a workload mapping with a `conversation:` section, prompts kept within `budget`."""
-    rng = random.Random(0)
-    turns = [turn for _ in range(sessions) for turn in session_contexts(raw, budget, rng)]
-    contexts = sorted(prompt + answer for prompt, answer, _ in turns)
-    prompts = sorted(prompt for prompt, _, _ in turns)
-
-    def p95(values: list[int]) -> int:
-        return values[max(0, math.ceil(0.95 * len(values)) - 1)]
-
-    return WorkloadContexts(
-        p95_tokens=p95(contexts),
-        mean_tokens=sum(contexts) / len(contexts),
-        p95_prompt_tokens=p95(prompts),
-        trimmed_percent=100 * sum(trimmed for _, _, trimmed in turns) / len(turns),
-        budget_tokens=budget,
-        turns=len(turns),
-    )
-
-
-@cache
-def default_contexts(prompt_budget: int) -> WorkloadContexts | None:
-    """capacity/workload.yaml's conversations within min(its budget, `prompt_budget`); None without a
-    `conversation:` section (single turns only)."""
-    raw = YAML(typ="safe", pure=True).load(WORKLOAD_FILE.read_text())
-    if not isinstance(raw, dict) or "conversation" not in raw:
-        return None
-    return workload_contexts(raw, min(int(raw["conversation"]["context_budget_tokens"]), prompt_budget))
-
-
-def engine_contexts(cfg: EnvironmentConfig) -> WorkloadContexts | None:
-    """The default workload's contexts on this engine: prompts also within the container's budget
-    (max_model_len minus generation_reserve_tokens), as `ops capacity` sends them to this environment."""
-    return default_contexts(cfg.engine.max_model_len - cfg.engine.generation_reserve_tokens)
 
 
 # --- the checks ------------------------------------------------------------------------------------
@@ -234,7 +113,7 @@ def context_shortfall(cfg: EnvironmentConfig, catalog: Catalog, instance_type: s
     return (
         f"{instance_type}'s KV cache cannot hold planning.capacity.{instance_type}.concurrent_sequences "
         f"{capacity.concurrent_sequences} ({capacity.provenance()}) at the conversation workload's "
-        f"{contexts.describe()}, capacity/workload.yaml): {capacity.concurrent_sequences} x "
+        f"{contexts.describe()}, config/workload.yaml): {capacity.concurrent_sequences} x "
         f"{contexts.p95_tokens:,} tokens x {b['kv_bytes_per_token'] // 1024} KiB/token = {needed:.2f} GiB, but "
         f"{_arithmetic(cfg, b)}: it holds {held} such sequences, and vLLM preempts the rest"
     )

@@ -22,31 +22,37 @@ def record(answer: float | None, target: dict[str, Any]) -> dict[str, Any]:
         "stopped": "objective broken",
         "instances": 1,
         "slo": {"ttft_p95_ms": 500.0, "max_error_percent": 1.0},
-        "workload": {"source": "capacity/workload.yaml"},
+        "workload": {"source": "config/workload.yaml"},
         "target": target,
         "measured_at": "2026-11-25T03:00:00+00:00",
-        "physical_ceiling": physical_ceiling(target),
+        "physical_ceiling": physical_ceiling(target, 18.0),
         "steps": [],
     }
 
 
-def test_a_variant_target_gets_its_instance_types_ceiling():
-    found = physical_ceiling(VARIANT)
+def test_a_variant_target_gets_its_instance_types_ceiling_at_the_batch_it_ran():
+    found = physical_ceiling(VARIANT, 17.2)  # 18 sequences in flight at the answer, rounded up
     assert found is not None
-    assert (found["instance_type"], found["bound"]) == ("ml.g5.xlarge", "compute")
-    assert found["requests_per_minute"] == pytest.approx(549.1, abs=0.1)
-    assert found["memory_bound_requests_per_minute"] == pytest.approx(1212.5, abs=0.1)
-    assert found["how"].startswith("549/min compute-bound: 70 TFLOPS dense FP16")
-    text = markdown(record(250.0, VARIANT))
-    assert (
-        "- physical ceiling of one ml.g5.xlarge: 549/min at 100 % utilisation for capacity/workload.yaml's "
-        "requests (549/min compute-bound: 70 TFLOPS" in text
+    assert (found["instance_type"], found["batch"], found["bound"]) == (
+        "ml.g5.xlarge",
+        18,
+        "decode-heavy, decode memory-bound",
     )
-    assert "; the answer is 46 % of it\n" in text
+    assert found["requests_per_minute"] == pytest.approx(154.5, abs=0.1)  # conversations, the default
+    assert found["single_turn_requests_per_minute"] > found["requests_per_minute"]
+    assert found["how"].startswith("154/min for conversations at batch 18 = 60 s ÷ (170 ms prefill + ")
+    single = physical_ceiling(VARIANT, 17.2, "single")
+    assert single is not None and single["requests_per_minute"] == found["single_turn_requests_per_minute"]
+    text = markdown(record(125.0, VARIANT))
+    assert (
+        "- physical ceiling of one ml.g5.xlarge: 154/min at 100 % utilisation for config/workload.yaml "
+        "(conversations) (154/min for conversations at batch 18" in text
+    )
+    assert "; the answer is 81 % of it\n" in text
 
 
 def test_an_answer_above_the_ceiling_is_called_suspect():
-    assert "the answer is 219 % of it: **above the ceiling, a suspect measurement**" in markdown(
+    assert "the answer is 777 % of it: **above the ceiling, a suspect measurement**" in markdown(
         record(1200.0, VARIANT)
     )
 

@@ -1,4 +1,4 @@
-"""The contexts the conversation workload produces, computed from capacity/workload.yaml alone, and the
+"""The contexts the conversation workload produces, computed from config/workload.yaml alone, and the
 VRAM budget check that holds `planning.capacity.<type>.concurrent_sequences` to them: an assumed
 figure the KV cache cannot hold at the p95 context is refused with the numbers, a measured one warned."""
 
@@ -14,15 +14,9 @@ from ruamel.yaml import YAML
 from capacity.conversations import load_workload
 from capacity.workload import DEFAULT_WORKLOAD
 from config import ConfigError, load_config_file, load_environment
-from config.checks.vram_budget import (
-    check_vram_budget,
-    default_contexts,
-    engine_contexts,
-    kv_context_warnings,
-    mean_turns,
-    workload_contexts,
-)
+from config.checks.vram_budget import check_vram_budget, kv_context_warnings
 from config.loader import ENVIRONMENTS_DIR, load_catalog
+from config.workload import default_contexts, engine_contexts, mean_turns, workload_contexts
 
 RAW = YAML(typ="safe", pure=True).load(DEFAULT_WORKLOAD.read_text())
 PROD = YAML(typ="safe", pure=True).load((ENVIRONMENTS_DIR / "prod.yaml").read_text())
@@ -34,7 +28,7 @@ def test_the_turns_distribution_has_the_seeds_mean_and_share_beyond_eight_turns(
     assert stay**8 == pytest.approx(0.12, abs=0.01)  # "conversations exceeding 8 turns (top 12% of sessions)"
     assert mean_turns(4.2, 35) == pytest.approx(4.2, abs=0.001)  # "average MangaAssist session: 4.2 turns"
     turns = load_workload("conversations").describe()["conversation"]["turns"]
-    assert (turns["p50"], turns["p95"], turns["p99"]) == (3, 12, 17)  # what capacity/workload.yaml says
+    assert (turns["p50"], turns["p95"], turns["p99"]) == (3, 12, 17)  # what config/workload.yaml says
 
 
 def test_the_p95_context_is_computed_from_the_file_alone_and_stays_within_the_budget():
@@ -77,19 +71,19 @@ def test_an_assumed_concurrency_the_kv_cache_cannot_hold_at_the_p95_context_is_r
     # 14.28 GiB of KV cache at 128 KiB a token holds 116,981 tokens: 32 sequences of ~3,600 tokens.
     held = math.floor(116_981 / contexts.p95_tokens)
     with pytest.raises(ConfigError) as refused:
-        load_config_file(prod_with(tmp_path, {"requests_per_minute": 274, "concurrent_sequences": held + 1}), "prod")
+        load_config_file(prod_with(tmp_path, {"requests_per_minute": 132, "concurrent_sequences": held + 1}), "prod")
     problems = [f"{path}: {message}" for path, message in refused.value.problems]
-    assert len(problems) == 2, problems  # both variants run on ml.g5.xlarge
+    assert len(problems) == 2, problems  # both variants run on ml.g5.xlarge (the rate is within the ceiling)
     assert problems[0].startswith(
         f"variants[0].instance_type: ml.g5.xlarge's KV cache cannot hold planning.capacity.ml.g5.xlarge."
-        f"concurrent_sequences {held + 1} (assumed: 274/min, never measured (`ops capacity`)) at the conversation "
+        f"concurrent_sequences {held + 1} (assumed: 132/min, never measured (`ops capacity`)) at the conversation "
         f"workload's p95 context {contexts.p95_tokens:,} tokens"
     )
     assert f"{held + 1} x {contexts.p95_tokens:,} tokens x 128 KiB/token = " in problems[0]
     assert f"leaves 14.28 GiB for the KV cache: it holds {held} such sequences" in problems[0]
     assert problems[0].endswith("lower concurrent_sequences, or pick a larger GPU")
     # One sequence fewer fits.
-    load_config_file(prod_with(tmp_path, {"requests_per_minute": 274, "concurrent_sequences": held}), "prod")
+    load_config_file(prod_with(tmp_path, {"requests_per_minute": 132, "concurrent_sequences": held}), "prod")
 
 
 def test_a_measured_concurrency_beyond_the_arithmetic_is_a_warning_not_a_refusal(tmp_path):

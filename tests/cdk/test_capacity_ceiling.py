@@ -32,25 +32,28 @@ def test_the_seeds_assumed_1200_is_refused_with_both_numbers_and_the_arithmetic(
     assert kv and all("concurrent_sequences 88" in f for f in kv)
     assert [f for f in found if not f.startswith("variants[")] == [
         "planning.capacity.ml.g5.xlarge.requests_per_minute: assumed 1,200 requests/min is above the physical "
-        "ceiling of one ml.g5.xlarge, 549/min at 100 % utilisation (549/min compute-bound: 70 TFLOPS dense FP16 ÷ "
-        "7.65 TFLOP a request (2 × 8.0 B params × 478 tokens: 275 uncached prompt + 203 generated); memory bound "
-        "1,213/min; engine llama-3-8b-instruct-awq, max_num_seqs 128, capacity/workload.yaml): no instance serves "
-        "more than its GPU can compute and read; allowed: at most 549, e.g. 274 with concurrent_sequences 20 "
-        "(50 % of the ceiling, config.physics.ASSUMED_UTILISATION), or measure it (`bin/ops capacity ENV "
-        "--variant NAME --write-config`)"
+        "ceiling of one ml.g5.xlarge, 204/min at 100 % utilisation (204/min for conversations at batch 88 = 60 s ÷ "
+        "(170 ms prefill + 123 ms decode) a request: prefill 706 uncached tokens (1,171 cached) at 70.0 TFLOPS; "
+        "decode 203 tokens × 53.4 ms a step ÷ 88, a step reading 5.3 GiB of weights + 88 × 2,006 tokens × 128 KiB "
+        "of KV cache = 28.82 GB at 540 GB/s usable (memory-bound); single turns 454/min; engine "
+        "llama-3-8b-instruct-awq, config/workload.yaml): no instance serves more than its GPU can compute and read; "
+        "allowed: at most 204, e.g. 169 with concurrent_sequences 88 (83 % calibrated (the lowest measured ÷ "
+        "ceiling of the 1 published run(s) within the 500 ms TTFT objective: a10g-fp16-c16, "
+        "config/calibration.yaml)), or measure it (`bin/ops capacity ENV --variant NAME --write-config`)"
     ]
 
 
 def test_an_assumption_at_the_ceiling_passes(problems):
-    # 30 sequences: within what the KV cache holds at the conversations' p95 context (32), so only the rate is judged.
-    assert problems(_capacity(**{"ml.g5.xlarge": {"requests_per_minute": 549, "concurrent_sequences": 30}})) == []
-    assert problems(_capacity(**{"ml.g5.xlarge": {"requests_per_minute": 550, "concurrent_sequences": 30}}))
+    # 20 sequences: the ceiling at that batch is 159.4/min; the KV cache holds 20 at the p95 context.
+    assert problems(_capacity(**{"ml.g5.xlarge": {"requests_per_minute": 159, "concurrent_sequences": 20}})) == []
+    assert problems(_capacity(**{"ml.g5.xlarge": {"requests_per_minute": 160, "concurrent_sequences": 20}}))
 
 
-def test_a_smaller_batch_lowers_a_memory_bound_ceiling_below_the_default_assumption(problems):
-    """ml.g6.xlarge is memory-bound: at 16 sequences a decode step reads the weights for 16 tokens only."""
-    found = problems(lambda raw: raw["engine"].update(max_num_seqs=16))
-    assert [f for f in found if f.startswith("planning.capacity.ml.g6.xlarge.requests_per_minute: assumed 303 ")], found
+def test_a_smaller_batch_lowers_the_ceiling_below_an_assumption(problems):
+    """The ceiling is computed at the assumed concurrent_sequences: at 4 sequences a decode step reads the
+    weights for 4 tokens only, and ml.g6.xlarge's default 84/min no longer fits under it."""
+    found = problems(_capacity(**{"ml.g6.xlarge": {"requests_per_minute": 84, "concurrent_sequences": 4}}))
+    assert [f for f in found if f.startswith("planning.capacity.ml.g6.xlarge.requests_per_minute: assumed 84 ")], found
 
 
 def test_a_measured_figure_above_the_ceiling_is_a_warning_not_a_refusal(tmp_path):
@@ -62,15 +65,18 @@ def test_a_measured_figure_above_the_ceiling_is_a_warning_not_a_refusal(tmp_path
     cfg = load_config_file(path, "prod")
     warnings = measured_capacity_warnings(cfg, load_catalog())
     suspect = [w for w in warnings if "suspect measurement" in w]
-    assert suspect == [
-        "prod: planning.capacity.ml.g5.xlarge is a suspect measurement: 1,200/min is above the 549/min physical "
-        "ceiling (549/min compute-bound: 70 TFLOPS dense FP16 ÷ 7.65 TFLOP a request (2 × 8.0 B params × 478 "
-        "tokens: 275 uncached prompt + 203 generated); memory bound 1,213/min); measured: 1,200/min on "
-        "staging/canary 2026-11-25, image v0.1.0 (TTFT p95 <= 500 ms). Check the report (shorter answers than "
-        "capacity/workload.yaml's, or a rate divided by too few instances) and re-measure before planning on it"
-    ]
+    assert len(suspect) == 1
+    assert suspect[0].startswith(
+        "prod: planning.capacity.ml.g5.xlarge is a suspect measurement: 1,200/min is above the 204/min physical "
+        "ceiling (204/min for conversations at batch 88 = 60 s ÷ (170 ms prefill + 123 ms decode) a request"
+    )
+    assert suspect[0].endswith(
+        "; measured: 1,200/min on staging/canary 2026-11-25, image v0.1.0 (TTFT p95 <= 500 ms). Check the report "
+        "(shorter answers than config/workload.yaml's, or a rate divided by too few instances) and re-measure "
+        "before planning on it"
+    )
     # The other type keeps its assumption: an entry in the file replaces the assumption for its type only.
-    assert cfg.planning.capacity["ml.g6.xlarge"].requests_per_minute == 303
+    assert cfg.planning.capacity["ml.g6.xlarge"].requests_per_minute == 84
 
 
 def test_every_instance_type_in_the_catalog_names_a_known_gpu():

@@ -5,6 +5,7 @@ written; the refusal names what else must change, told apart from what the file 
 from __future__ import annotations
 
 import difflib
+import math
 import shutil
 from pathlib import Path
 
@@ -143,25 +144,26 @@ def test_a_changed_scalar_keeps_its_end_of_line_comment(tmp_path):
 
 
 def test_a_capacity_that_invalidates_a_target_is_refused_naming_what_else_must_change(tmp_path):
-    """The issue's case: an explicit target on invocations per instance, a measurement below it."""
+    """The issue's case: an explicit target on invocations per instance (valid at the assumed 132/min), a
+    measurement below it."""
     text = (ENVIRONMENTS / "staging.yaml").read_text()
     canary = "      metric: SageMakerVariantConcurrentRequestsPerModelHighResolution\n      target_share_of_concurrency: 0.55\n"
     assert text.count(canary) == 1
     path = copy(
         tmp_path,
         "staging",
-        text.replace(canary, "      metric: SageMakerVariantInvocationsPerInstance\n      target_value: 250\n"),
+        text.replace(canary, "      metric: SageMakerVariantInvocationsPerInstance\n      target_value: 120\n"),
     )
     before = path.read_text()
 
     with pytest.raises(EditRefused) as refused:
-        record(path)
+        record(path, requests_per_minute_per_instance=100.0)
 
     assert refused.value.already == []
     [(field, message)] = refused.value.brought
     assert field == "autoscaling.canary.target_tracking.target_value"
-    assert message.startswith("250 is at or above the 200 requests/min one ml.g5.xlarge serves")
-    assert "allowed: below 200 (70 % of it, 140" in message
+    assert message.startswith("120 is at or above the 100 requests/min one ml.g5.xlarge serves")
+    assert "allowed: below 100 (70 % of it, 70" in message
     assert path.read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["staging.yaml"]  # no staged copy left
 
@@ -192,15 +194,23 @@ def test_a_stand_in_measurement_is_never_written(tmp_path):
 def test_a_lower_figure_names_the_floors_that_now_carry_less(tmp_path):
     cfg = load_config_file(copy(tmp_path, "staging"), "staging")
 
-    notes = floor_notes(cfg, "ml.g5.xlarge", 200.0)
+    notes = floor_notes(cfg, "ml.g5.xlarge", 100.0)
 
-    assert len(notes) == 5  # every window of the primary; the canary has none
-    assert notes[0] == (
-        "autoscaling.primary.schedules[0].min_capacity (tokyo-evening-peak): 7 carried up to 7 x 274 = 1,918/min; "
-        "at 200/min the same rate takes 10, above the window's max_capacity 9"
+    # Every window of the primary (the canary's window carries too little to reach 100/min's count first).
+    windows = cfg.autoscaling["primary"].schedules
+    assert len(notes) == len(windows)
+    capacity = cfg.planning.capacity["ml.g5.xlarge"].requests_per_minute
+    first = windows[0]
+    carried = first.min_capacity * capacity
+    takes = math.ceil(carried / 100)
+    expected = (
+        f"autoscaling.primary.schedules[0].min_capacity ({first.name}): {first.min_capacity} carried up to "
+        f"{first.min_capacity} x {capacity:g} = {carried:,.0f}/min; at 100/min the same rate takes {takes}"
     )
-    assert notes[4].endswith("(tokyo-off-peak): 2 carried up to 2 x 274 = 548/min; at 200/min the same rate takes 3")
-    assert floor_notes(cfg, "ml.g5.xlarge", 300.0) == []  # a higher figure carries more
+    assert notes[0].startswith(expected), notes[0]
+    if takes > first.max_capacity:
+        assert notes[0].endswith(f", above the window's max_capacity {first.max_capacity}")
+    assert floor_notes(cfg, "ml.g5.xlarge", 200.0) == []  # a higher figure carries more
 
 
 def test_an_edit_that_adds_nothing_changes_nothing(tmp_path):

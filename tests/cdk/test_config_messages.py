@@ -51,12 +51,14 @@ def test_unknown_environment_suggests_the_close_one() -> None:
 @pytest.mark.parametrize("target", [274, 1200])
 def test_a_target_at_or_above_what_an_instance_serves_is_refused(problems, target: int) -> None:
     found = problems(lambda raw: raw["autoscaling"]["primary"].update(target_tracking={"target_value": target}))
+    # The primary's fallback pool, ml.g6.xlarge, serves fewer requests than ml.g5.xlarge: it saturates first.
     assert found == [
-        f"autoscaling.primary.target_tracking.target_value: {target:,} is at or above the 274 requests/min one "
-        "ml.g5.xlarge serves within the latency objective (planning.capacity.ml.g5.xlarge.requests_per_minute; "
-        "assumed: 274/min, 50 % of the 549/min physical ceiling (config/physics.py), never measured "
-        "(`ops capacity`)): target tracking would scale out only after users queue; allowed: below 274 (70 % of "
-        "it, 192, leaves room for the minutes a scale-out takes)"
+        f"autoscaling.primary.target_tracking.target_value: {target:,} is at or above the 84 requests/min one "
+        "ml.g6.xlarge (a fallback pool of variant 'primary') serves within the latency objective "
+        "(planning.capacity.ml.g6.xlarge.requests_per_minute; assumed: 84/min, 82 % of the 102/min physical "
+        "ceiling at batch 20 (config/physics.py), never measured (`ops capacity`)): target tracking would scale "
+        "out only after users queue; allowed: below 84 (70 % of it, 59, leaves room for the minutes a scale-out "
+        "takes)"
     ]
 
 
@@ -90,7 +92,7 @@ def test_a_target_is_held_to_the_fallback_pool_that_saturates_first(problems) ->
             "target_value": 12,
         }
         raw.setdefault("planning", {}).setdefault("capacity", {})["ml.g6.xlarge"] = {
-            "requests_per_minute": 150,
+            "requests_per_minute": 60,  # below the L4's ceiling at batch 10
             "concurrent_sequences": 10,
         }
 

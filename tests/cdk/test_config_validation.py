@@ -137,7 +137,7 @@ def test_kms_key_on_nvme_instances(problems) -> None:
 
 def on_g4dn(raw: dict) -> None:
     canary(raw).update(instance_type="ml.g4dn.xlarge")
-    raw["endpoint_instance_quotas"]["ml.g4dn.xlarge"] = 16
+    raw["endpoint_instance_quotas"]["ml.g4dn.xlarge"] = 34  # 2 x the canary's max_capacity 17
 
 
 def test_g4dn_with_prod_engine_settings_is_refused_with_the_numbers(problems) -> None:

@@ -1,4 +1,5 @@
-"""config/physics.py against figures computed by hand, and the assumed capacity held to its ceiling."""
+"""config/physics.py against figures computed by hand, and the assumed capacity held to its ceiling and
+to the calibrated share (config/calibration.py)."""
 
 from __future__ import annotations
 
@@ -7,78 +8,60 @@ import math
 import pytest
 
 from config import load_environment
+from config.calibration import assumed_capacity, assumed_share
 from config.loader import load_catalog
-from config.physics import (
-    ASSUMED_UTILISATION,
-    WorkloadTokens,
-    assumed_capacity,
-    ceiling,
-    clipped_lognormal_mean,
-    default_workload,
-    instance_ceiling,
-)
+from config.physics import Hardware, ceiling, instance_ceiling, roofline
 from config.schema import ASSUMED_CAPACITY, Catalog
+from config.workload import clipped_lognormal_mean, clipped_lognormal_moment, default_tokens, fixed_tokens
 
-# By hand, from capacity/workload.yaml and config/catalog.yaml:
-#   uncached = (150 + 400) / 2 = 275 (the 400-token system prompt is prefix-cached)
-#   generated ≈ 204, the log-normal mean 180 × e^(0.5²/2) = 203.97, a little less once clipped at 600
-#   ml.g5.xlarge (A10G, 70 TFLOPS): 60 × 70e12 / (2 × 8e9 × (275 + 204)) = 548/min
-#   ml.g6.xlarge (L4, 300 GB/s), batch 128, context 400 + 275 + 102 = 777, 131,072 KV bytes a token:
-#     128 × 300e9 / (5.3 × 2^30 + 128 × 777 × 131,072) = 2,051 tokens/s; × 60 / 204 = 603/min
-HAND_G5, HAND_G6 = 548.0, 603.0
+MODEL = "llama-3-8b-instruct-awq"
+GIB = 1024**3
 
 
-@pytest.fixture(scope="module")
-def prod():
-    return load_environment("prod", against_deployed=False)
+def test_single_turns_come_from_the_workload_file():
+    single, conversations = default_tokens(3496)
+    # 400-token system prompt cached; user turn uniform 150..400 plus 15 tokens of chat framing prefilled.
+    assert (single.cached, single.uncached) == (400, 290)
+    assert single.generated == pytest.approx(203.03, abs=0.01)  # log-normal median 180, sigma 0.5, clipped
+    assert conversations is not None and conversations.name == "conversations"
+    # Conversations carry their history: more cached, more uncached (trimmed turns), a longer decode context.
+    assert conversations.cached > single.cached and conversations.decode_context > 2 * single.decode_context
 
 
-def test_the_workload_tokens_come_from_the_workload_file():
-    tokens = default_workload()
-    assert (tokens.system, tokens.uncached) == (400, 275)
-    # Unclipped mean 203.97; the mass above 600 pulled down to 600 takes off about 0.9 token.
-    assert tokens.generated == pytest.approx(203.03, abs=0.01)
-    assert tokens.decode_context == pytest.approx(400 + 275 + 203.03 / 2, abs=0.01)
-
-
-def test_the_clipped_mean_matches_a_sum_over_whole_tokens():
+def test_the_clipped_moments_match_a_sum_over_whole_tokens():
     """What the workload sends: each draw rounded to a whole token, then clipped to 16..600."""
     mu, sigma = math.log(180), 0.5
 
     def cdf(x: float) -> float:
         return 0.5 * (1 + math.erf((math.log(x) - mu) / (sigma * math.sqrt(2)))) if x > 0 else 0.0
 
-    by_token = sum(min(max(k, 16), 600) * (cdf(k + 0.5) - cdf(k - 0.5)) for k in range(600))
-    by_token += 600 * (1 - cdf(599.5))
-    assert clipped_lognormal_mean(180, 0.5, 16, 600) == pytest.approx(by_token, abs=1e-4)
+    for k in (1, 2):
+        by_token = sum(min(max(n, 16), 600) ** k * (cdf(n + 0.5) - cdf(n - 0.5)) for n in range(600))
+        by_token += 600**k * (1 - cdf(599.5))
+        assert clipped_lognormal_moment(180, 0.5, 16, 600, k) == pytest.approx(by_token, rel=1e-5)
     assert clipped_lognormal_mean(180, 0.5, 1, 1e9) == pytest.approx(180 * math.exp(0.125), rel=1e-6)
 
 
-def test_ml_g5_xlarge_is_compute_bound_near_548(prod):
-    found = instance_ceiling(prod, load_catalog(), "ml.g5.xlarge")
-    assert found.bound == "compute"
-    assert found.requests_per_minute == pytest.approx(HAND_G5, rel=0.005)  # 549.1 with the clipped mean
-    assert found.memory_rpm == pytest.approx(1212.5, abs=1)
-    assert found.describe().startswith(
-        "549/min compute-bound: 70 TFLOPS dense FP16 ÷ 7.65 TFLOP a request (2 × 8.0 B params × 478 tokens: "
-        "275 uncached prompt + 203 generated); memory bound 1,213/min"
-    )
-
-
-def test_ml_g6_xlarge_is_memory_bound_near_603(prod):
-    found = instance_ceiling(prod, load_catalog(), "ml.g6.xlarge")
-    assert found.bound == "memory"
-    assert found.requests_per_minute == pytest.approx(HAND_G6, rel=0.01)  # 606.3 with the clipped mean
-    assert found.compute_rpm == pytest.approx(949.2, abs=1)
-    assert "606/min memory-bound: decode at batch 128 reads 5.3 GiB of weights + 128 × 777 tokens" in found.describe()
-
-
-def test_fixed_tokens_give_the_hand_figures_exactly():
-    tokens = WorkloadTokens(system=400, uncached=275, generated=204, source="by hand")
+def test_a_fixed_request_gives_the_hand_figures():
+    """By hand: A10G at 70 TFLOPS, 600 GB/s less 10 % ECC = 540; AWQ weights 5.3 GiB; 128 KiB a token.
+    550 in / 150 out at batch 16: prefill 2 × 8e9 × 550 + 4 × 32 × 4096 × 550²/2 = 8.879e12 FLOP -> 126.85 ms;
+    a step reads 5.3 GiB + 16 × 625 × 131,072 B = 7.0018 GB -> 12.966 ms, 150 tokens × 12.966 / 16 = 121.56 ms;
+    60 / 0.24841 s = 241.5/min."""
     catalog = load_catalog()
-    model = "llama-3-8b-instruct-awq"
-    assert ceiling(catalog, "ml.g5.xlarge", model, 128, tokens).compute_rpm == pytest.approx(548.02, abs=0.01)
-    assert ceiling(catalog, "ml.g6.xlarge", model, 128, tokens).memory_rpm == pytest.approx(603.10, abs=0.01)
+    hw = Hardware.of(catalog.gpus["A10G"], 1, catalog.models[MODEL])
+    found = roofline(hw, fixed_tokens("by hand", 550, 150, "by hand"), 16)
+    assert found.prefill_seconds == pytest.approx(0.12685, abs=1e-5)
+    assert found.step_seconds == pytest.approx((5.3 * GIB + 16 * 625 * 131_072) / 540e9, rel=1e-9)
+    assert found.step_bound == "memory"
+    assert found.requests_per_minute == pytest.approx(241.5, abs=0.1)
+
+
+def test_prefill_and_decode_times_add():
+    catalog = load_catalog()
+    hw = Hardware.of(catalog.gpus["A10G"], 1, catalog.models[MODEL])
+    found = roofline(hw, fixed_tokens("x", 550, 150, "x"), 16)
+    assert found.requests_per_minute == pytest.approx(60 / (found.prefill_seconds + found.decode_seconds))
+    assert found.requests_per_minute < min(60 / found.prefill_seconds, 60 / found.decode_seconds)
 
 
 def _with_gpu(catalog: Catalog, gpu: str, **change: float) -> Catalog:
@@ -86,29 +69,51 @@ def _with_gpu(catalog: Catalog, gpu: str, **change: float) -> Catalog:
     return catalog.model_copy(update={"gpus": gpus})
 
 
-def test_doubling_tflops_doubles_the_compute_bound_only(prod):
+def test_bandwidth_moves_the_decode_part_and_tflops_the_prefill_part():
     catalog = load_catalog()
-    before = instance_ceiling(prod, catalog, "ml.g5.xlarge")
-    after = instance_ceiling(prod, _with_gpu(catalog, "A10G", fp16_dense_tflops=140), "ml.g5.xlarge")
-    assert after.compute_rpm == pytest.approx(2 * before.compute_rpm)
-    assert after.memory_rpm == pytest.approx(before.memory_rpm)
-    assert after.requests_per_minute == pytest.approx(after.compute_rpm)  # 1,098 < 1,213: still compute-bound
+    before = ceiling(catalog, "ml.g5.xlarge", MODEL, 20).default
+    wider = ceiling(_with_gpu(catalog, "A10G", memory_bandwidth_gb_per_s=1200), "ml.g5.xlarge", MODEL, 20).default
+    assert wider.decode_seconds == pytest.approx(before.decode_seconds / 2)
+    assert wider.prefill_seconds == pytest.approx(before.prefill_seconds)
+    faster = ceiling(_with_gpu(catalog, "A10G", fp16_dense_tflops=140), "ml.g5.xlarge", MODEL, 20).default
+    assert faster.prefill_seconds == pytest.approx(before.prefill_seconds / 2)
+    assert faster.decode_seconds == pytest.approx(before.decode_seconds)
 
 
-def test_more_bandwidth_lifts_a_memory_bound_ceiling(prod):
+def test_a_larger_batch_raises_the_ceiling_and_the_l4_stays_below_the_a10g():
     catalog = load_catalog()
-    faster = instance_ceiling(prod, _with_gpu(catalog, "L4", memory_bandwidth_gb_per_s=600), "ml.g6.xlarge")
-    assert faster.memory_rpm == pytest.approx(2 * instance_ceiling(prod, catalog, "ml.g6.xlarge").memory_rpm)
-    assert faster.bound == "compute"
+    for batch in (1, 8, 20, 64, 128):
+        g5 = ceiling(catalog, "ml.g5.xlarge", MODEL, batch)
+        g6 = ceiling(catalog, "ml.g6.xlarge", MODEL, batch)
+        assert g6.requests_per_minute < g5.requests_per_minute  # half the bandwidth, the same measured FP16
+        assert g6.single.requests_per_minute < g5.single.requests_per_minute
+    assert (
+        ceiling(catalog, "ml.g5.xlarge", MODEL, 32).requests_per_minute
+        > ceiling(catalog, "ml.g5.xlarge", MODEL, 20).requests_per_minute
+    )
+
+
+def test_the_ceiling_describes_its_arithmetic():
+    found = ceiling(load_catalog(), "ml.g5.xlarge", MODEL, 20)
+    assert found.describe().startswith(
+        "159/min for conversations at batch 20 = 60 s ÷ (170 ms prefill + 206 ms decode) a request: prefill 706 "
+        "uncached tokens (1,171 cached) at 70.0 TFLOPS; decode 203 tokens × 20.3 ms a step ÷ 20, a step reading "
+        "5.3 GiB of weights + 20 × 2,006 tokens × 128 KiB of KV cache = 10.95 GB at 540 GB/s usable (memory-bound)"
+    )
+    assert found.describe().endswith("; single turns 279/min")
 
 
 @pytest.mark.parametrize("env", ["dev", "staging", "prod"])
 @pytest.mark.parametrize("instance_type", sorted(ASSUMED_CAPACITY))
-def test_the_assumed_capacity_is_half_the_ceiling(env, instance_type):
-    found = instance_ceiling(load_environment(env, against_deployed=False), load_catalog(), instance_type)
+def test_the_assumed_capacity_is_the_calibrated_share_of_the_ceiling(env, instance_type):
+    catalog = load_catalog()
     assumed = ASSUMED_CAPACITY[instance_type]
-    rate, sequences = assumed_capacity(found.requests_per_minute)
-    assert (assumed.requests_per_minute, assumed.concurrent_sequences) == (rate, sequences)
-    assert rate == math.floor(ASSUMED_UTILISATION * found.requests_per_minute)
-    assert sequences == round(rate * 88 / 1200)  # the seeds' 88 sequences at 1,200/min: 4.4 s a request
+    found = instance_ceiling(load_environment(env, against_deployed=False), catalog, instance_type, 20)
+    share = assumed_share(catalog).share
+    assert (assumed.requests_per_minute, assumed.concurrent_sequences) == assumed_capacity(found, share)
+    assert assumed.requests_per_minute == math.floor(share * found.requests_per_minute)
     assert assumed.measured is None
+
+
+def test_the_l4_is_assumed_below_the_a10g():
+    assert ASSUMED_CAPACITY["ml.g6.xlarge"].requests_per_minute < ASSUMED_CAPACITY["ml.g5.xlarge"].requests_per_minute

@@ -39,7 +39,7 @@ def test_scalable_targets_per_variant_depend_on_the_endpoint(prod) -> None:
     targets = prod.serving.find_resources("AWS::ApplicationAutoScaling::ScalableTarget")
     by_resource = {t["Properties"]["ResourceId"]: t for t in targets.values()}
     primary = by_resource["endpoint/mangaassist-llm-prod/variant/primary"]
-    assert (primary["Properties"]["MinCapacity"], primary["Properties"]["MaxCapacity"]) == (2, 36)
+    assert (primary["Properties"]["MinCapacity"], primary["Properties"]["MaxCapacity"]) == (2, 96)
     assert "endpoint/mangaassist-llm-prod/variant/canary" in by_resource
     (endpoint_id,) = prod.serving.find_resources("AWS::SageMaker::Endpoint")
     for target in targets.values():
@@ -50,7 +50,7 @@ def test_scalable_targets_per_variant_depend_on_the_endpoint(prod) -> None:
 
 
 def test_high_resolution_target_tracking_derived_from_the_capacity(prod) -> None:
-    """Issue 31: 0.55 x the 20 concurrent sequences of an ml.g5.xlarge (planning.capacity), both variants."""
+    """Issues 31 and 42: 0.5 x the 20 concurrent sequences of an ml.g5.xlarge (planning.capacity), both variants."""
     policies = prod.serving.find_resources(
         "AWS::ApplicationAutoScaling::ScalingPolicy", {"Properties": {"PolicyType": "TargetTrackingScaling"}}
     )
@@ -59,7 +59,7 @@ def test_high_resolution_target_tracking_derived_from_the_capacity(prod) -> None
     for config in configs:
         assert config == {
             "PredefinedMetricSpecification": {"PredefinedMetricType": HIGH_RESOLUTION},
-            "TargetValue": 11,
+            "TargetValue": 10,
             "ScaleOutCooldown": 60,
             "ScaleInCooldown": 300,
         }

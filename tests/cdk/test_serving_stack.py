@@ -248,5 +248,5 @@ def test_prod_stacks_target_the_configured_account(prod) -> None:
 
 
 def test_monthly_cost_output_uses_catalog_prices(prod) -> None:
-    # floor: (2 primary + 1 canary) x $1.408 x 730 h; ceiling: (36 + 8) x $1.408 x 730 h
-    assert prod.serving.find_outputs("MonthlyCostUsd")["MonthlyCostUsd"]["Value"] == "3084-45225"
+    # floor: (2 primary + 1 canary) x $1.408 x 730 h; ceiling: (96 + 17) x $1.408 x 730 h
+    assert prod.serving.find_outputs("MonthlyCostUsd")["MonthlyCostUsd"]["Value"] == "3084-116146"

@@ -24,8 +24,7 @@ def _app_copy(tmp_path: Path) -> Path:
         ignore=shutil.ignore_patterns("__pycache__", "tests"),
     )
     shutil.copy(ROOT / "app.py", copy / "app.py")
-    (copy / "capacity").mkdir()  # the physical ceiling (config/physics.py) reads the default workload
-    shutil.copy(ROOT / "capacity" / "workload.yaml", copy / "capacity" / "workload.yaml")
+    # nothing beyond config/ is needed: the default workload the ceiling reads is config/workload.yaml
     return copy
 
 
@@ -124,7 +123,7 @@ def test_platform_mistakes_are_refused_before_any_template(tmp_path: Path) -> No
     text = text.replace(
         "traffic_routing: ALL_AT_ONCE", "traffic_routing: CANARY\n  step_size: {type: CAPACITY_PERCENT, value: 10}"
     )
-    prod.write_text(text.replace("ml.g5.xlarge: 88", "ml.g5.xlarge: 20"))
+    prod.write_text(text.replace("ml.g5.xlarge: 226", "ml.g5.xlarge: 20"))
 
     result = _synth(app_dir, "prod")
 
@@ -134,7 +133,7 @@ def test_platform_mistakes_are_refused_before_any_template(tmp_path: Path) -> No
         "driver 535 (CUDA 12.2), too old for the serving image vllm/vllm-openai:v0.33.0 (CUDA 13.0)" in result.stderr
     )
     assert "deployment.step_size: CANARY step of 1 instance(s) is 100% of variant 'canary'" in result.stderr
-    assert "endpoint_instance_quotas.ml.g5.xlarge: quota 20 is below 88" in result.stderr
+    assert "endpoint_instance_quotas.ml.g5.xlarge: quota 20 is below 226" in result.stderr
     assert not (app_dir / "cdk.out" / "MangaAssist-prod-Serving.template.json").exists()
 
 

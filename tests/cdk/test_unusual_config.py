@@ -32,8 +32,9 @@ def unusual(raw: dict) -> dict:
     raw["deployment"].update(traffic_routing="LINEAR", step_size={"type": "CAPACITY_PERCENT", "value": 25})
     raw["deployment"]["maximum_execution_timeout_seconds"] = 4 * 600 + 300 + 600
     raw["data_capture"] = {"enabled": False}
-    # blue/green: 2 x (18 + 4) at max_capacity, for each type a variant may be provisioned on
-    raw["endpoint_instance_quotas"] = {"ml.g5.xlarge": 44, "ml.g6.xlarge": 44}
+    # blue/green: 2 x the variants' max_capacity added up, for each type a variant may be provisioned on
+    fleet = sum(scaling["max_capacity"] for scaling in raw["autoscaling"].values())
+    raw["endpoint_instance_quotas"] = {"ml.g5.xlarge": 2 * fleet, "ml.g6.xlarge": 2 * fleet}
     for scaling in raw["autoscaling"].values():
         scaling.pop("schedules", None)
         scaling["min_capacity"] = 2

@@ -16,7 +16,7 @@ from ops.errors import ExitCode, OpsError
 from tests.ops.conftest import edit_environment
 
 RECORD = {
-    "requests_per_minute_per_instance": 200.0,
+    "requests_per_minute_per_instance": 100.0,  # below the assumed 132/min
     "concurrent_requests_per_instance_at_slo": 14.2,
     "measured_at": "2026-11-25T03:00:00+00:00",
     "slo": {"ttft_p95_ms": 500.0, "max_error_percent": 1.0},
@@ -34,11 +34,11 @@ def staging_subject() -> Subject:
 
 
 def explicit_canary_target(document) -> None:
-    """The issue's staging: a target on invocations per instance, valid at the assumed 274/min."""
+    """The issue's staging: a target on invocations per instance, valid at the assumed 132/min."""
     tracking = document["autoscaling"]["canary"]["target_tracking"]
     tracking["metric"] = "SageMakerVariantInvocationsPerInstance"
     del tracking["target_share_of_concurrency"]
-    tracking["target_value"] = 250
+    tracking["target_value"] = 120
 
 
 def test_a_measurement_that_invalidates_a_target_is_refused_with_what_must_change(real_environments, tmp_path):
@@ -50,25 +50,25 @@ def test_a_measurement_that_invalidates_a_target_is_refused_with_what_must_chang
 
     message = str(refused.value)
     assert refused.value.exit_code == ExitCode.USAGE
-    assert message.startswith("planning.capacity.ml.g5.xlarge (200/min, concurrent_sequences 15) not written: with it ")
+    assert message.startswith("planning.capacity.ml.g5.xlarge (100/min, concurrent_sequences 15) not written: with it ")
     assert "staging.yaml would refuse synth. Change these in the same commit first:\n" in message
     assert (
-        "  - autoscaling.canary.target_tracking.target_value: 250 is at or above the 200 requests/min one "
+        "  - autoscaling.canary.target_tracking.target_value: 120 is at or above the 100 requests/min one "
         "ml.g5.xlarge serves" in message
     )
-    assert "allowed: below 200 (70 % of it, 140" in message
+    assert "allowed: below 100 (70 % of it, 70" in message
     assert f"then record the figure by hand from {tmp_path / 'capacity-out' / 'capacity.json'}" in message
-    assert "note: autoscaling.primary.schedules[0].min_capacity (tokyo-evening-peak): 8 carried up to" in message
+    assert "note: autoscaling.primary.schedules[0].min_capacity (tokyo-evening-peak): 17 carried up to" in message
     assert (real_environments / "staging.yaml").read_text() == before
 
 
 def test_a_written_measurement_names_the_floors_that_now_carry_less(real_environments, tmp_path):
     lines = record_answer(staging_subject(), measurement(tmp_path)).splitlines()  # type: ignore[arg-type]
 
-    assert lines[0] == "planning.capacity.ml.g5.xlarge: 200/min measured on staging/canary 2026-11-25T03:00:00+00:00"
+    assert lines[0] == "planning.capacity.ml.g5.xlarge: 100/min measured on staging/canary 2026-11-25T03:00:00+00:00"
     assert lines[1].startswith("note: autoscaling.primary.schedules[0].min_capacity (tokyo-evening-peak)")
     assert lines[-1] == "note: `make plan ENV=staging` says whether the fleet still carries its traffic"
-    assert "requests_per_minute: 200.0" in (real_environments / "staging.yaml").read_text()
+    assert "requests_per_minute: 100.0" in (real_environments / "staging.yaml").read_text()
 
 
 def test_write_config_is_refused_in_the_sandbox_before_any_aws_call(environments, monkeypatch, cli):

@@ -100,9 +100,11 @@ def test_the_documented_day_two_flow_runs_against_the_sandbox(running_sandbox, c
     assert "6 of 6 invocations answered as expected" in smoke.output
 
     # A guarded step with a hold; the canary serves traffic while it is held.
-    for _ in range(3):  # three minutes: at 5 % the canary serves the 100 invocations a step needs
-        traffic(invocations=700)
-    served(invocations=700)
+    # Three minutes: at 5 % the canary serves the 100 invocations a step needs, and 25 % of the rate stays
+    # within one canary's assumed 132/min (planning.capacity), so the first step needs no more instances.
+    for _ in range(3):
+        traffic(invocations=500)
+    served(invocations=500)
     cli.sleep.on_call = lambda call: served()
     ramp = cli("shift", "prod", "--canary-weight", "25", "--hold", "30min", "--check-every", "10min")
     assert ramp.exit_code == 0, ramp.output

@@ -19,10 +19,10 @@ from tests.ops.conftest import World, edit_environment, image_uri
 @pytest.fixture
 def pooled(worlds, environments) -> World:
     """prod in moto with its pools (ml.g4dn.xlarge, the moto world's type, then ml.g6.xlarge), and the
-    moto type's planning.capacity at half the T4's ceiling, as config.physics allows."""
+    moto type's planning.capacity below the T4's ceiling at batch 15, as config.physics allows."""
 
     def within_ceiling(doc) -> None:
-        doc["planning"]["capacity"]["ml.g4dn.xlarge"] = {"requests_per_minute": 247, "concurrent_sequences": 15}
+        doc["planning"]["capacity"]["ml.g4dn.xlarge"] = {"requests_per_minute": 84, "concurrent_sequences": 15}
 
     edit_environment(environments, "prod", within_ceiling)
     world = worlds("prod")
@@ -113,8 +113,8 @@ def test_status_shows_the_capacity_of_every_pool_type_beside_its_ceiling(pooled,
 
     assert result.exit_code == 0, result.output
     capacity = result.output.split("(planning.capacity)\n", 1)[1].split("\n\n", 1)[0]
-    assert capacity.startswith("  ml.g4dn.xlarge: assumed: 247/min")
-    assert "50 % of its physical ceiling, 496/min memory-bound: decode at batch 64" in " ".join(capacity.split())
+    assert capacity.startswith("  ml.g4dn.xlarge: assumed: 84/min")
+    assert "83 % of its physical ceiling, 101/min for conversations at batch 15 = 60 s" in " ".join(capacity.split())
     assert "\n  ml.g6.xlarge: " in capacity
     assert max(len(line) for line in capacity.splitlines()) < 120
 

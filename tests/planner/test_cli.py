@@ -38,12 +38,14 @@ def test_plan_writes_summary_and_plot(tmp_path: Path) -> None:
     assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_diff_shows_what_a_bigger_us_floor_costs(tmp_path: Path) -> None:
-    def us_floor_twelve(raw: dict) -> None:
-        window = next(w for w in raw["autoscaling"]["primary"]["schedules"] if w["name"] == "us-eastern-evening-peak")
-        window["min_capacity"], window["max_capacity"] = 12, 15
+def test_diff_shows_what_a_bigger_off_peak_floor_costs(tmp_path: Path) -> None:
+    # The off-peak window's floor at the variant's maximum: more instances than target tracking keeps there.
+    def off_peak_floor_at_the_max(raw: dict) -> None:
+        primary = raw["autoscaling"]["primary"]
+        window = next(w for w in primary["schedules"] if w["name"] == "tokyo-off-peak")
+        window["min_capacity"] = window["max_capacity"] = primary["max_capacity"]
 
-    base = prod_with(tmp_path, us_floor_twelve)
+    base = prod_with(tmp_path, off_peak_floor_at_the_max)
     result = planner("diff", "prod", "--base", str(base), "--out", str(tmp_path / "diff.md"))
     assert result.returncode == 0, result.stderr
     assert "head costs" in result.stdout and "/month less" in result.stdout
@@ -70,7 +72,7 @@ def test_instance_type_without_a_capacity_figure(tmp_path: Path) -> None:
     def g5_2xlarge(raw: dict) -> None:
         for variant in raw["variants"]:
             variant["fallback_instance_types"] = ["ml.g5.2xlarge"]
-        raw["endpoint_instance_quotas"]["ml.g5.2xlarge"] = 88
+        raw["endpoint_instance_quotas"]["ml.g5.2xlarge"] = 226
 
     result = planner("diff", "prod", "--base", str(prod_with(tmp_path, g5_2xlarge)))
     assert result.returncode == 2

@@ -17,10 +17,13 @@ def summary() -> str:
 
 def test_the_summary_gives_each_assumed_capacity_as_a_share_of_its_ceiling(summary: str) -> None:
     assert (
-        "- capacity per ml.g5.xlarge: 274 requests/min at the SLO, 20 sequences; assumed: 274/min, 50 % of the "
-        "549/min physical ceiling (config/physics.py), never measured (`ops capacity`)" in summary
+        "- capacity per ml.g5.xlarge: 132 requests/min at the SLO, 20 sequences; assumed: 132/min, 83 % of the "
+        "159/min physical ceiling at batch 20 (config/physics.py), never measured (`ops capacity`); ceiling "
+        "(decode-heavy, decode memory-bound): 159/min for conversations at batch 20 = 60 s ÷ (170 ms prefill + "
+        "206 ms decode) a request" in summary
     )
     assert (
-        "- capacity per ml.g6.xlarge: 303 requests/min at the SLO, 22 sequences; assumed: 303/min, 50 % of the 606/min"
+        "- capacity per ml.g6.xlarge: 84 requests/min at the SLO, 20 sequences; assumed: 84/min, 82 % of the 102/min"
         in summary
     )
+    assert "single turns 279/min; assumed share 83 % calibrated (the lowest measured ÷ ceiling" in summary
