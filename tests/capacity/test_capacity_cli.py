@@ -101,9 +101,13 @@ def test_write_config_records_the_measurement_keeping_comments(tmp_path):
     assert capacity.provenance() == (
         "measured: 210/min on staging/canary 2026-11-25, image v0.2.0 (TTFT p95 <= 500 ms)"
     )
-    # prod's target is a share of the measured concurrency, so the measurement moves it (0.5 x 16;
-    # ml.g6.xlarge's assumed 20 is larger, so ml.g5.xlarge now saturates first)...
-    assert tracking_target(cfg, "primary") == pytest.approx(0.5 * 16)
+    # prod's target is a share of the measured concurrency, so the measurement moves it (the configured
+    # share x 16; ml.g6.xlarge's assumed figure is larger, so ml.g5.xlarge now saturates first)...
+    share = cfg.autoscaling["primary"].target_tracking.target_share_of_concurrency
+    assert cfg.planning.capacity["ml.g6.xlarge"].concurrent_sequences > 16
+    assert tracking_target(cfg, "primary") == pytest.approx(share * 16)
+    unmeasured = load_config_file(REPO / "config" / "environments" / "prod.yaml", "prod")
+    assert tracking_target(cfg, "primary") < tracking_target(unmeasured, "primary")
     # ... and prod deploys other images than the one measured: said.
     warnings = measured_capacity_warnings(cfg, load_catalog())
     assert any("was measured with image v0.2.0" in w and "re-measure" in w for w in warnings), warnings

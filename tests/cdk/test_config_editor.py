@@ -144,26 +144,32 @@ def test_a_changed_scalar_keeps_its_end_of_line_comment(tmp_path):
 
 
 def test_a_capacity_that_invalidates_a_target_is_refused_naming_what_else_must_change(tmp_path):
-    """The issue's case: an explicit target on invocations per instance (valid at the assumed 132/min), a
-    measurement below it."""
+    """The issue's case: an explicit target on invocations per instance (valid at the assumed figures of the
+    canary's pools, below the lowest of them), a measurement of the preferred type below it."""
     text = (ENVIRONMENTS / "staging.yaml").read_text()
     canary = "      metric: SageMakerVariantConcurrentRequestsPerModelHighResolution\n      target_share_of_concurrency: 0.55\n"
     assert text.count(canary) == 1
+    staging = load_config_file(ENVIRONMENTS / "staging.yaml", "staging")
+    types = staging.variant("canary").instance_types
+    assert types[0] == "ml.g5.xlarge"  # the type record() measures
+    lowest = min(staging.planning.capacity[t].requests_per_minute for t in types)
+    target = math.floor(0.7 * lowest)  # valid with room for a scale-out, as the refusal advises
+    measured = float(target - 10)
     path = copy(
         tmp_path,
         "staging",
-        text.replace(canary, "      metric: SageMakerVariantInvocationsPerInstance\n      target_value: 120\n"),
+        text.replace(canary, f"      metric: SageMakerVariantInvocationsPerInstance\n      target_value: {target}\n"),
     )
     before = path.read_text()
 
     with pytest.raises(EditRefused) as refused:
-        record(path, requests_per_minute_per_instance=100.0)
+        record(path, requests_per_minute_per_instance=measured)
 
     assert refused.value.already == []
     [(field, message)] = refused.value.brought
     assert field == "autoscaling.canary.target_tracking.target_value"
-    assert message.startswith("120 is at or above the 100 requests/min one ml.g5.xlarge serves")
-    assert "allowed: below 100 (70 % of it, 70" in message
+    assert message.startswith(f"{target} is at or above the {measured:g} requests/min one ml.g5.xlarge serves")
+    assert f"allowed: below {measured:g} (70 % of it, {0.7 * measured:.0f}" in message
     assert path.read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["staging.yaml"]  # no staged copy left
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from config import load_environment
 from config.deploy_window import check, deploy_duration, worst_case_duration
+from config.schedules import Cron, time_zone
 from tools.deploy_window import REFUSED, main
 
 PROD = load_environment("prod")
@@ -15,6 +16,14 @@ PROD = load_environment("prod")
 
 def utc(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+def firing(name: str, after: datetime) -> tuple[datetime, datetime]:
+    """The first (start, end) of prod's primary window `name` at or after `after`, in the window's zone."""
+    (window,) = (w for w in PROD.autoscaling["primary"].schedules if w.name == name)
+    zone = time_zone(window.timezone)
+    opened = Cron(window.start).next_firing(zone, after)
+    return opened, Cron(window.end).next_firing(zone, opened)
 
 
 def test_prod_deploy_duration_comes_from_the_config() -> None:
@@ -42,17 +51,31 @@ def test_a_friday_deploy_at_16_50_jst_is_refused_though_it_usually_ends_by_17_14
 
 
 def test_a_deploy_ending_inside_the_magazine_day_window_is_refused_with_the_next_safe_start(capsys) -> None:
-    # Mon 17:20 JST: the update (60 min at worst) would run into tokyo-magazine-days (17:30-21:00 JST).
-    assert main(["prod", "--now", "2026-11-23T08:20:00+00:00"]) == REFUSED
+    # Ten minutes before Monday's tokyo-magazine-days pre-scale (prod's config): the update (60 min at worst)
+    # would run into the window.
+    opened, closed = firing("tokyo-magazine-days", datetime(2026, 11, 23, tzinfo=time_zone("Asia/Tokyo")))
+    assert f"{opened:%a}" == "Mon"
+    now = opened - timedelta(minutes=10)
+    worst, _ = worst_case_duration(PROD)
+    assert opened < now + worst
+    assert main(["prod", "--now", now.isoformat()]) == REFUSED
     err = capsys.readouterr().err
-    assert err.startswith("error: refusing to deploy prod at Mon 2026-11-23 17:20 JST (08:20 UTC): the blue/green")
+    assert err.startswith(
+        f"error: refusing to deploy prod at {now:%a %Y-%m-%d %H:%M} JST ({now.astimezone(UTC):%H:%M} UTC): the blue/green"
+    )
     assert (
-        "reaches the pre-scale of the peak window primary 'tokyo-magazine-days' Mon 2026-11-23 17:30-21:00 Asia/Tokyo"
-        in err
+        f"reaches the pre-scale of the peak window primary 'tokyo-magazine-days' {opened:%a %Y-%m-%d %H:%M}-"
+        f"{closed:%H:%M} Asia/Tokyo" in err
     )
     assert "(autoscaling.primary.schedules: tokyo-magazine-days)" in err
-    # Open until the US-Eastern evening (17:45 EST = 22:45 UTC) minus the 60-minute worst case.
-    assert "next safe window opens Mon 2026-11-23 21:00 JST (12:00 UTC), latest start Tue 2026-11-24 06:45 JST" in err
+    # Open from the window's end until the US-Eastern evening's pre-scale (in EST) minus the worst case.
+    us_eastern, _ = firing("us-eastern-evening-peak", closed)
+    assert us_eastern.astimezone(UTC) - closed.astimezone(UTC) > worst
+    latest = (us_eastern - worst).astimezone(closed.tzinfo)
+    assert (
+        f"next safe window opens {closed:%a %Y-%m-%d %H:%M} JST ({closed.astimezone(UTC):%H:%M} UTC), "
+        f"latest start {latest:%a %Y-%m-%d %H:%M} JST ({latest.astimezone(UTC):%H:%M} UTC)" in err
+    )
     assert "to deploy during the peak anyway: make deploy ENV=prod FORCE_PEAK=1" in err
     assert "Traceback" not in err
 
@@ -84,10 +107,14 @@ def test_the_us_eastern_peak_moves_in_utc_with_dst(now: str, refused: bool) -> N
 
 
 def test_the_next_safe_start_is_given_in_the_windows_own_zone_across_dst(capsys) -> None:
-    assert main(["prod", "--now", "2026-11-06T22:20:00+00:00"]) == REFUSED
+    # Ten minutes before the US-Eastern evening's pre-scale on the first Friday after US clocks went back (1 Nov).
+    opened, closed = firing("us-eastern-evening-peak", datetime(2026, 11, 6, tzinfo=time_zone("America/New_York")))
+    assert f"{opened:%a %Z}" == "Fri EST" and f"{closed:%Z}" == "EST"
+    now = opened - timedelta(minutes=10)
+    assert main(["prod", "--now", now.astimezone(UTC).isoformat()]) == REFUSED
     err = capsys.readouterr().err
-    assert "primary 'us-eastern-evening-peak' Fri 2026-11-06 17:45-22:00 America/New_York" in err
-    assert "next safe window opens Fri 2026-11-06 22:00 EST (03:00 UTC)" in err
+    assert f"primary 'us-eastern-evening-peak' {opened:%a %Y-%m-%d %H:%M}-{closed:%H:%M} America/New_York" in err
+    assert f"next safe window opens {closed:%a %Y-%m-%d %H:%M} EST ({closed.astimezone(UTC):%H:%M} UTC)" in err
 
 
 def test_during_peak_goes_ahead_with_a_warning(capsys) -> None:

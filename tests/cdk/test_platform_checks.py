@@ -51,10 +51,19 @@ def test_a_variant_without_an_ami_is_refused(problems) -> None:
     assert found == ["variants[0].inference_ami_version: Field required"]
 
 
+def one_instance_canary(raw: dict) -> None:
+    """Make prod's canary a 1-instance variant (its floor and its initial count), as it was before the re-sizing."""
+    variant(raw, "canary")["initial_instance_count"] = 1
+    raw["autoscaling"]["canary"]["min_capacity"] = 1
+    assert raw["autoscaling"]["primary"]["min_capacity"] >= 2  # the primary can take a 1-instance step
+
+
 def test_a_canary_step_on_a_one_instance_variant_breaks_the_api_reading(problems) -> None:
-    """1 of the 5-instance fleet is 20% (the guide's reading holds), but 100% of the canary variant."""
+    """1 instance of the smallest fleet (the primary's floor and the 1-instance canary) is within the guide's
+    reading, but 100% of the canary variant."""
 
     def canary_one_instance(raw: dict) -> None:
+        one_instance_canary(raw)
         raw["deployment"].update(traffic_routing="CANARY", step_size={"type": "INSTANCE_COUNT", "value": 1})
 
     assert problems(canary_one_instance) == [
@@ -67,6 +76,7 @@ def test_a_canary_step_on_a_one_instance_variant_breaks_the_api_reading(problems
 
 def test_the_seeds_ten_percent_canary_is_refused_for_the_one_instance_variant(problems) -> None:
     def seeds_policy(raw: dict) -> None:
+        one_instance_canary(raw)
         raw["deployment"].update(traffic_routing="CANARY", step_size={"type": "CAPACITY_PERCENT", "value": 10})
 
     found = problems(seeds_policy)

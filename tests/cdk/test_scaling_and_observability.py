@@ -50,18 +50,32 @@ def test_scalable_targets_per_variant_depend_on_the_endpoint(prod) -> None:
 
 
 def test_high_resolution_target_tracking_derived_from_the_capacity(prod) -> None:
-    """Issues 31 and 42: 0.5 x the 20 concurrent sequences of an ml.g5.xlarge (planning.capacity), both variants."""
+    """Issues 31 and 42: target_share_of_concurrency x the concurrent sequences of the variant's pool type that
+    saturates first (planning.capacity), both variants; read from prod's config, which the tuner re-sizes."""
     policies = prod.serving.find_resources(
         "AWS::ApplicationAutoScaling::ScalingPolicy", {"Properties": {"PolicyType": "TargetTrackingScaling"}}
     )
-    configs = [p["Properties"]["TargetTrackingScalingPolicyConfiguration"] for p in policies.values()]
-    assert len(configs) == 2
-    for config in configs:
+    configs = {
+        p["Properties"]["ScalingTargetId"]["Ref"]: p["Properties"]["TargetTrackingScalingPolicyConfiguration"]
+        for p in policies.values()
+    }
+    targets = prod.serving.find_resources("AWS::ApplicationAutoScaling::ScalableTarget")
+    variant_of = {k: t["Properties"]["ResourceId"].rsplit("/", 1)[1] for k, t in targets.items()}
+    assert sorted(variant_of[k] for k in configs) == ["canary", "primary"]
+    for target_id, config in configs.items():
+        name = variant_of[target_id]
+        tracking = prod.cfg.autoscaling[name].target_tracking
+        assert tracking.metric == HIGH_RESOLUTION and tracking.target_value is None
+        saturating = min(
+            prod.cfg.planning.capacity[t].concurrent_sequences
+            for t in prod.cfg.variant(name).instance_types
+            if t in prod.cfg.planning.capacity
+        )
         assert config == {
             "PredefinedMetricSpecification": {"PredefinedMetricType": HIGH_RESOLUTION},
-            "TargetValue": 10,
-            "ScaleOutCooldown": 60,
-            "ScaleInCooldown": 300,
+            "TargetValue": round(tracking.target_share_of_concurrency * saturating, 2),
+            "ScaleOutCooldown": tracking.scale_out_cooldown_seconds,
+            "ScaleInCooldown": tracking.scale_in_cooldown_seconds,
         }
 
 
@@ -108,7 +122,10 @@ def test_scheduled_peaks_use_iana_time_zones(prod) -> None:
         "MaxCapacity": primary.max_capacity,
     }
     assert by_name["us-eastern-evening-peak-start"]["Timezone"] == "America/New_York"
-    assert by_name["tokyo-friday-release-start"]["Schedule"] == "cron(30 17 ? * FRI *)"
+    friday = next(s for s in primary.schedules if s.name == "tokyo-friday-release")
+    assert by_name["tokyo-friday-release-start"]["Timezone"] == "Asia/Tokyo"
+    assert by_name["tokyo-friday-release-start"]["Schedule"] == friday.start
+    assert by_name["tokyo-friday-release-end"]["Schedule"] == friday.end
     assert all(name.endswith(("-start", "-end")) for name in by_name)
     assert len(by_name) == 10  # five windows, each with a return
 

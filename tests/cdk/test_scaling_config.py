@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 
+from tests.cdk.conftest import PROD_YAML
+
 
 def primary_windows(raw: dict) -> list[dict]:
     return raw["autoscaling"]["primary"]["schedules"]
@@ -49,9 +51,14 @@ def test_peak_with_no_end(problems) -> None:
 
 def test_end_that_never_follows_the_start(problems) -> None:
     """An end cron that fires only in February never returns a January raise."""
+    window = primary_windows(PROD_YAML)[0]
+    assert window["name"] == "tokyo-evening-peak" and window["timezone"] == "Asia/Tokyo"
+    minute, hour, _, _, weekdays, _ = window["start"].removeprefix("cron(").removesuffix(")").split()
+    assert "TUE" in weekdays.split(",")
     found = problems(lambda raw: primary_windows(raw)[0].update(end="cron(0 22 ? 2 TUE *)"))
     assert found == [
-        "autoscaling.primary.schedules: tokyo-evening-peak raises capacity at Tue 17:45 JST with no end before it fires again"
+        f"autoscaling.primary.schedules: tokyo-evening-peak raises capacity at Tue {int(hour):02d}:{int(minute):02d} JST "
+        "with no end before it fires again"
     ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from aws_cdk.assertions import Capture, Match
 
 from config.container_env import container_environment
+from config.loader import load_catalog
 from container.serving import contract
 
 
@@ -21,7 +22,7 @@ def test_two_variants_from_config(prod) -> None:
                             {"InstanceType": "ml.g5.xlarge", "Priority": 1},
                             {"InstanceType": "ml.g6.xlarge", "Priority": 2},
                         ],
-                        "InitialInstanceCount": 4,
+                        "InitialInstanceCount": prod.cfg.variant("primary").initial_instance_count,
                         "InitialVariantWeight": 95,
                         "ContainerStartupHealthCheckTimeoutInSeconds": 900,
                     }
@@ -34,7 +35,7 @@ def test_two_variants_from_config(prod) -> None:
                             {"InstanceType": "ml.g5.xlarge", "Priority": 1},
                             {"InstanceType": "ml.g6.xlarge", "Priority": 2},
                         ],
-                        "InitialInstanceCount": 1,
+                        "InitialInstanceCount": prod.cfg.variant("canary").initial_instance_count,
                         "InitialVariantWeight": 5,
                         "ContainerStartupHealthCheckTimeoutInSeconds": 900,
                     }
@@ -248,5 +249,10 @@ def test_prod_stacks_target_the_configured_account(prod) -> None:
 
 
 def test_monthly_cost_output_uses_catalog_prices(prod) -> None:
-    # floor: (2 primary + 1 canary) x $1.408 x 730 h; ceiling: (96 + 17) x $1.408 x 730 h
-    assert prod.serving.find_outputs("MonthlyCostUsd")["MonthlyCostUsd"]["Value"] == "3084-116146"
+    # floor: each variant's min_capacity x its instance type's catalog price x 730 h; ceiling: max_capacity
+    prices = load_catalog().instance_types
+    hourly = {v.name: prices[v.instance_type].on_demand_usd_per_hour for v in prod.cfg.variants}
+    assert set(hourly) == set(prod.cfg.autoscaling) == {"primary", "canary"}
+    floor = sum(hourly[n] * s.min_capacity for n, s in prod.cfg.autoscaling.items()) * 730
+    ceiling = sum(hourly[n] * s.max_capacity for n, s in prod.cfg.autoscaling.items()) * 730
+    assert prod.serving.find_outputs("MonthlyCostUsd")["MonthlyCostUsd"]["Value"] == f"{floor:.0f}-{ceiling:.0f}"

@@ -5,8 +5,11 @@ as such in the record and never written."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -24,41 +27,62 @@ RECORD = {
 }
 
 
-def measurement(tmp_path: Path) -> SimpleNamespace:
+def measurement(tmp_path: Path, record: dict[str, Any] = RECORD) -> SimpleNamespace:
     """What record_answer reads of a capacity.Measurement."""
-    return SimpleNamespace(record=RECORD, out=tmp_path / "capacity-out")
+    return SimpleNamespace(record=record, out=tmp_path / "capacity-out")
 
 
 def staging_subject() -> Subject:
     return Subject(target=None, workload=None, cfg=load_environment_config("staging"), instance_type="ml.g5.xlarge")  # type: ignore[arg-type]
 
 
-def explicit_canary_target(document) -> None:
-    """The issue's staging: a target on invocations per instance, valid at the assumed 132/min."""
-    tracking = document["autoscaling"]["canary"]["target_tracking"]
-    tracking["metric"] = "SageMakerVariantInvocationsPerInstance"
-    del tracking["target_share_of_concurrency"]
-    tracking["target_value"] = 120
+def explicit_canary_target(value: int) -> Callable[[Any], None]:
+    """The issue's staging: a target of `value` on invocations per instance for the canary."""
+
+    def edit(document) -> None:
+        tracking = document["autoscaling"]["canary"]["target_tracking"]
+        tracking["metric"] = "SageMakerVariantInvocationsPerInstance"
+        del tracking["target_share_of_concurrency"]
+        tracking["target_value"] = value
+
+    return edit
 
 
 def test_a_measurement_that_invalidates_a_target_is_refused_with_what_must_change(real_environments, tmp_path):
-    edit_environment(real_environments, "staging", explicit_canary_target)
+    """A target valid at the assumed figure of every type the canary runs on (its fallback pools too,
+    ml.g6.xlarge's lower figure among them), and a measured ml.g5.xlarge figure below that target."""
+    cfg = load_environment_config("staging")
+    canary = next(v for v in cfg.variants if v.name == "canary")
+    assert "ml.g5.xlarge" in canary.instance_types
+    assumed = min(cfg.planning.capacity[t].requests_per_minute for t in canary.instance_types)
+    target = math.floor(0.9 * assumed)  # below every assumed figure: valid as the config stands
+    measured = float(math.floor(0.8 * assumed))  # the measurement puts ml.g5.xlarge below the target
+    assert measured <= target < assumed and measured < cfg.planning.capacity["ml.g5.xlarge"].requests_per_minute
+    edit_environment(real_environments, "staging", explicit_canary_target(target))
     before = (real_environments / "staging.yaml").read_text()
+    subject = staging_subject()  # loads: the target is valid before the measurement
+    first = subject.cfg.autoscaling["primary"].schedules[0]
+    record = {**RECORD, "requests_per_minute_per_instance": measured}
 
     with pytest.raises(OpsError) as refused:
-        record_answer(staging_subject(), measurement(tmp_path))  # type: ignore[arg-type]
+        record_answer(subject, measurement(tmp_path, record))  # type: ignore[arg-type]
 
     message = str(refused.value)
     assert refused.value.exit_code == ExitCode.USAGE
-    assert message.startswith("planning.capacity.ml.g5.xlarge (100/min, concurrent_sequences 15) not written: with it ")
+    assert message.startswith(
+        f"planning.capacity.ml.g5.xlarge ({measured:,g}/min, concurrent_sequences 15) not written: with it "
+    )
     assert "staging.yaml would refuse synth. Change these in the same commit first:\n" in message
     assert (
-        "  - autoscaling.canary.target_tracking.target_value: 120 is at or above the 100 requests/min one "
-        "ml.g5.xlarge serves" in message
+        f"  - autoscaling.canary.target_tracking.target_value: {target} is at or above the {measured:,g} requests/min "
+        "one ml.g5.xlarge serves" in message
     )
-    assert "allowed: below 100 (70 % of it, 70" in message
+    assert f"allowed: below {measured:,g} (70 % of it, {0.7 * measured:,.0f}" in message
     assert f"then record the figure by hand from {tmp_path / 'capacity-out' / 'capacity.json'}" in message
-    assert "note: autoscaling.primary.schedules[0].min_capacity (tokyo-evening-peak): 17 carried up to" in message
+    assert (
+        f"note: autoscaling.primary.schedules[0].min_capacity ({first.name}): {first.min_capacity} carried up to"
+        in message
+    )
     assert (real_environments / "staging.yaml").read_text() == before
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -257,29 +258,54 @@ def test_evidence_minimum_is_configurable(prod, cli):
     assert prod.weights() == {"primary": 75.0, "canary": 25.0}
 
 
+def canary_fleet(world) -> tuple[int, float, str]:
+    """The canary as the config deploys it: its instances, what one serves (planning.capacity), its type."""
+    canary = next(v for v in world.cfg.variants if v.name == "canary")
+    each = world.cfg.planning.capacity[canary.instance_type].requests_per_minute
+    return canary.initial_instance_count, each, canary.instance_type
+
+
+def beyond_the_canary(world) -> tuple[float, int, float, str]:
+    """More primary traffic on top of the evidence's 2 500 invocations/min, spread as it is: 50 % of the
+    busiest minute is then half an instance more than the canary's instances in service serve, so the
+    step needs exactly one instance more. The busiest minute's total, and `canary_fleet`."""
+    count, each, instance_type = canary_fleet(world)
+    total = (2 * count + 1) * each
+    assert total > 2500, "the canary's instances already serve more than the evidence's traffic at 100 %"
+    world.traffic("primary", invocations=(total - 2500) * 5, errors=0, minutes=5)
+    return total, count, each, instance_type
+
+
 def test_a_canary_without_capacity_for_its_new_share_is_refused_with_what_to_do(evidence, cli):
-    """2 500 invocations/min in all: 50 % is 1 250/min, one canary instance serves 1 200/min."""
+    """50 % of the busiest minute is half an instance's worth more than the canary's instances serve."""
+    total, count, each, _ = beyond_the_canary(evidence)
+
     result = cli("shift", "prod", "--canary-weight", "50")
 
     assert result.exit_code == 4
     assert (
-        "50% of the busiest minute's 2,500 invocations (last 5min) is 1,250/min, but 1 canary instance(s) in service serve "
-        "1,200/min (1,200 each, planning.capacity): rerun with --raise-canary-capacity (sets 2 instances"
+        f"50% of the busiest minute's {total:,.0f} invocations (last 5min) is {total / 2:,.0f}/min, but {count} canary "
+        f"instance(s) in service serve {count * each:,.0f}/min ({each:,.0f} each, planning.capacity): rerun with "
+        f"--raise-canary-capacity (sets {count + 1} instances"
     ) in result.stderr
     assert evidence.weights() == {"primary": 95.0, "canary": 5.0}
 
 
 def test_raise_canary_capacity_adds_instances_and_waits_before_the_step(evidence, cli):
+    _, count, _, instance_type = beyond_the_canary(evidence)
+    primary = next(v for v in evidence.cfg.variants if v.name == "primary").initial_instance_count
+    raised_to = count + 1
+
     result = cli("shift", "prod", "--canary-weight", "50", "--raise-canary-capacity")
 
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    raised = lines.index("raising canary to 2 × ml.g4dn.xlarge before the step")
+    raised = lines.index(f"raising canary to {raised_to} × {instance_type} before the step")
     assert raised < lines.index("step: canary 5% → 50%")
-    assert "InService; instances primary 4→4, canary 2→2" in result.output
+    assert f"InService; instances primary {primary}→{primary}, canary {raised_to}→{raised_to}" in result.output
     described = evidence.client("sagemaker").describe_endpoint(EndpointName=evidence.endpoint)
     counts = {v["VariantName"]: v["CurrentInstanceCount"] for v in described["ProductionVariants"]}
-    assert counts == {"primary": 4, "canary": 2}
+    assert counts == {"primary": primary, "canary": raised_to}
     assert evidence.weights() == {"primary": 50.0, "canary": 50.0}
 
 
@@ -380,22 +406,26 @@ def test_to_config_returns_the_weights_a_promotion_left_at_0_100(prod, cli):
 
 
 def test_the_capacity_guard_counts_the_busiest_minute_not_a_half_full_one(prod, cli):
-    """Four full minutes of 1,300 invocations and the current one half full (650): the window's sum over
-    its five minutes is 1,170/min, which one canary instance (1,200/min) would take at 100 %; the busiest
-    minute, as a rollback counts it, needs two (issue 39 item 2)."""
+    """Four full minutes and the current one half full: the window's sum over its five minutes is 0.9 of
+    the busiest minute, which the canary's instances in service would take at 100 %; the busiest minute,
+    as a rollback counts it, needs one more (issue 39 item 2)."""
+    count, each, _ = canary_fleet(prod)
+    busiest = math.floor(count * each / 0.9)  # the average (0.9 of it) fits the canary, the minute does not
+    needed = math.ceil(busiest / each)
+    assert needed > count
     cloudwatch = prod.client("cloudwatch")
     now = datetime.now(UTC)
     for back, share in ((4, 1.0), (3, 1.0), (2, 1.0), (1, 1.0), (0, 0.5)):
         at = now - timedelta(minutes=back)
         record_invocations(cloudwatch, prod.endpoint, "canary", 100 * share, 0, at)
-        record_invocations(cloudwatch, prod.endpoint, "primary", 1200 * share, 0, at)
+        record_invocations(cloudwatch, prod.endpoint, "primary", (busiest - 100) * share, 0, at)
     streamed(prod)
     window = check_canary(cloudwatch, prod.endpoint, "canary", "primary", GuardPolicy())
-    assert window.total_invocations / 5 <= 1200  # what the guard divided before: one instance was enough
+    assert window.total_invocations / 5 <= count * each  # what the guard divided before: the canary was enough
 
     result = cli("shift", "prod", "--canary-weight", "100")
 
     assert result.exit_code == 4, result.output
-    assert "100% of the busiest minute's 1,300 invocations (last 5min) is 1,300/min" in result.stderr
-    assert "rerun with --raise-canary-capacity (sets 2 instances" in result.stderr
+    assert f"100% of the busiest minute's {busiest:,} invocations (last 5min) is {busiest:,}/min" in result.stderr
+    assert f"rerun with --raise-canary-capacity (sets {needed} instances" in result.stderr
     assert prod.weights() == {"primary": 95.0, "canary": 5.0}

@@ -12,29 +12,34 @@ from tests.ops.test_status_pools import deploy_with_pools
 
 
 def test_a_canary_running_its_fallback_type_is_judged_on_the_fallback_s_capacity(worlds, cli):
-    """2,500 invocations/min in all: 50 % is 1,250/min. One ml.g4dn.xlarge (1,200/min here) would need 2;
-    the canary's one instance is its fallback ml.g6.xlarge, which serves its own, lower figure."""
+    """2,500 invocations/min in all: 50 % is 1,250/min, which the canary's instances would serve were they
+    its preferred ml.g4dn.xlarge (1,200/min each here); they are all its fallback ml.g6.xlarge, which serves
+    its own, lower figure."""
     world = worlds("prod")
     deploy_with_pools(world)
     endpoint = sagemaker_backends[world.cfg.account][world.cfg.region].endpoints[world.endpoint]
     canary = next(v for v in endpoint.production_variants if v["VariantName"] == "canary")
+    count = canary["CurrentInstanceCount"]
+    assert count == next(v for v in world.cfg.variants if v.name == "canary").initial_instance_count
     canary["InstancePools"] = [
         {"InstanceType": "ml.g4dn.xlarge", "CurrentInstanceCount": 0},
-        {"InstanceType": "ml.g6.xlarge", "CurrentInstanceCount": 1},
+        {"InstanceType": "ml.g6.xlarge", "CurrentInstanceCount": count},
     ]
     world.set_weights(primary=95, canary=5)
-    world.traffic("canary", invocations=1000, errors=2)
-    world.traffic("primary", invocations=11500, errors=18)
+    world.traffic("canary", invocations=1000, errors=2, minutes=5)
+    world.traffic("primary", invocations=11500, errors=18, minutes=5)
     streamed(world)
+    g4dn = world.cfg.planning.capacity["ml.g4dn.xlarge"].requests_per_minute
     g6 = world.cfg.planning.capacity["ml.g6.xlarge"].requests_per_minute
+    assert count * g6 < 1250 <= count * g4dn  # refused only at the fallback's figure
 
     result = cli("shift", "prod", "--canary-weight", "50")
 
     assert result.exit_code == 4, result.output
     needed = math.ceil(1250 / g6)
     assert (
-        f"50% of the current 2,500 invocations/min is 1,250/min, but 1 canary instance(s) in service serve "
-        f"{g6:,.0f}/min ({g6:,.0f} each, planning.capacity): rerun with --raise-canary-capacity (sets {needed} "
-        "instances"
+        f"50% of the busiest minute's 2,500 invocations (last 5min) is 1,250/min, but {count} canary instance(s) in "
+        f"service serve {count * g6:,.0f}/min ({g6:,.0f} each, planning.capacity): rerun with --raise-canary-capacity "
+        f"(sets {needed} instances"
     ) in " ".join(result.stderr.split())
     assert world.weights() == {"primary": 95.0, "canary": 5.0}

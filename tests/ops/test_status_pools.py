@@ -66,15 +66,17 @@ def rows(output: str, heading: str) -> list[list[str]]:
 def test_status_shows_each_variants_instances_by_type(pooled, cli):
     assert [v.instance_types for v in pooled.cfg.variants] == [["ml.g4dn.xlarge", "ml.g6.xlarge"]] * 2
 
+    deployed = {v.name: str(v.initial_instance_count) for v in pooled.cfg.variants}  # all on the preferred type
+
     result = cli("status", "prod")
 
     assert result.exit_code == 0, result.output
     table = rows(result.output, "Instances by type (instance pools by priority: 1 is preferred)")
     assert table == [
         ["VARIANT", "PRIORITY", "INSTANCE TYPE", "IN SERVICE"],
-        ["primary", "1", "ml.g4dn.xlarge", "4", "preferred"],
+        ["primary", "1", "ml.g4dn.xlarge", deployed["primary"], "preferred"],
         ["primary", "2", "ml.g6.xlarge", "0", "fallback"],
-        ["canary", "1", "ml.g4dn.xlarge", "1", "preferred"],
+        ["canary", "1", "ml.g4dn.xlarge", deployed["canary"], "preferred"],
         ["canary", "2", "ml.g6.xlarge", "0", "fallback"],
         ["primary: SageMaker tries the pools for up to 900 s per scale-out"],
         ["canary: SageMaker tries the pools for up to 900 s per scale-out"],

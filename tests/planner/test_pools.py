@@ -116,16 +116,18 @@ def test_margin_bisects_capacity_and_provisioning() -> None:
 
 def test_the_high_resolution_target_follows_the_capacity_of_the_type_that_saturates_first() -> None:
     prod = load_environment("prod")
-    assert prod.autoscaling["primary"].target_tracking.target_share_of_concurrency == 0.5
-    assert tracking_target(prod, "primary") == 10  # 0.5 x 20 (ml.g5.xlarge and ml.g6.xlarge both hold 20)
+    share = prod.autoscaling["primary"].target_tracking.target_share_of_concurrency  # the tuner's, read not pasted
+    assert share is not None and prod.autoscaling["primary"].target_tracking.target_value is None
+    assert [prod.planning.capacity[t].concurrent_sequences for t in ("ml.g5.xlarge", "ml.g6.xlarge")] == [20, 20]
+    assert tracking_target(prod, "primary") == pytest.approx(share * 20)  # ml.g5.xlarge and ml.g6.xlarge both hold 20
     measured = prod.planning.capacity["ml.g5.xlarge"].model_copy(update={"concurrent_sequences": 30})
     moved = prod.model_copy(update={"planning": prod.planning.model_copy(update={"capacity": {
         **prod.planning.capacity, "ml.g5.xlarge": measured}})})  # fmt: skip
-    assert tracking_target(moved, "primary") == 10  # ml.g6.xlarge's 20 still saturates first
+    assert tracking_target(moved, "primary") == pytest.approx(share * 20)  # ml.g6.xlarge's 20 still saturates first
     fewer = prod.planning.capacity["ml.g6.xlarge"].model_copy(update={"concurrent_sequences": 16})
     moved = prod.model_copy(update={"planning": prod.planning.model_copy(update={"capacity": {
         **prod.planning.capacity, "ml.g6.xlarge": fewer}})})  # fmt: skip
-    assert tracking_target(moved, "primary") == 8  # now the fallback's 16 saturates first
+    assert tracking_target(moved, "primary") == pytest.approx(share * 16)  # now the fallback's 16 saturates first
 
 
 @pytest.mark.parametrize(

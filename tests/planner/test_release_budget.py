@@ -1,6 +1,7 @@
 """Issue 37's budget, broken each way: a failed request in a peak window (rejected, or queued past the
 TTFT objective), a configuration 10 % above the planner's own frontier, a frontier found on other inputs."""
 
+import math
 from dataclasses import replace
 
 import pytest
@@ -85,8 +86,18 @@ def test_a_frontier_found_on_other_inputs_is_stale_and_not_judged_against() -> N
 
 
 def test_the_oracle_keeps_only_a_redundancy_floor_and_the_causal_baseline_is_a_figure(plan) -> None:
+    # Each minute the oracle holds what that minute's demand needs, at least 2: not the windows' floors...
     oracle = plan.scenarios["oracle"].variants["primary"]
-    assert min(oracle.in_service) == 2  # not the windows' floors, not min_capacity above 2
+    rate = PROD.planning.capacity[PROD.variant("primary").instance_types[0]].requests_per_minute
+    assert list(oracle.in_service) == [max(2, math.ceil(demand / rate)) for demand in oracle.demand]
+    floors = {s.name: s.min_capacity for s in PROD.autoscaling["primary"].schedules if s.min_capacity > 2}
+    starts = [(e.minute, e.text.split(" start")[0]) for e in plan.scenarios["configured"].events
+              if e.kind == "schedule" and e.variant == "primary" and " start" in e.text]  # fmt: skip
+    opened = [(minute, name) for minute, name in starts if name in floors]
+    assert opened and all(oracle.in_service[minute] < floors[name] for minute, name in opened)
+    # ... and not a min_capacity above 2: prod's canary is configured with 3, the oracle keeps 2.
+    assert PROD.autoscaling["canary"].min_capacity > 2
+    assert min(plan.scenarios["oracle"].variants["canary"].in_service) == 2
     causal = plan.scenarios["causal"].total.monthly_cost_usd
     assert plan.scenarios["oracle"].total.monthly_cost_usd < causal
     summary = render_summary(plan)
