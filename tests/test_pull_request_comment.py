@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # A real plan (docs/plan/summary.md), its verdict turned to "not met" on shortfall whatever the shipped plan says.
 REAL_SUMMARY = (ROOT / "docs/plan/summary.md").read_text()
 SHORTFALL_NOT_MET = "Shortfall in all: 45 minutes against a budget of 30 a week: not met."
-PROD_SUMMARY = re.sub(r"### Verdict: (not )?met\n\n", f"### Verdict: not met\n\n- {SHORTFALL_NOT_MET}\n", REAL_SUMMARY, count=1)
+PROD_SUMMARY = re.sub(
+    r"### Verdict: (not )?met\n\n", f"### Verdict: not met\n\n- {SHORTFALL_NOT_MET}\n", REAL_SUMMARY, count=1
+)
 
 
 def review_text(stacks: int) -> str:
