@@ -30,7 +30,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 help:
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
-	@echo "make test             every test but the long end-to-end runs (~350 CPU-s on 2 workers)"
+	@echo "make test             every test but the long end-to-end runs (~4-5 min here)"
 	@echo "make test-slow        the long end-to-end runs (sandbox, capacity sweep, real reviews, docs/testing.md)"
 	@echo "make test-engine      the serving layer against the real vLLM engine (CPU build, tiny model)"
 	@echo "make lint             ruff, hadolint, shellcheck"

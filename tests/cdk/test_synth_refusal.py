@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -123,6 +124,10 @@ def test_platform_mistakes_are_refused_before_any_template(tmp_path: Path) -> No
     text = text.replace(
         "traffic_routing: ALL_AT_ONCE", "traffic_routing: CANARY\n  step_size: {type: CAPACITY_PERCENT, value: 10}"
     )
+    # The seeds' canary of one instance (prod's is 3): its 10 % step is a whole instance, 100 % of it.
+    canary = text.index("- name: canary")
+    text = text[:canary] + re.sub(r"initial_instance_count: \d+", "initial_instance_count: 1", text[canary:], count=1)
+    text = re.sub(r"(\n  canary:\n    min_capacity: )\d+", r"\g<1>1", text, count=1)
     prod.write_text(text.replace("ml.g5.xlarge: 226", "ml.g5.xlarge: 20"))
 
     result = _synth(app_dir, "prod")

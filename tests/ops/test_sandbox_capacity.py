@@ -44,7 +44,9 @@ def test_capacity_of_the_canary_through_the_sagemaker_runtime(running_sandbox, c
     assert run.exit_code == 0, run.output + run.stderr
     record = json.loads((out / "capacity.json").read_text())
     assert record["target"]["endpoint"] == ENDPOINT and record["target"]["variant"] == "canary"
-    assert record["target"]["image_tag"] == "v0.2.0" and record["instances"] == 1
+    live = sagemaker.describe_endpoint(EndpointName=ENDPOINT)["ProductionVariants"]
+    canary_instances = next(v["CurrentInstanceCount"] for v in live if v["VariantName"] == "canary")
+    assert record["target"]["image_tag"] == "v0.2.0" and record["instances"] == canary_instances
     assert record["requests_per_minute_per_instance"] == 60 and record["stopped"] == "max rate held"
     sent = sum(step["requests"] for step in record["steps"])
     assert invocations(cloudwatch, "canary") == sent and invocations(cloudwatch, "primary") == 0

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import aws_cdk as cdk
@@ -76,17 +77,20 @@ def test_the_documented_day_two_flow_runs_against_the_sandbox(running_sandbox, c
         described = sagemaker.describe_endpoint(EndpointName="mangaassist-llm-prod")
         return {v["VariantName"]: v["CurrentWeight"] for v in described["ProductionVariants"]}
 
-    def traffic(invocations: float = 280) -> None:
-        """A minute of traffic split by the live weights, as the endpoint would serve it."""
+    def traffic(invocations: float = 280, minutes_ago: int = 0) -> None:
+        """A minute of traffic split by the live weights, as the endpoint would serve it, `minutes_ago`."""
         share = weights()["canary"] / 100
+        at = datetime.now(UTC) - timedelta(minutes=minutes_ago)
         for variant, part in (("canary", share), ("primary", 1 - share)):
-            record_invocations(cloudwatch, "mangaassist-llm-prod", variant, invocations * part, 0)
+            record_invocations(cloudwatch, "mangaassist-llm-prod", variant, invocations * part, 0, at)
 
-    def served(invocations: float = 280) -> None:
+    def served(invocations: float = 280, streams: int = 100) -> None:
         """The same minute with 100 streams per serving variant really served (their TTFT reaches
         CloudWatch), as the documented `sandbox traffic` command leaves it: a step from above 0 %
         compares both variants' TTFT p95 over at least 100 streams each."""
-        done = sandbox("traffic", "prod", "--per-minute", str(invocations), "--streams", "100", state_dir=state_dir)
+        done = sandbox(
+            "traffic", "prod", "--per-minute", str(invocations), "--streams", str(streams), state_dir=state_dir
+        )
         assert done.returncode == 0, done.stderr
 
     # Look: the synthesised prod, ml.g5 and all, with its alarms and scaling.
@@ -102,10 +106,14 @@ def test_the_documented_day_two_flow_runs_against_the_sandbox(running_sandbox, c
     # A guarded step with a hold; the canary serves traffic while it is held.
     # Three minutes: at 5 % the canary serves the 100 invocations a step needs, and 25 % of the rate stays
     # within one canary's assumed 132/min (planning.capacity), so the first step needs no more instances.
-    for _ in range(3):
-        traffic(invocations=500)
+    # Each in a minute of its own, as three real minutes would be (the busiest minute sizes the canary).
+    for minutes_ago in (3, 2, 1):
+        traffic(invocations=500, minutes_ago=minutes_ago)
     served(invocations=500)
-    cli.sleep.on_call = lambda call: served()
+    # During holds, a smaller minute: the fake holds take seconds, so several of these land in one real
+    # minute, and the busiest of them is what a 100 % canary must carry (17 x 132/min at most). 40 streams a
+    # call still give the guard its 100 per variant within its 5-minute window.
+    cli.sleep.on_call = lambda call: served(120, 40)
     ramp = cli("shift", "prod", "--canary-weight", "25", "--hold", "30min", "--check-every", "10min")
     assert ramp.exit_code == 0, ramp.output
     assert weights() == {"primary": 75.0, "canary": 25.0}
@@ -178,4 +186,8 @@ def test_the_documented_day_two_flow_runs_against_the_sandbox(running_sandbox, c
     fresh_exports = dict(
         line.removeprefix("export ").split("=", 1) for line in fresh.stdout.splitlines() if line.startswith("export ")
     )
-    assert fresh_exports["AWS_ENDPOINT_URL"] != exports["AWS_ENDPOINT_URL"]
+    # A reset listens where the old sandbox did (the variables already exported keep working), and starts
+    # clean: the promoted image and the 100 % canary are gone, the config's 95/5 is back.
+    assert fresh_exports["AWS_ENDPOINT_URL"] == exports["AWS_ENDPOINT_URL"]
+    assert fresh_exports["AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME"] == exports["AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME"]
+    assert weights() == {"primary": 95.0, "canary": 5.0}
