@@ -57,6 +57,8 @@ def test_ctrl_c_during_a_hold_prints_the_way_on_and_back_and_no_traceback(moto_s
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own process group, as a terminal's foreground job
+        # SIGINT at its default, as in a terminal: a runner started in the background passes it on ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     watchdog = threading.Timer(120, ops.kill)  # a hung CLI fails the test instead of hanging it
     watchdog.start()
