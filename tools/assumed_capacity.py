@@ -15,11 +15,12 @@ import os
 import sys
 from datetime import UTC, datetime
 
-from config import ConfigError, EnvironmentConfig, known_environments, load_environment
+from config import ConfigError, EnvironmentConfig
 from config.capacity_evidence import assumed_types
 from ops.capacity_gate import OVERRIDE, accepted_reason, refusal
+from tools.environment_arg import USAGE, environment_or_say_why
 
-REFUSED, USAGE = 4, 2  # the exit codes ops uses for "refused by a guard" and "usage"
+REFUSED = 4  # the exit code ops uses for "refused by a guard"
 
 
 def acceptance(cfg: EnvironmentConfig) -> dict[str, object] | None:
@@ -41,11 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("env")
     args = parser.parse_args(argv)
-    if args.env not in known_environments():
-        print(f"error: unknown environment '{args.env}'; known: {', '.join(known_environments())}", file=sys.stderr)
+    cfg = environment_or_say_why(args.env)
+    if cfg is None:
         return USAGE
     try:
-        cfg = load_environment(args.env, against_deployed=False)
         assumed = assumed_types(cfg)
         reason = accepted_reason() if cfg.production and assumed else None
     except ConfigError as error:

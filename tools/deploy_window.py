@@ -8,9 +8,9 @@ import argparse
 import sys
 from datetime import UTC, datetime
 
-from config import ConfigError, known_environments, load_environment
 from config.deploy_window import check, in_minutes, refusal
 from ops.sandbox_guard import skips_peak_windows
+from tools.environment_arg import USAGE, environment_or_say_why
 
 REFUSED = 4  # the exit code ops uses for "refused by a guard"
 
@@ -23,18 +23,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--during-peak", action="store_true", help="deploy even if a peak window overlaps")
     parser.add_argument("--now", type=datetime.fromisoformat, help="ISO time with offset (tests); default: now")
     args = parser.parse_args(argv)
-    if args.env not in known_environments():
-        print(f"error: unknown environment '{args.env}'; known: {', '.join(known_environments())}", file=sys.stderr)
-        return 2
     now = args.now or datetime.now(UTC)
     if now.tzinfo is None:
         print(f"error: --now needs a UTC offset, got {args.now.isoformat()}", file=sys.stderr)
-        return 2
-    try:
-        cfg = load_environment(args.env, against_deployed=False)
-    except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return USAGE
+    cfg = environment_or_say_why(args.env)
+    if cfg is None:
+        return USAGE
     note = None if args.now else skips_peak_windows(cfg.name)  # --now: judging a given time was asked for
     if note is not None:
         print(f"deploy window: {note}; `bin/ops deploy {cfg.name}` is the sandbox's deploy")

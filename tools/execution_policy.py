@@ -22,13 +22,13 @@ from urllib.parse import unquote
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
-from config import ConfigError, known_environments, load_environment
 from config.access import STACK_ROLE_BOUNDARY
 from constructs.execution_policy import execution_documents, policy_names
 from constructs.stack_role_boundary import boundary_document
+from tools.environment_arg import USAGE, environment_or_say_why
 
 MAX_VERSIONS = 5  # IAM: a managed policy keeps at most five versions
-USAGE, AWS_ERROR, WRONG_ACCOUNT = 2, 1, 5  # docs/operations.md's exit codes for the same failures
+AWS_ERROR, WRONG_ACCOUNT = 1, 5  # docs/operations.md's exit codes for the same failures (USAGE: 2)
 
 
 DESCRIPTIONS = {
@@ -72,13 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         help="only the stack-role boundary (make bootstrap EXECUTION_POLICIES=…: the account brings its own)",
     )
     args = parser.parse_args(argv)
-    if args.env not in known_environments():
-        print(f"error: unknown environment '{args.env}'; known: {', '.join(known_environments())}", file=sys.stderr)
-        return USAGE
-    try:
-        cfg = load_environment(args.env, against_deployed=False)
-    except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
+    cfg = environment_or_say_why(args.env)
+    if cfg is None:
         return USAGE
     session = boto3.Session(region_name=cfg.region or os.environ.get("AWS_REGION") or None)
     try:

@@ -10,24 +10,18 @@ import argparse
 import os
 import sys
 
-from config import ConfigError, environment_label, known_environments, load_environment
+from config import environment_label
 from config.alerting import placeholders
 from ops.sandbox_guard import SANDBOX_VARIABLE
-
-USAGE = 2  # a config to change, as ops' exit code 2
+from tools.environment_arg import USAGE, environment_or_say_why
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.paging_check", description=__doc__.splitlines()[0])
     parser.add_argument("env")
     args = parser.parse_args(argv)
-    if args.env not in known_environments():
-        print(f"error: unknown environment '{args.env}'; known: {', '.join(known_environments())}", file=sys.stderr)
-        return USAGE
-    try:
-        cfg = load_environment(args.env, against_deployed=False)
-    except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
+    cfg = environment_or_say_why(args.env)
+    if cfg is None:
         return USAGE
     if os.environ.get(SANDBOX_VARIABLE) == cfg.name:
         print(f"paging: not checked in the sandbox standing in for {cfg.name}")

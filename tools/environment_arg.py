@@ -1,0 +1,21 @@
+"""The environment a `python -m tools.X ENV` program works on, or one line on stderr saying why there is none
+(an unknown name, with the known ones; a config that does not validate). Callers exit USAGE then."""
+
+from __future__ import annotations
+
+import sys
+
+from config import ConfigError, EnvironmentConfig, known_environments, load_environment
+
+USAGE = 2  # a name or config to change, as ops' exit code 2
+
+
+def environment_or_say_why(env_name: str) -> EnvironmentConfig | None:
+    if env_name not in known_environments():
+        print(f"error: unknown environment '{env_name}'; known: {', '.join(known_environments())}", file=sys.stderr)
+        return None
+    try:
+        return load_environment(env_name, against_deployed=False)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return None
