@@ -90,7 +90,7 @@ def title(record: dict[str, Any]) -> str:
     marks = [f"PARTIAL: the sweep ended early ({record['stopped'].split(':', 1)[0]})"] if not record["complete"] else []
     if lower_bound:
         marks.append("LOWER BOUND" + ("" if marks else " (the highest rate offered held)"))
-    if record["target"].get("stand_in"):  # the sandbox (ops/capacity.py): no instance type's capacity
+    if record["target"].get("stand_in"):  # the sandbox (ops/operations/capacity.py): no instance type's capacity
         marks.append("SANDBOX STAND-IN, not an instance type")
     return "\n".join([*lines, *(["; ".join(marks)] if marks else []), f"measured {record['measured_at']}"])
 

@@ -31,7 +31,7 @@ def operator_policy_name(env_name: str) -> str:
 
 def floor_record_path(env_name: str) -> str:
     """The SSM Parameter Store path under which `bin/ops rollback` keeps one floor record per variant
-    (ops/floor_store.py); the Operator policy grants exactly this path."""
+    (ops/operations/floor_store.py); the Operator policy grants exactly this path."""
     return f"/{PROJECT.lower()}/{env_name}/rollback-floor"
 
 

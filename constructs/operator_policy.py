@@ -1,7 +1,7 @@
 """`MangaAssist-<env>-Operator`: the customer-managed policy an operator's role needs to run the ops CLI
 (`bin/ops`) on this environment, and nothing else. It cannot deploy (no CDK bootstrap role: that is
 `MangaAssist-<env>-Deployer`, constructs/deployer_policy.py) and cannot read captured payloads (that is
-the break-glass `MangaAssist-<env>-CaptureReader`). Which command needs which: ops/permissions.py.
+the break-glass `MangaAssist-<env>-CaptureReader`). Which command needs which: ops/operations/permissions.py.
 
 The statements are built by `operator_statements` from plain strings, so the template and the test
 that proves the policy (tests/operator_policy_check.py: every AWS call each ops command makes in the
@@ -54,7 +54,7 @@ SCALING_REGISTER = ["application-autoscaling:RegisterScalableTarget"]
 SCALING_TAG = ["application-autoscaling:TagResource"]
 IMAGES = ["ecr:DescribeImages", "ecr:BatchGetImage", "ecr:PutImage"]  # verify; release-tag
 # rollback and shift keep the floor record where any operator finds it; restore-scaling reads and removes
-# it (ops/floor_store.py). GetParametersByPath is authorised on the path itself (botocore ssm model).
+# it (ops/operations/floor_store.py). GetParametersByPath is authorised on the path itself (botocore ssm model).
 FLOOR_RECORD_WRITE = ["ssm:PutParameter", "ssm:DeleteParameter"]
 FLOOR_RECORD_LIST = ["ssm:GetParametersByPath"]
 
@@ -77,7 +77,7 @@ WIDER = {
     "read-only",
     "Stacks": "a stack's ARN ends in an ID CloudFormation assigns at creation; the name before it is ours",
     "FloorRecords": "one parameter per variant under this environment's rollback-floor path "
-    "(ops/floor_store.py), named by the variant at run time",
+    "(ops/operations/floor_store.py), named by the variant at run time",
 }
 
 

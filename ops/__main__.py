@@ -1,3 +1,3 @@
-from ops.cli import app
+from ops.commands.cli import app
 
 app(prog_name="ops")

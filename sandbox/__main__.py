@@ -35,8 +35,8 @@ from pathlib import Path
 import httpx
 
 from config import naming
-from ops.child_process import ParentStopped, run_child
-from ops.sandbox_guard import EXPORTED, SANDBOX_VARIABLE  # exported: ops commands then act on the sandbox
+from ops.operations.child_process import ParentStopped, run_child
+from ops.operations.sandbox_guard import EXPORTED, SANDBOX_VARIABLE  # exported: ops commands then act on the sandbox
 from sandbox.runtime import DEPLOY_PATH
 from sandbox.schedule import ScheduleError, run_window, set_quota
 from sandbox.server import PATIENCE_SECONDS, REPO, State, serve, url_port

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from config import EnvironmentConfig, load_environment
-from ops.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
+from ops.operations.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
 from sandbox.scaling import quota_file
 from sandbox.server import State
 

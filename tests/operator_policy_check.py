@@ -1,7 +1,7 @@
 """Proof that each ops command is allowed by the policies docs/operations.md says it needs, and by no
 more: every AWS call a command makes in a test is turned into the IAM action(s), resource ARN and
 condition keys AWS authorises it with, and evaluated against the statements of exactly those policies
-(ops/permissions.py: `Operator`, `Deployer`, `CaptureReader`), built by the functions the stack uses.
+(ops/operations/permissions.py: `Operator`, `Deployer`, `CaptureReader`), built by the functions the stack uses.
 
 Where the mapping comes from, not memory:
 - Action: an entry of `EXCEPTIONS` (each cited; tests/ops/test_operator_policy_proof.py checks each one
@@ -24,7 +24,7 @@ service but S3 against resource `*`. The evaluator knows Allow/Deny, Action, Res
 StringEquals, StringLike, their Arn forms, their negations, Bool and Null operators; a statement using anything
 else fails the proof.
 
-Calls are recorded from every session whose account the CLI checks (ops.environment.check_account:
+Calls are recorded from every session whose account the CLI checks (ops.operations.environment.check_account:
 `connect` and `open_for_emergency` both do), with the `bin/ops` command running at the time; the
 scalable targets' tags, which moto does not keep, are followed by `ScalableTargetTags`. Used as an
 autouse fixture by tests/ops and tests/capacity: every CLI scenario of the suite is checked.
@@ -47,7 +47,7 @@ import pytest
 from botocore.exceptions import ClientError
 from typer._click.globals import get_current_context  # typer vendors click: the running command's context
 
-import ops.environment
+import ops.operations.environment
 from config import EnvironmentConfig
 from config.access import CAPTURE_READER, DEPLOYER, OPERATOR, scaling_tags
 from config.endpoint_identity import EndpointIdentity, load_identity
@@ -55,8 +55,8 @@ from config.naming import serving_stack_name
 from constructs.capture_reader_policy import capture_reader_statements
 from constructs.deployer_policy import DeployerScope, deployer_statements
 from constructs.operator_policy import OperatorScope, operator_statements
-from ops.aws import AwsClients
-from ops.permissions import policies_for
+from ops.operations.aws import AwsClients
+from ops.operations.permissions import policies_for
 
 MOTO_ACCOUNT = "123456789012"
 WORLD_REPOSITORY = "mangaassist-llm"  # tests/ops/conftest.py's worlds push their images there
@@ -94,7 +94,7 @@ class Call:
     service: str
     operation: str
     params: dict[str, Any]
-    policies: tuple[str, ...] = (OPERATOR,)  # what the running command needs (ops/permissions.py)
+    policies: tuple[str, ...] = (OPERATOR,)  # what the running command needs (ops/operations/permissions.py)
     command: str = ""
     repository: str = ""  # ECR calls: the repository the endpoint's images come from
     target_arn: str = ""  # Application Auto Scaling calls: the scalable target's ARN (NEW_TARGET if none)
@@ -455,7 +455,9 @@ def refusals(calls: list[Call]) -> list[str]:
             found.append(f"{call.service}:{call.operation}: the ops CLI calls it, and the proof has no rule for it")
             continue
         if checks and not call.policies:
-            found.append(f"`bin/ops {call.command}` calls {call.operation}, and ops/permissions.py names no policy")
+            found.append(
+                f"`bin/ops {call.command}` calls {call.operation}, and ops/operations/permissions.py names no policy"
+            )
             continue
         statements = statements_for(call)
         for action, resource, context in checks:
@@ -468,10 +470,10 @@ def refusals(calls: list[Call]) -> list[str]:
 def every_cli_call_is_allowed_by_the_operator_policy(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Call]]:
     calls: list[Call] = []
     targets = ScalableTargetTags()
-    original: Callable[..., Any] = ops.environment.check_account
+    original: Callable[..., Any] = ops.operations.environment.check_account
 
     def recording(clients: AwsClients, account: str | None, env_name: str) -> None:
-        # Every session a command opens on an environment has its account checked first (ops.environment
+        # Every session a command opens on an environment has its account checked first (ops.operations.environment
         # connect and open_for_emergency): from then on, each of its calls is recorded.
         identity = load_identity(env_name)
         session = clients.session
@@ -487,7 +489,7 @@ def every_cli_call_is_allowed_by_the_operator_policy(monkeypatch: pytest.MonkeyP
         session.events.register("before-parameter-build", record)
         original(clients, account, env_name)
 
-    monkeypatch.setattr(ops.environment, "check_account", recording)
+    monkeypatch.setattr(ops.operations.environment, "check_account", recording)
     yield calls
     problems = refusals(calls)
     assert not problems, "the policies the commands need do not allow what the CLI did:\n" + "\n".join(problems)

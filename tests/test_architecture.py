@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SKIPPED = {"node_modules", "cdk.out", "tests", "plan-out", "review-out", "capacity-out"}  # and every .dir (.venv*)
 LIBRARIES = ("capacity", "config", "planner", "container")  # may not import `ops`
 MAX_FUNCTION_LINES = 70
-MAX_OPS_CLI_LINES = 496  # ops/cli.py when issue 26 was filed: commands go to modules of their own
+MAX_OPS_CLI_LINES = 496  # ops/commands/cli.py when issue 26 was filed: commands go to modules of their own
 
 
 def product_files() -> list[Path]:
@@ -47,7 +47,13 @@ def relative(path: Path) -> str:
 
 def test_the_walk_sees_the_product_code():
     files = {relative(p) for p in product_files()}
-    assert {"app.py", "ops/cli.py", "capacity/sweep.py", "config/loader.py", "container/serving/middleware.py"} <= files
+    assert {
+        "app.py",
+        "ops/commands/cli.py",
+        "capacity/sweep.py",
+        "config/loader.py",
+        "container/serving/middleware.py",
+    } <= files
     assert not any(name.startswith("tests/") for name in files)
 
 
@@ -111,14 +117,16 @@ def test_no_function_is_longer_than_a_reader_can_hold():
 
 
 def test_the_operations_cli_does_not_grow():
-    assert len((ROOT / "ops" / "cli.py").read_text().splitlines()) <= MAX_OPS_CLI_LINES
+    assert len((ROOT / "ops" / "commands" / "cli.py").read_text().splitlines()) <= MAX_OPS_CLI_LINES
 
 
 def test_the_rules_can_fail(tmp_path):
     """The checks above read real syntax: a planted offender is found by each helper."""
     planted = tmp_path / "planted.py"
-    planted.write_text("import sys\nfrom ops.cli import app\nsys.path.insert(0, 'tests/x')\n" + _long_function())
-    assert "ops.cli" in imported_modules(planted)
+    planted.write_text(
+        "import sys\nfrom ops.commands.cli import app\nsys.path.insert(0, 'tests/x')\n" + _long_function()
+    )
+    assert "ops.commands.cli" in imported_modules(planted)
     attributes = [n for n in ast.walk(tree(planted)) if isinstance(n, ast.Attribute)]
     assert any(n.attr == "path" and _is_name(n.value, "sys") for n in attributes)
     function = next(n for n in ast.walk(tree(planted)) if isinstance(n, ast.FunctionDef))
@@ -267,3 +275,19 @@ def test_the_layer_rules_can_fail(tmp_path):
         "line 4: joins a path into capacity/",
         "line 5: names 'planner/reference_week.yaml'",
     ]
+
+
+def test_ops_shows_its_shape():
+    """Issue 36: ops/ holds its entry points and two packages; a new module picks a side."""
+    top = sorted(p.name for p in (ROOT / "ops").iterdir() if not p.name.startswith((".", "__pycache__")))
+    assert top == ["__init__.py", "__main__.py", "commands", "operations"]
+
+
+def test_operations_do_not_import_the_command_line():
+    """A library never imports the CLI that wraps it (DESIGN.md section 5): ops.operations stands alone."""
+    offenders = {
+        relative(path): sorted(n for n in imported_modules(path) if n.split(".")[:2] == ["ops", "commands"])
+        for path in product_files()
+        if relative(path).startswith("ops/operations/")
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}

@@ -22,7 +22,7 @@ PROFILES = {"dev": None, "staging": "planner/reference_week.yaml", "prod": "traf
         (["planner/simulate.py"], ["dev", "staging", "prod"]),
         (["config/workload.yaml"], ["dev", "staging", "prod"]),
         (["traffic/prod-week.csv"], ["prod"]),  # prod's planning.traffic.profile
-        (["README.md", "ops/cli.py", "config/deployed/prod.json", "constructs/alarm_topic.py"], []),
+        (["README.md", "ops/commands/cli.py", "config/deployed/prod.json", "constructs/alarm_topic.py"], []),
         (["config/environments/qa.yaml"], []),  # an environment that no longer exists
     ],
 )

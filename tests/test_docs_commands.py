@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import typer
 
-from ops.cli import app as ops_app
+from ops.commands.cli import app as ops_app
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-# Every environment's config loaded and checked, every ops command module imported (ops.cli
+# Every environment's config loaded and checked, every ops command module imported (ops.commands.cli
 # registers them all), then `status prod` run until it stops for lack of credentials, which it checks
 # after loading and checking prod's config.
 PROBE = """
@@ -21,7 +21,7 @@ from config import known_environments, load_environment
 from config.checks import known_regions
 for env in known_environments():
     load_environment(env, against_deployed=False)
-import ops.cli
+import ops.commands.cli
 sys.argv = ["ops", "status", "prod"]
 try:
     runpy.run_module("ops", run_name="__main__")

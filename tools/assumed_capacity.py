@@ -2,7 +2,7 @@
 environment (`production: true`) is refused while any pool type of any variant has an assumed
 `planning.capacity` (config/capacity_evidence.py): every floor, target, quota and rollback raise stands
 on that figure, and nothing else tells a deploy that it is a guess. The refusal names the types and the
-commands that measure them (ops/capacity_gate.py, shared with `bin/ops deploy`).
+commands that measure them (ops/operations/capacity_gate.py, shared with `bin/ops deploy`).
 `ACCEPT_ASSUMED_CAPACITY="<reason>"` lets the deploy through; after it,
 `python -m tools.record_deployed` writes the reason to config/deployed/<env>.json (`acceptance`) and
 `bin/ops status` shows it."""
@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 from config import ConfigError, EnvironmentConfig
 from config.capacity_evidence import assumed_types
-from ops.capacity_gate import OVERRIDE, accepted_reason, refusal
+from ops.operations.capacity_gate import OVERRIDE, accepted_reason, refusal
 from tools.environment_arg import USAGE, environment_or_say_why
 
 REFUSED = 4  # the exit code ops uses for "refused by a guard"

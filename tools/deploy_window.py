@@ -1,6 +1,6 @@
 """`python -m tools.deploy_window ENV [--during-peak]`: `make deploy`'s first step, refusing a deploy
 whose blue/green update would overlap a peak window (the rule: config/deploy_window.py). With the
-sandbox's variables exported it checks nothing and says so (ops/sandbox_guard.py)."""
+sandbox's variables exported it checks nothing and says so (ops/operations/sandbox_guard.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from datetime import UTC, datetime
 
 from config.deploy_window import check, in_minutes, refusal
-from ops.sandbox_guard import skips_peak_windows
+from ops.operations.sandbox_guard import skips_peak_windows
 from tools.environment_arg import USAGE, environment_or_say_why
 
 REFUSED = 4  # the exit code ops uses for "refused by a guard"

@@ -12,7 +12,7 @@ import sys
 
 from config import environment_label
 from config.alerting import placeholders
-from ops.sandbox_guard import SANDBOX_VARIABLE
+from ops.operations.sandbox_guard import SANDBOX_VARIABLE
 from tools.environment_arg import USAGE, environment_or_say_why
 
 

@@ -102,7 +102,7 @@ def _storage(instance_type: str, catalog: Catalog) -> str:
 
 def _check_busy_wait(cfg: EnvironmentConfig, v: Variant, path: str) -> list[Problem]:
     """A pooled scale-out holds the endpoint Updating up to its provisioning timeout; a rollback that
-    waits less would give up before the endpoint takes its weights (ops/busy_endpoint.py)."""
+    waits less would give up before the endpoint takes its weights (ops/operations/busy_endpoint.py)."""
     timeout, waits = v.instance_provision_timeout_seconds, cfg.operations.busy_endpoint_wait_seconds
     if is_none(timeout) or is_none(waits) or waits > timeout:
         return []

@@ -19,7 +19,7 @@ from capacity.record import record_measurement
 from config import load_catalog, load_config_file
 from config.checks.capacity import measured_capacity_warnings
 from config.scaling_target import tracking_target
-from ops.cli import app
+from ops.commands.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
 

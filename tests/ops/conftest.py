@@ -30,11 +30,11 @@ from typer.testing import CliRunner
 
 from config import EnvironmentConfig, naming
 from config import loader as config_loader
-from ops.cli import app
-from ops.command import Runtime
-from ops.environment import load_environment_config
-from ops.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
-from ops.waiting import Timing
+from ops.commands.cli import app
+from ops.commands.common import Runtime
+from ops.operations.environment import load_environment_config
+from ops.operations.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
+from ops.operations.waiting import Timing
 from sandbox import moto_fixes
 from sandbox.runtime import record_invocations
 from sandbox.seed import put_image

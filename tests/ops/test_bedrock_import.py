@@ -9,7 +9,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from ops.bedrock_import import GB, ArtifactReport, _check_model_config
+from ops.operations.bedrock_import import GB, ArtifactReport, _check_model_config
 
 BUCKET = "mangaassist-bedrock-import"
 PREFIX = "llama3-domain-v1/"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from botocore.exceptions import ClientError
 from moto.sagemaker.models import sagemaker_backends
 
-from ops.scaling import SERVICE_NAMESPACE, resource_id
+from ops.operations.scaling import SERVICE_NAMESPACE, resource_id
 from tests.ops.conftest import edit_environment
 
 BUSY_SECONDS = 20

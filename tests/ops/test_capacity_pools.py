@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from moto.sagemaker.models import sagemaker_backends
 
-from ops.capacity import variant_subject
-from ops.environment import open_environment
-from ops.errors import ExitCode, OpsError
+from ops.operations.capacity import variant_subject
+from ops.operations.environment import open_environment
+from ops.operations.errors import ExitCode, OpsError
 from tests.ops.test_status_pools import deploy_with_pools
 
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from ops.capacity import Subject, record_answer, variant_subject
-from ops.environment import load_environment_config, open_environment
-from ops.errors import ExitCode, OpsError
+from ops.operations.capacity import Subject, record_answer, variant_subject
+from ops.operations.environment import load_environment_config, open_environment
+from ops.operations.errors import ExitCode, OpsError
 from tests.ops.conftest import edit_environment
 
 RECORD = {

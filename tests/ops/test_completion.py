@@ -6,7 +6,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from ops.cli import app
+from ops.commands.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
 

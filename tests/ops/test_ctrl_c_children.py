@@ -1,5 +1,5 @@
 """Ctrl-C as a terminal sends it (SIGINT to the whole foreground process group) ends every command in one
-line and exit 130, with no traceback from it or from any child it was running (ops/child_process.py). The
+line and exit 130, with no traceback from it or from any child it was running (ops/operations/child_process.py). The
 processes here start with SIGINT at its default: a test runner started in the background inherits it ignored."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def gone(pid: int) -> bool:
 def parent_script(child: list[str]) -> list[str]:
     """A command that runs `child` with run_child and reports Ctrl-C as ops commands do."""
     code = (
-        "import sys\nfrom ops.child_process import ParentStopped, run_child\n"
+        "import sys\nfrom ops.operations.child_process import ParentStopped, run_child\n"
         f"try:\n    sys.exit(run_child({child!r}, {str(REPO)!r}))\n"
         "except ParentStopped:\n    sys.exit(143)\n"
         "except KeyboardInterrupt:\n    print('error: interrupted', file=sys.stderr)\n    sys.exit(130)\n"

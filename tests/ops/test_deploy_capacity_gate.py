@@ -1,5 +1,5 @@
 """`bin/ops deploy` of a production environment refuses, before it reads the endpoint or moves any
-scaling aside, while a pool type's capacity is assumed (ops/capacity_gate.py); the override lets it
+scaling aside, while a pool type's capacity is assumed (ops/operations/capacity_gate.py); the override lets it
 through with a warning, and the sandbox only notes it."""
 
 from __future__ import annotations

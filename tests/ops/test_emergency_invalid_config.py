@@ -9,8 +9,8 @@ import json
 import pytest
 
 from config import ConfigError, load_environment
-from ops.output import Console
-from ops.scaling import read_scaling, remove_scaling
+from ops.operations.output import Console
+from ops.operations.scaling import read_scaling, remove_scaling
 from tests.ops.conftest import edit_environment
 
 TARGET_FIELD = "autoscaling.primary.target_tracking.target_value"

@@ -9,8 +9,8 @@ from botocore.exceptions import ClientError, NoCredentialsError, WaiterError
 from botocore.stub import Stubber
 
 from config import ConfigError
-from ops.aws import AwsClients
-from ops.errors import ExitCode, explain
+from ops.operations.aws import AwsClients
+from ops.operations.errors import ExitCode, explain
 
 COMMANDS = ["status", "shift", "rollback", "promote", "deploy", "restore-scaling", "verify", "smoke", "bedrock-import"]
 

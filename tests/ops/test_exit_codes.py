@@ -22,7 +22,7 @@ from botocore.stub import Stubber
 from moto import settings
 from moto.core.authorization import ActionAuthenticatorMixin
 
-from ops.errors import ExitCode, explain
+from ops.operations.errors import ExitCode, explain
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from container.serving import contract
-from ops.guard import GuardPolicy, check_canary
+from ops.operations.guard import GuardPolicy, check_canary
 from sandbox.moto_fixes import nearest_rank
 from tests.ops.test_promote_and_deploy import set_variant
 

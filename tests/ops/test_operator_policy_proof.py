@@ -9,8 +9,8 @@ import pytest
 
 import tests.operator_policy_check as check
 from config.access import CAPTURE_READER, DEPLOYER, OPERATOR, SCALING_TAG_KEY
-from ops.cli import app
-from ops.permissions import COMMAND_POLICIES
+from ops.commands.cli import app
+from ops.operations.permissions import COMMAND_POLICIES
 from tests.operator_policy_check import EXCEPTIONS, NO_PERMISSION, Call, iam_action, refusals
 
 ENDPOINT_ARN = "arn:aws:sagemaker:ap-northeast-1:222222222222:endpoint/mangaassist-llm-prod"

@@ -1,4 +1,4 @@
-"""Which policy each `bin/ops` command needs (ops/permissions.py): the refusal for missing permissions
+"""Which policy each `bin/ops` command needs (ops/operations/permissions.py): the refusal for missing permissions
 names it, and docs/operations.md's table says the same."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import boto3
 from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
-from ops.errors import ExitCode, OpsError, explain_for_command
-from ops.permissions import COMMAND_POLICIES, policies_for
+from ops.operations.errors import ExitCode, OpsError, explain_for_command
+from ops.operations.permissions import COMMAND_POLICIES, policies_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,7 +72,7 @@ def test_the_docs_table_gives_each_command_the_policies_of_the_map() -> None:
 
 
 def test_the_cli_refusal_names_the_policy(prod, cli) -> None:
-    """Through the command's own error reporting (ops.command.reports_errors passes the typer context)."""
+    """Through the command's own error reporting (ops.commands.common.reports_errors passes the typer context)."""
     sagemaker = boto3.client("sagemaker", region_name="ap-northeast-1")
     stub = Stubber(sagemaker)
     stub.add_client_error("describe_endpoint", "AccessDeniedException", "not authorized")

@@ -1,4 +1,4 @@
-"""ops/pool_capacity.py: each instance in service at its own type's planning.capacity, new ones at the
+"""ops/operations/pool_capacity.py: each instance in service at its own type's planning.capacity, new ones at the
 weakest of the pools SageMaker is providing from, and every instance at the weakest figure while
 DescribeEndpoint does not say which types are in service."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from config.schema import InstanceCapacity
-from ops.endpoint import LiveVariant, PoolCount
-from ops.pool_capacity import PoolCapacity, UnknownCapacity
+from ops.operations.endpoint import LiveVariant, PoolCount
+from ops.operations.pool_capacity import PoolCapacity, UnknownCapacity
 
 CAPACITY = {
     "ml.g5.xlarge": InstanceCapacity(requests_per_minute=300, concurrent_sequences=20),

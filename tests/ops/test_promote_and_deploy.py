@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ops.promotion import Promotion, write_promotion
+from ops.operations.promotion import Promotion, write_promotion
 from tests.ops.conftest import edit_environment
 
 

@@ -16,8 +16,8 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.sagemaker.models import sagemaker_backends
 
-from ops.scaling import resource_id
-from ops.shift_plan import ShiftPlan, Target, resume_command
+from ops.operations.scaling import resource_id
+from ops.operations.shift_plan import ShiftPlan, Target, resume_command
 from tests.ops.conftest import edit_environment
 from tests.ops.test_emergency_invalid_config import target_above_capacity
 from tests.ops.test_shift import streamed

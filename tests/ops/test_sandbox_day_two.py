@@ -22,7 +22,7 @@ import aws_cdk as cdk
 import boto3
 import pytest
 
-from ops.environment import load_environment_config
+from ops.operations.environment import load_environment_config
 from sandbox.runtime import record_invocations
 from stacks.environment import build_environment
 from tests.ops.conftest import edit_environment

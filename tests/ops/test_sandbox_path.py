@@ -21,8 +21,8 @@ import httpx
 import pytest
 
 from capacity.capture import captured_workload
-from ops.errors import OpsError
-from ops.sandbox_guard import require_running
+from ops.operations.errors import OpsError
+from ops.operations.sandbox_guard import require_running
 from sandbox.capture import DataCapture, sampled
 from sandbox.runtime import RuntimeFront
 from sandbox.seed import BEDROCK_BUCKET, Resolver, seed_bedrock_artifacts, seed_image_stack, seed_topics

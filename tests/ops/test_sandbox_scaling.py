@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from config import load_environment
-from ops.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
+from ops.operations.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
 from sandbox import scaling
 from sandbox.schedule import ScheduleError, window_ranges
 from tests.ops.conftest import Cli, World

@@ -13,8 +13,8 @@ import pytest
 from botocore.stub import Stubber
 
 import tests.operator_policy_check as check
-from ops.environment import load_environment_config
-from ops.scaling_history import OUT, UNKNOWN, classify, direction, percentile, variant_types
+from ops.operations.environment import load_environment_config
+from ops.operations.scaling_history import OUT, UNKNOWN, classify, direction, percentile, variant_types
 from tests.operator_policy_check import Call, refusals
 from tests.ops.conftest import SAFE_NOW, World, edit_environment
 

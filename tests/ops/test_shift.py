@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from botocore.exceptions import ClientError
 
-from ops.errors import OpsError
-from ops.guard import GuardPolicy, check_canary
-from ops.traffic import plan_steps
+from ops.operations.errors import OpsError
+from ops.operations.guard import GuardPolicy, check_canary
+from ops.operations.traffic import plan_steps
 from sandbox.runtime import record_invocations
 from tests.ops.test_latency_guard import first_tokens, spread
 
@@ -384,7 +384,7 @@ def test_durations_read_what_the_cli_prints(evidence, cli):
 
 @pytest.mark.parametrize("text", ["90s", "10min", "2.5min", "2h", "1h30m", "45", "30m"])
 def test_every_printed_duration_parses_back(text):
-    from ops.output import parse_duration, seconds
+    from ops.operations.output import parse_duration, seconds
 
     assert parse_duration(seconds(parse_duration(text))) == parse_duration(text)
 

@@ -18,7 +18,7 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
-from ops.environment import load_environment_config
+from ops.operations.environment import load_environment_config
 from sandbox import moto_fixes
 from tests.ops.conftest import World
 from tests.ops.test_latency_guard import first_tokens, spread

@@ -7,8 +7,8 @@ import shlex
 
 import pytest
 
-from ops.guard import GuardPolicy
-from ops.shift_plan import ShiftPlan, Target, resume_command, rollback_command
+from ops.operations.guard import GuardPolicy
+from ops.operations.shift_plan import ShiftPlan, Target, resume_command, rollback_command
 from tests.ops.test_shift import RAMP, streamed
 
 INTERRUPTED = 130

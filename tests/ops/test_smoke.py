@@ -17,7 +17,7 @@ import pytest
 import requests
 from botocore.awsrequest import AWSResponse
 
-from ops.smoke import ServerSentEvents
+from ops.operations.smoke import ServerSentEvents
 
 ADAPTERS = ["manga_domain_v3", "general_support_v2", "jp_style_v1"]
 MOTO_RESULTS = "http://motoapi.amazonaws.com/moto-api/static/sagemaker/endpoint-results"

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from ops.status import describe_schedule
+from ops.operations.status import describe_schedule
 
 
 def test_status_shows_endpoint_variants_scaling_and_alarms(prod, cli):

@@ -12,7 +12,7 @@ import pytest
 from botocore.stub import Stubber
 from moto.sagemaker.models import sagemaker_backends
 
-from ops.endpoint import read_endpoint
+from ops.operations.endpoint import read_endpoint
 from tests.ops.conftest import World, edit_environment, image_uri
 
 

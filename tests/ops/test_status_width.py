@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from ops.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
+from ops.operations.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
 
 ALARM = "MangaAssist-prod-Serving-Alarmsprimaryttftp95C48E4CEB-ABCDEFGHIJKL"
 REASON = (  # as CloudWatch writes it

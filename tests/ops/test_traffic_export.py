@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import ops.traffic_export
-from ops.errors import ExitCode
-from ops.traffic_export import MAX_DATAPOINTS, spans
+import ops.operations.traffic_export
+from ops.operations.errors import ExitCode
+from ops.operations.traffic_export import MAX_DATAPOINTS, spans
 from planner.cli import app as planner_app
 from tests.ops.conftest import SAFE_NOW
 
@@ -66,7 +66,7 @@ def test_a_span_read_in_pieces_gives_the_same_minutes(prod, cli, tmp_path, monke
     put_invocations(prod)
     whole, pieces = tmp_path / "whole.csv", tmp_path / "pieces.csv"
     assert cli("traffic", "prod", "--days", "4", "--out", str(whole)).exit_code == 0
-    monkeypatch.setattr(ops.traffic_export, "MAX_DATAPOINTS", 2 * 700)  # 700 minutes x 2 variants a call
+    monkeypatch.setattr(ops.operations.traffic_export, "MAX_DATAPOINTS", 2 * 700)  # 700 minutes x 2 variants a call
     assert cli("traffic", "prod", "--days", "4", "--out", str(pieces)).exit_code == 0
     assert rows(pieces) == rows(whole)
 

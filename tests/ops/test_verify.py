@@ -5,7 +5,7 @@ from __future__ import annotations
 import boto3
 from botocore.stub import Stubber
 
-from ops.environment import load_environment_config
+from ops.operations.environment import load_environment_config
 from tests.ops.conftest import World, edit_environment
 
 

@@ -1,0 +1,138 @@
+"""Getting a change through an endpoint that is busy: wait for InService, retry on "in-progress".
+
+SageMaker takes UpdateEndpointWeightsAndCapacities only from an endpoint that is not already being
+changed: the call itself "sets the endpoint status to Updating. After updating the endpoint, it sets
+the status to InService. To check the status of an endpoint, use the DescribeEndpoint API" (SageMaker
+API reference, UpdateEndpointWeightsAndCapacities; the same text is in botocore's sagemaker 2017-07-24
+model). While the endpoint is Updating (a scale-out, ours or the autoscaler's, or another weight change)
+it refuses with `ValidationException: Cannot update in-progress endpoint`; the API reference lists only
+ResourceLimitExceeded among the operation's own errors, so the refusal arrives as a common
+ValidationException and is told apart by its message. EndpointStatus (DescribeEndpoint) says why:
+"Updating: UpdateEndpoint or UpdateEndpointWeightsAndCapacities is executing", "SystemUpdating: ...
+cannot be updated or deleted or re-scaled until it has completed", "RollingBack: ... returns to an
+InService status". The Developer Guide's procedure for endpoints with autoscaling is the same loop:
+"Call DescribeEndpoint repeatedly until the value of the EndpointStatus field of the response is
+InService" (endpoint-scaling-update page), and "auto scaling is blocked while the update operation is
+in progress". With instance pools a scale-out may hold Updating for up to the variant's
+VariantInstanceProvisionTimeoutInSeconds (900 s in prod).
+
+So every write goes through `when_in_service`: describe; if InService, send; if the endpoint is busy or
+the call is refused as in-progress, wait with a doubling pause (5 s up to 60 s) and try again, for at most
+`operations.busy_endpoint_wait_seconds` of waiting (the config; the default without a valid config).
+Each wait says what it waits for and for how long; running out says what state the endpoint was left in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from botocore.exceptions import ClientError
+
+from config.schema import Operations
+from ops.operations.errors import ExitCode, OpsError
+from ops.operations.output import Console, seconds
+from ops.operations.waiting import Timing
+
+T = TypeVar("T")
+
+# DescribeEndpoint statuses that end by themselves in InService (EndpointStatus in botocore's model).
+PASSING = ("Updating", "SystemUpdating", "RollingBack", "Creating")
+IN_PROGRESS = "in-progress"  # "Cannot update in-progress endpoint"
+
+
+@dataclass(frozen=True)
+class Patience:
+    """How long a command waits out a busy endpoint, in seconds of waiting (not counting the calls)."""
+
+    budget_seconds: float = Operations().busy_endpoint_wait_seconds
+    first_pause: float = 5
+    longest_pause: float = 60
+
+    @classmethod
+    def of(cls, operations: Operations | None) -> Patience:
+        """From the config's `operations`; the default when the config is invalid (an emergency command)."""
+        return cls() if operations is None else cls(float(operations.busy_endpoint_wait_seconds))
+
+
+def is_in_progress(error: ClientError) -> bool:
+    detail = error.response.get("Error", {})
+    return detail.get("Code") == "ValidationException" and IN_PROGRESS in str(detail.get("Message", ""))
+
+
+def when_in_service(
+    sagemaker: Any,
+    endpoint: str,
+    action: tuple[str, Callable[[], T]],
+    console: Console,
+    timing: Timing,
+    patience: Patience,
+) -> T:
+    """`action` (what, call) once the endpoint is InService, retried while SageMaker says in-progress.
+    OpsError (refused) when the endpoint is in a state that does not pass, or the budget runs out."""
+    what, call = action
+    waited, pause = 0.0, patience.first_pause
+    while True:
+        described = sagemaker.describe_endpoint(EndpointName=endpoint)
+        status = described["EndpointStatus"]
+        if status == "InService":
+            try:
+                return call()
+            except ClientError as error:
+                if not is_in_progress(error):
+                    raise
+                status = "InService but refusing updates (Cannot update in-progress endpoint)"
+        elif status not in PASSING:
+            raise OpsError(
+                f"endpoint {endpoint} is {status}, which does not pass by itself: cannot {what}; "
+                f"{_state(described)}; see its FailureReason in `aws sagemaker describe-endpoint`",
+                ExitCode.REFUSED,
+            )
+        if waited + pause > patience.budget_seconds:
+            raise OpsError(
+                f"gave up after waiting {seconds(waited)} (operations.busy_endpoint_wait_seconds "
+                f"{seconds(patience.budget_seconds)}) for endpoint {endpoint} to take a change: it is {status}; "
+                f"NOT done: {what}; left as it was: {_state(described)}. Run the same command again",
+                ExitCode.OPERATION_FAILED,
+            )
+        console.progress(
+            f"endpoint {endpoint} is {status}: waiting {seconds(pause)} to {what} "
+            f"({seconds(waited)} of at most {seconds(patience.budget_seconds)} waited)"
+        )
+        timing.sleep(pause)
+        waited += pause
+        pause = min(pause * 2, patience.longest_pause)
+
+
+def _state(described: dict[str, Any]) -> str:
+    variants = ", ".join(
+        f"{v['VariantName']} weight {v.get('CurrentWeight', 0):g} (desired {v.get('DesiredWeight', 0):g}), "
+        f"{v.get('CurrentInstanceCount', 0)} instances (desired {v.get('DesiredInstanceCount', 0)})"
+        for v in described.get("ProductionVariants", [])
+    )
+    return f"{variants or 'no variants reported'}"
+
+
+def update_weights_and_capacities(
+    sagemaker: Any,
+    endpoint: str,
+    desired: list[dict[str, Any]],
+    console: Console,
+    timing: Timing,
+    patience: Patience,
+    what: str,
+) -> None:
+    """UpdateEndpointWeightsAndCapacities through a busy endpoint (`what` says what it does, for the operator)."""
+
+    def send() -> None:
+        sagemaker.update_endpoint_weights_and_capacities(EndpointName=endpoint, DesiredWeightsAndCapacities=desired)
+
+    when_in_service(sagemaker, endpoint, (what, send), console, timing, patience)
+
+
+def wait_in_service(
+    sagemaker: Any, endpoint: str, what: str, console: Console, timing: Timing, patience: Patience
+) -> None:
+    """Only the wait: before a change that goes through another service (Application Auto Scaling)."""
+    when_in_service(sagemaker, endpoint, (what, lambda: None), console, timing, patience)

@@ -1,0 +1,53 @@
+"""No production deploy on an assumed capacity, as `make deploy` (tools/assumed_capacity.py) and
+`bin/ops deploy` / `promote --deploy` (ops/operations/deploy.py, before any scaling is moved aside) both refuse it:
+which types, the commands that measure them (config/capacity_evidence.py), and the override
+`ACCEPT_ASSUMED_CAPACITY="<reason>"`, whose reason `make deploy` records in config/deployed/<env>.json."""
+
+from __future__ import annotations
+
+import os
+
+from config import EnvironmentConfig
+from config.capacity_evidence import PoolType, assumed_types, how_to_measure
+from ops.operations.errors import ExitCode, OpsError
+from ops.operations.output import Console
+from ops.operations.sandbox_guard import SANDBOX_VARIABLE, sandbox_env
+
+OVERRIDE = "ACCEPT_ASSUMED_CAPACITY"
+
+
+def accepted_reason() -> str | None:
+    """The override's reason; None when it is unset or blank (a GitHub variable that is not defined
+    reaches the workflow's step as an empty string): an override must say why."""
+    value = os.environ.get(OVERRIDE, "").strip()
+    return value or None
+
+
+def refusal(cfg: EnvironmentConfig, assumed: list[PoolType], command: str) -> str:
+    lines = [
+        f"refusing to deploy {cfg.name} (production): the capacity of {len(assumed)} pool type(s) is assumed, "
+        "never measured, and every floor, target, quota and rollback raise is sized on it:",
+        *(f"  {pool.describe()}" for pool in assumed),
+        "measure each pool type on staging with `bin/ops capacity` before the first prod deploy "
+        '(docs/deploying.md, "Measure capacity before the first prod deploy"):',
+        *(f"  {pool.instance_type}: {how_to_measure(cfg, pool.instance_type)}" for pool in assumed),
+        f"to deploy on the assumption anyway (recorded in config/deployed/{cfg.name}.json, shown by `bin/ops "
+        f'status`): {OVERRIDE}="<why>" {command} (the deploy workflow: the GitHub environment variable {OVERRIDE})',
+    ]
+    return "\n".join(lines)
+
+
+def check_before_deploy(cfg: EnvironmentConfig, console: Console) -> None:
+    """`bin/ops deploy`: refused (exit 4) before anything is touched; in the sandbox, which serves no
+    users and deploys without make, a note instead."""
+    assumed = assumed_types(cfg) if cfg.production else []
+    if not assumed:
+        return
+    if (sandbox := sandbox_env()) is not None:
+        console.line(f"sandbox ({SANDBOX_VARIABLE}={sandbox}): deploying on an assumed capacity is not refused here")
+        return
+    reason = accepted_reason()
+    if reason is None:
+        raise OpsError(refusal(cfg, assumed, f"bin/ops deploy {cfg.name}"), ExitCode.REFUSED)
+    types = ", ".join(p.instance_type for p in assumed)
+    console.warn(f"{OVERRIDE}: deploying {cfg.name} on an assumed capacity of {types}: {reason!r}")

@@ -1,0 +1,26 @@
+"""The peak-window guard for `python -m ops deploy` and `promote --deploy` (rules: config/deploy_window.py)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from config import EnvironmentConfig
+from config.deploy_window import check, refusal
+from ops.operations.errors import ExitCode, OpsError
+from ops.operations.output import Console
+from ops.operations.sandbox_guard import skips_peak_windows
+
+
+def check_peak_windows(cfg: EnvironmentConfig, now: datetime, during_peak: bool, console: Console) -> None:
+    """Refuse (exit 4) before anything is touched when the update would overlap a peak window; in the
+    sandbox, unless asked to check (ops/operations/sandbox_guard.py), say that nothing was checked."""
+    if (note := skips_peak_windows(cfg.name)) is not None:
+        console.line(note)
+        return
+    verdict = check(cfg, now)
+    if verdict.clash is None:
+        return
+    message = refusal(cfg, verdict, f"bin/ops deploy {cfg.name} --during-peak")
+    if not during_peak:
+        raise OpsError(message, ExitCode.REFUSED)
+    console.warn(f"--during-peak: {message.splitlines()[0].replace('refusing to deploy', 'deploying')}")

@@ -1,0 +1,172 @@
+"""Application Auto Scaling of endpoint variants: read exactly what is registered, take it off, put it back.
+
+SageMaker refuses an endpoint update that changes the instance type of a variant registered with
+Application Auto Scaling, and CloudFormation has no resource that deregisters. So the deploy path
+snapshots the live targets, policies and scheduled actions, removes them, deploys, and restores the
+snapshot - never the config's idea of scaling, which may differ from what is live.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from config.access import scaling_tags
+from ops.operations.errors import ExitCode, OpsError, explain
+from ops.operations.output import Console
+
+SERVICE_NAMESPACE = "sagemaker"
+SCALABLE_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
+TARGET_FIELDS = ("MinCapacity", "MaxCapacity", "SuspendedState")
+POLICY_FIELDS = (
+    "PolicyName",
+    "PolicyType",
+    "TargetTrackingScalingPolicyConfiguration",
+    "StepScalingPolicyConfiguration",
+    "PredictiveScalingPolicyConfiguration",
+)
+SCHEDULE_FIELDS = ("ScheduledActionName", "Schedule", "Timezone", "StartTime", "EndTime", "ScalableTargetAction")
+
+
+def resource_id(endpoint: str, variant: str) -> str:
+    return f"endpoint/{endpoint}/variant/{variant}"
+
+
+@dataclass
+class VariantScaling:
+    variant: str
+    target: dict[str, Any]
+    policies: list[dict[str, Any]] = field(default_factory=list)
+    scheduled_actions: list[dict[str, Any]] = field(default_factory=list)
+
+    def describe(self) -> str:
+        return (
+            f"{self.variant}: min {self.target['MinCapacity']}, max {self.target['MaxCapacity']}, "
+            f"{len(self.policies)} policies, {len(self.scheduled_actions)} scheduled actions"
+        )
+
+
+@dataclass
+class ScalingSnapshot:
+    endpoint: str
+    variants: list[VariantScaling]
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(asdict(self), indent=2) + "\n")
+
+    @classmethod
+    def load(cls, path: Path) -> ScalingSnapshot:
+        try:
+            raw = json.loads(path.read_text())
+            return cls(raw["endpoint"], [VariantScaling(**v) for v in raw["variants"]])
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise OpsError(f"cannot read scaling snapshot {path}: {error}", ExitCode.USAGE) from None
+
+
+def read_scaling(autoscaling: Any, endpoint: str, variants: list[str]) -> ScalingSnapshot:
+    """What Application Auto Scaling has registered for these variants (unregistered ones are left out)."""
+    ids = {resource_id(endpoint, v): v for v in variants}
+    if not ids:  # an empty ResourceIds filter would list every target in the account
+        return ScalingSnapshot(endpoint, [])
+    targets = _all(
+        autoscaling,
+        "describe_scalable_targets",
+        "ScalableTargets",
+        ServiceNamespace=SERVICE_NAMESPACE,
+        ResourceIds=list(ids),
+    )
+    found = []
+    for target in targets:
+        if target["ScalableDimension"] != SCALABLE_DIMENSION:
+            continue
+        rid = target["ResourceId"]
+        policies = _all(
+            autoscaling,
+            "describe_scaling_policies",
+            "ScalingPolicies",
+            ServiceNamespace=SERVICE_NAMESPACE,
+            ResourceId=rid,
+        )
+        schedules = _all(
+            autoscaling,
+            "describe_scheduled_actions",
+            "ScheduledActions",
+            ServiceNamespace=SERVICE_NAMESPACE,
+            ResourceId=rid,
+        )
+        found.append(
+            VariantScaling(
+                variant=ids[rid],
+                target=_pick(target, TARGET_FIELDS),
+                policies=[_pick(p, POLICY_FIELDS) for p in policies],
+                scheduled_actions=[_pick(s, SCHEDULE_FIELDS) for s in schedules],
+            )
+        )
+    return ScalingSnapshot(endpoint, sorted(found, key=lambda v: variants.index(v.variant)))
+
+
+def remove_scaling(autoscaling: Any, snapshot: ScalingSnapshot, console: Console) -> None:
+    """Delete schedules and policies explicitly, then deregister (AWS would cascade; being explicit
+    keeps the order visible and leaves nothing behind if deregistering fails)."""
+    for scaling in snapshot.variants:
+        rid = resource_id(snapshot.endpoint, scaling.variant)
+        common = {"ServiceNamespace": SERVICE_NAMESPACE, "ResourceId": rid, "ScalableDimension": SCALABLE_DIMENSION}
+        for action in scaling.scheduled_actions:
+            autoscaling.delete_scheduled_action(ScheduledActionName=action["ScheduledActionName"], **common)
+        for policy in scaling.policies:
+            autoscaling.delete_scaling_policy(PolicyName=policy["PolicyName"], **common)
+        autoscaling.deregister_scalable_target(**common)
+        console.ok(f"deregistered scaling of {scaling.describe()}")
+
+
+def restore_scaling(autoscaling: Any, snapshot: ScalingSnapshot, console: Console, saved_at: Path | None) -> None:
+    """Put every target, policy and schedule back; try each even after one fails, then report all."""
+    failures = []
+    for scaling in snapshot.variants:
+        rid = resource_id(snapshot.endpoint, scaling.variant)
+        common = {"ServiceNamespace": SERVICE_NAMESPACE, "ResourceId": rid, "ScalableDimension": SCALABLE_DIMENSION}
+        # Re-registered with the endpoint's tag: the Operator policy changes only tagged targets.
+        target = {**common, **scaling.target, "Tags": scaling_tags(snapshot.endpoint)}
+        steps = [(f"{scaling.variant} target", autoscaling.register_scalable_target, target)]
+        steps += [
+            (f"{scaling.variant} policy {p['PolicyName']}", autoscaling.put_scaling_policy, {**common, **p})
+            for p in scaling.policies
+        ]
+        steps += [
+            (
+                f"{scaling.variant} schedule {a['ScheduledActionName']}",
+                autoscaling.put_scheduled_action,
+                {**common, **a},
+            )
+            for a in scaling.scheduled_actions
+        ]
+        failed_before = len(failures)
+        for label, call, params in steps:
+            try:
+                call(**params)
+            except (ClientError, BotoCoreError) as error:
+                failures.append(f"{label} ({explain(error)})")
+        if len(failures) == failed_before:
+            console.ok(f"restored scaling of {scaling.describe()}")
+    if failures:
+        where = f"; the snapshot is in {saved_at}" if saved_at else ""
+        raise OpsError(
+            f"scaling NOT fully restored on {snapshot.endpoint}: {'; '.join(failures)}{where} - "
+            f"retry with `bin/ops restore-scaling ENV {saved_at or 'SNAPSHOT'}` now",
+            ExitCode.SCALING_NOT_RESTORED,
+        )
+
+
+def _all(client: Any, operation: str, key: str, **params: Any) -> list[dict[str, Any]]:
+    return [item for page in client.get_paginator(operation).paginate(**params) for item in page[key]]
+
+
+def _pick(source: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    """Keep the fields the put/register calls accept; timestamps become ISO strings for the JSON file."""
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in source.items() if k in fields}

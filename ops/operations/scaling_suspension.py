@@ -1,0 +1,93 @@
+"""Dynamic scaling held still while a rollback works, and given back after.
+
+Target tracking scaling a variant in or out puts the endpoint in Updating, and an Updating endpoint
+refuses the rollback's weight change (ops/operations/busy_endpoint.py). Application Auto Scaling can suspend
+that: RegisterScalableTarget with `SuspendedState` {DynamicScalingInSuspended, DynamicScalingOutSuspended}
+"true" suspends "all scale-in [scale-out] activities that are triggered by a scaling policy"; "false"
+resumes them; parameters not given are not changed (botocore application-autoscaling 2016-02-06,
+RegisterScalableTarget and SuspendedState; user guide "Suspend and resume scaling"). Scheduled scaling
+is left alone (its field is not sent), and so are a target's minimum and maximum: the rollback still
+raises the primary's minimum itself. A target already suspended before is left suspended after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from config.access import scaling_tags
+from ops.operations.errors import explain
+from ops.operations.output import Console
+from ops.operations.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
+
+if TYPE_CHECKING:
+    from ops.operations.shift_plan import Target
+
+DYNAMIC = ("DynamicScalingInSuspended", "DynamicScalingOutSuspended")
+
+
+@contextmanager
+def dynamic_scaling_suspended(autoscaling: Any, target: Target, console: Console) -> Iterator[None]:
+    """Both variants' dynamic scaling suspended inside the block, resumed after whatever happens in it.
+    Failing to suspend is a warning: the rollback goes on and retries through a busy endpoint anyway."""
+    try:
+        suspended = _suspend(autoscaling, target, console)
+    except (ClientError, BotoCoreError) as error:
+        console.warn(f"dynamic scaling NOT suspended ({explain(error)}): the autoscaler may race the rollback")
+        suspended = []
+    try:
+        yield
+    finally:
+        _resume(autoscaling, target, suspended, console)
+
+
+def _suspend(autoscaling: Any, target: Target, console: Console) -> list[str]:
+    """The variants whose dynamic scaling this run suspended (not those suspended already, nor unregistered)."""
+    variants = (target.primary, target.canary)
+    found = autoscaling.describe_scalable_targets(
+        ServiceNamespace=SERVICE_NAMESPACE, ResourceIds=[resource_id(target.endpoint, v) for v in variants]
+    )["ScalableTargets"]
+    states = {
+        t["ResourceId"]: t.get("SuspendedState") or {} for t in found if t["ScalableDimension"] == SCALABLE_DIMENSION
+    }
+    chosen = [
+        v
+        for v in variants
+        if resource_id(target.endpoint, v) in states
+        and not all(states[resource_id(target.endpoint, v)].get(key) for key in DYNAMIC)
+    ]
+    for variant in chosen:
+        _register(autoscaling, target.endpoint, variant, suspended=True)
+    if chosen:
+        console.line(
+            f"suspended dynamic scaling (in and out) of {', '.join(chosen)} while the rollback works, so target "
+            "tracking cannot put the endpoint in Updating under it; it is resumed at the end"
+        )
+    return chosen
+
+
+def _resume(autoscaling: Any, target: Target, variants: list[str], console: Console) -> None:
+    for variant in variants:
+        try:
+            _register(autoscaling, target.endpoint, variant, suspended=False)
+            console.ok(f"dynamic scaling of {variant} resumed")
+        except (ClientError, BotoCoreError) as error:
+            console.warn(
+                f"dynamic scaling of {variant} is STILL SUSPENDED ({explain(error)}): resume it with `aws "
+                f"application-autoscaling register-scalable-target --service-namespace {SERVICE_NAMESPACE} "
+                f"--resource-id {resource_id(target.endpoint, variant)} --scalable-dimension {SCALABLE_DIMENSION} "
+                "--suspended-state DynamicScalingInSuspended=false,DynamicScalingOutSuspended=false`"
+            )
+
+
+def _register(autoscaling: Any, endpoint: str, variant: str, *, suspended: bool) -> None:
+    autoscaling.register_scalable_target(
+        ServiceNamespace=SERVICE_NAMESPACE,
+        ResourceId=resource_id(endpoint, variant),
+        ScalableDimension=SCALABLE_DIMENSION,
+        SuspendedState=dict.fromkeys(DYNAMIC, suspended),
+        Tags=scaling_tags(endpoint),  # the tag it has: the Operator policy changes only tagged targets
+    )

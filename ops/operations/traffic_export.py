@@ -1,0 +1,142 @@
+"""`bin/ops traffic`: the endpoint's own requests per minute, read from CloudWatch, as the planner's CSV
+(planner/traffic.py: `timestamp,requests`, one row a minute, UTC), for `make plan ENV=… TRAFFIC=FILE.csv`.
+
+Requests per minute at the endpoint: `AWS/SageMaker` `Invocations` (dimensions EndpointName, VariantName),
+statistic Sum, Period 60, of every variant the config names, added up minute by minute. A variant the
+endpoint had earlier in the span and the config no longer names is not counted (finding it would need
+cloudwatch:ListMetrics, which the operator policy does not grant).
+
+What CloudWatch keeps (GetMetricData, botocore's cloudwatch model): "Data points with a period of 60
+seconds (1-minute) are available for 15 days"; after that only 5-minute and later 1-hour aggregates,
+which would flatten the minutes the planner judges. A StartTime 15 or more days back is rounded down
+to 5 minutes, so a span reaching that edge is not served at one-minute resolution: at most MAX_DAYS (14)
+whole days, ending at the last complete minute (the current one is still filling). One GetMetricData
+call returns at most 100,800 data points (its MaxDatapoints default) and pages beyond with NextToken:
+the span is read in pieces of at most that many minutes x variants, each piece through the paginator.
+
+A minute without a datapoint inside the span is written as 0 (for a count that is how CloudWatch shows a
+minute without requests, and also how it shows a minute nothing was published for; the summary counts
+them). Minutes before the first and after the last datapoint are left out: an endpoint created inside
+the span, or metrics not yet published for the last minutes, would otherwise read as a quiet start or end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from config import EnvironmentConfig
+from ops.operations.errors import ExitCode, OpsError
+from ops.operations.metric_window import variant_query
+from planner.traffic import MIN_MINUTES, TrafficError, TrafficProfile, read_csv, write_csv
+
+NAMESPACE = "AWS/SageMaker"
+METRIC = "Invocations"
+PERIOD_SECONDS = 60
+RETENTION_DAYS = 15  # one-minute datapoints (GetMetricData documentation)
+MAX_DAYS = RETENTION_DAYS - 1  # whole days that stay clear of the retention edge
+MAX_DATAPOINTS = 100_800  # per GetMetricData call
+ONE_MINUTE = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class RecordedTraffic:
+    endpoint: str
+    variants: tuple[str, ...]
+    asked_from: datetime  # the span asked for, UTC: [asked_from, asked_to)
+    asked_to: datetime
+    start: datetime  # first written minute (the first with a datapoint)
+    requests: tuple[float, ...]  # per minute, all variants
+    empty_minutes: int  # inside the written span, minutes without any datapoint (written as 0)
+
+    @property
+    def end(self) -> datetime:
+        """The end of the last written minute (exclusive)."""
+        return self.start + len(self.requests) * ONE_MINUTE
+
+    @property
+    def busiest(self) -> tuple[datetime, float]:
+        minute = max(range(len(self.requests)), key=lambda m: self.requests[m])
+        return self.start + minute * ONE_MINUTE, self.requests[minute]
+
+
+def check_days(days: int) -> None:
+    if not 1 <= days <= MAX_DAYS:
+        raise OpsError(
+            f"--days {days}: CloudWatch keeps one-minute datapoints for {RETENTION_DAYS} days (GetMetricData "
+            f"documentation) and rounds a start at that edge to 5 minutes, so 1 to {MAX_DAYS} days",
+            ExitCode.USAGE,
+        )
+
+
+def read_traffic(cloudwatch: Any, cfg: EnvironmentConfig, days: int, now: datetime) -> RecordedTraffic:
+    """Every variant's Invocations per minute over the last `days` whole days to the last complete minute."""
+    check_days(days)
+    variants = tuple(v.name for v in cfg.variants)
+    asked_to = now.astimezone(UTC).replace(second=0, microsecond=0)
+    asked_from = asked_to - timedelta(days=days)
+    totals: dict[datetime, float] = {}
+    for start, end in spans(asked_from, asked_to, len(variants)):
+        for when, value in _datapoints(cloudwatch, cfg.endpoint_name, variants, start, end):
+            totals[when] = totals.get(when, 0.0) + value
+    if not totals:
+        raise _too_little(cfg, variants, asked_from, asked_to, 0)
+    first, last = min(totals), max(totals)
+    minutes = round((last - first) / ONE_MINUTE) + 1
+    requests = tuple(totals.get(first + m * ONE_MINUTE, 0.0) for m in range(minutes))
+    if minutes < MIN_MINUTES:
+        raise _too_little(cfg, variants, asked_from, asked_to, minutes)
+    empty = minutes - len(totals)
+    return RecordedTraffic(cfg.endpoint_name, variants, asked_from, asked_to, first, requests, empty)
+
+
+def spans(start: datetime, end: datetime, variants: int) -> Iterator[tuple[datetime, datetime]]:
+    """[start, end) cut into pieces of whole minutes whose datapoints (minutes x variants) fit one call."""
+    step = ONE_MINUTE * (MAX_DATAPOINTS // max(1, variants))
+    while start < end:
+        yield start, min(end, start + step)
+        start += step
+
+
+def _datapoints(
+    cloudwatch: Any, endpoint: str, variants: tuple[str, ...], start: datetime, end: datetime
+) -> Iterator[tuple[datetime, float]]:
+    queries = [
+        variant_query(f"v{i}", NAMESPACE, METRIC, endpoint, name, "Sum", PERIOD_SECONDS)
+        for i, name in enumerate(variants)
+    ]
+    pages = cloudwatch.get_paginator("get_metric_data").paginate(
+        MetricDataQueries=queries, StartTime=start, EndTime=end, ScanBy="TimestampAscending"
+    )
+    for page in pages:
+        for result in page["MetricDataResults"]:
+            for when, value in zip(result["Timestamps"], result["Values"], strict=True):
+                yield when.astimezone(UTC).replace(second=0, microsecond=0), float(value)
+
+
+def _too_little(
+    cfg: EnvironmentConfig, variants: tuple[str, ...], start: datetime, end: datetime, minutes: int
+) -> OpsError:
+    found = "no Invocations datapoint" if minutes == 0 else f"Invocations for only {minutes} minutes"
+    return OpsError(
+        f"CloudWatch has {found} of endpoint {cfg.endpoint_name} (variants {', '.join(variants)}) from "
+        f"{start:%Y-%m-%dT%H:%MZ} to {end:%Y-%m-%dT%H:%MZ}; the planner needs at least {MIN_MINUTES} minutes "
+        "(wrong region or account, or no traffic yet?)",
+        ExitCode.NOT_FOUND,
+    )
+
+
+def write_traffic(recorded: RecordedTraffic, path: Path) -> None:
+    """The planner's CSV, read back through the planner's own reader before this returns."""
+    profile = TrafficProfile(path.name, recorded.start, recorded.requests)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_csv(profile, path)
+        read_csv(path)
+    except OSError as error:
+        raise OpsError(f"--out {path}: cannot write: {error.strerror}", ExitCode.USAGE) from None
+    except TrafficError as error:  # a bug here, not the operator's: say so plainly
+        raise OpsError(f"--out {path}: written, but the planner cannot read it: {error}") from None

@@ -1,0 +1,238 @@
+"""`verify`: after a deploy, does the live endpoint match what the stack and the config say?
+
+Running the endpoint config the stack expects catches a silent rollback: SageMaker's blue/green
+auto-rollback returns the endpoint to the old config while the operator may only have seen the
+deploy command finish. It also says which alarm subscriptions still wait for their confirmation (an
+e-mail address must click the link SNS sends, an HTTPS endpoint must answer it): until then that
+address or pager hears nothing (docs/alarms.md "Two destinations").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from botocore.exceptions import ClientError
+
+from config import naming
+from config.schema import Variant
+from config.variant_lookup import share_percent
+from ops.operations.alarms import firing_alarms
+from ops.operations.endpoint import LiveEndpoint, LiveVariant, read_endpoint
+from ops.operations.environment import EmergencyAccess, Environment
+from ops.operations.images import image_in_ecr
+from ops.operations.output import Console, percent
+from ops.operations.stack import ServingOutputs, read_serving_outputs, read_source_image_tag
+
+HEALTHY_STACK_STATES = {"CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE"}
+# The serving stack's topic outputs; a stack deployed before issue 27 has the one AlarmTopicArn.
+TOPIC_OUTPUTS = {naming.OUTPUT_ALARM_TOPIC_ARN: "paging", naming.OUTPUT_TICKET_TOPIC_ARN: "ticket"}
+# What ListSubscriptionsByTopic gives as SubscriptionArn until the endpoint confirms (SNS API reference).
+PENDING = "PendingConfirmation"
+
+
+@dataclass(frozen=True)
+class Check:
+    passed: bool
+    text: str
+
+
+NOT_COMPARED = (
+    "instance types, image tags and shares not compared with the config: it is invalid (the warning above names "
+    "its first problem); fix it, then verify again"
+)
+
+
+def verify(access: EmergencyAccess, check_weights: bool) -> list[Check]:
+    """Every check; with an invalid config (`access.cfg` None) those against the live endpoint and the
+    stack, and one failed check saying the comparison with the config was not made."""
+    identity, cfg, clients = access.identity, access.cfg, access.clients
+    outputs = read_serving_outputs(clients.cloudformation, identity.name)
+    live = read_endpoint(clients.sagemaker, identity.endpoint_name, identity.name)
+    checks = [*_stack_checks(outputs, identity.endpoint_name), *_endpoint_checks(live, outputs)]
+    running = {v.name: v for v in live.variants}
+    wanted = identity.variant_names
+    checks.append(
+        Check(
+            set(wanted) == set(running),
+            f"variants live: {', '.join(sorted(running))}; config: {', '.join(sorted(wanted))}",
+        )
+    )
+    ecr = clients.client("ecr")
+    if cfg is None:
+        checks += [check for name in sorted(set(wanted) & set(running)) for check in _live_checks(running[name], ecr)]
+        checks.append(Check(False, NOT_COMPARED))
+    else:
+        checks += _config_checks(Environment(cfg, clients), live, check_weights)
+    alarms = firing_alarms(clients.cloudwatch, live.name, outputs.rollback_alarm_names)
+    checks.append(
+        Check(not alarms, "no alarm in ALARM" if not alarms else f"in ALARM: {', '.join(a.name for a in alarms)}")
+    )
+    topics = alarm_topics(clients.cloudformation, identity.name)
+    return checks + subscription_checks(clients.client("sns"), topics, identity.name)
+
+
+def _config_checks(env: Environment, live: LiveEndpoint, check_weights: bool) -> list[Check]:
+    """Each variant live against its config: instance type, image, and the share of traffic."""
+    cfg, clients = env.cfg, env.clients
+    wanted, running = {v.name: v for v in cfg.variants}, {v.name: v for v in live.variants}
+    source_tag = None  # `image_tag: source` = the tag the image stack built
+    if any(v.image_tag == naming.SOURCE_IMAGE_TAG for v in cfg.variants):
+        source_tag = read_source_image_tag(clients.cloudformation, env.name)
+    checks = []
+    for name in sorted(set(wanted) & set(running)):
+        want, have = wanted[name], running[name]
+        checks += _variant_checks(want, have, source_tag, clients.client("ecr"))
+        if check_weights:
+            expected = share_percent(want.initial_weight, (v.initial_weight for v in cfg.variants))
+            checks.append(_share_check(env.name, live, name, expected))
+    return checks
+
+
+def alarm_topics(cloudformation: Any, env_name: str) -> dict[str, str]:
+    """{"paging": arn, "ticket": arn} from the serving stack's outputs (the ones it has)."""
+    stack = cloudformation.describe_stacks(StackName=naming.serving_stack_name(env_name))["Stacks"][0]
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+    return {label: outputs[key] for key, label in TOPIC_OUTPUTS.items() if key in outputs}
+
+
+def subscription_checks(sns: Any, topics: dict[str, str], env_name: str) -> list[Check]:
+    """One failed check per subscription still waiting for its confirmation; one passed check per topic
+    whose subscriptions are all confirmed."""
+    checks = []
+    for label, arn in topics.items():
+        try:
+            pages = sns.get_paginator("list_subscriptions_by_topic").paginate(TopicArn=arn)
+            subscriptions = [s for page in pages for s in page["Subscriptions"]]
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != "NotFound":
+                raise
+            checks.append(Check(False, f"{label} topic {arn} does not exist: deploy {env_name} again"))
+            continue
+        pending = [s for s in subscriptions if s["SubscriptionArn"] == PENDING]
+        checks += [Check(False, _unconfirmed(label, s)) for s in pending]
+        if not pending:
+            confirmed = len(subscriptions)
+            checks.append(Check(True, f"{label} topic: {confirmed} subscription(s), none waiting for confirmation"))
+    return checks
+
+
+def _unconfirmed(label: str, subscription: dict) -> str:
+    protocol, endpoint = subscription["Protocol"], subscription["Endpoint"]
+    if protocol in ("email", "email-json"):
+        how = "open the mail from AWS Notifications and confirm the subscription"
+    else:  # an integration URL may hold a key: show only where it points
+        endpoint = f"{urlsplit(endpoint).scheme}://{urlsplit(endpoint).hostname}/…"
+        how = "the endpoint must answer SNS's SubscriptionConfirmation request (see its integration guide)"
+    return (
+        f"{label} topic: {protocol} {endpoint} has not confirmed its subscription and hears nothing: {how}; "
+        f"if the link expired, `aws sns subscribe --topic-arn {subscription['TopicArn']} --protocol {protocol} "
+        "--notification-endpoint ...` sends another"
+    )
+
+
+def _stack_checks(outputs: ServingOutputs, endpoint_name: str) -> list[Check]:
+    """The serving stack settled, and it deployed the endpoint the config names."""
+    return [
+        Check(outputs.stack_status in HEALTHY_STACK_STATES, f"stack {outputs.stack_name} is {outputs.stack_status}"),
+        Check(
+            outputs.endpoint_name == endpoint_name,
+            f"stack output EndpointName is {outputs.endpoint_name}, config says {endpoint_name}",
+        ),
+    ]
+
+
+def _endpoint_checks(live: LiveEndpoint, outputs: ServingOutputs) -> list[Check]:
+    """The endpoint is in service on the config the stack last deployed (else it was rolled back)."""
+    same_config = live.config_name == outputs.endpoint_config_name
+    return [
+        Check(live.status == "InService", f"endpoint {live.name} is {live.status}"),
+        Check(
+            same_config,
+            f"endpoint runs config {live.config_name}, stack expects {outputs.endpoint_config_name}"
+            + ("" if same_config else " (rolled back, or deployed out of band?)"),
+        ),
+    ]
+
+
+def _variant_checks(want: Variant, have: LiveVariant, source_tag: str | None, ecr: Any) -> list[Check]:
+    """One variant live against its config: instance type, image (and that ECR still has it), settled weight."""
+    name = have.name
+    return [
+        *_placement_checks(want, have),
+        _image_tag_check(name, have.image, have.image_tag, want.image_tag, source_tag),
+        *_live_checks(have, ecr),
+    ]
+
+
+def _placement_checks(want: Variant, have: LiveVariant) -> list[Check]:
+    """The instance types in priority order (InstancePools) and, with pools, how long SageMaker tries them."""
+    name, live_types, config_types = have.name, have.instance_types or (have.instance_type,), tuple(want.instance_types)
+    if len(live_types) == len(config_types) == 1:
+        checks = [Check(live_types == config_types, f"{name} instance type {live_types[0]}, config {config_types[0]}")]
+    else:
+        checks = [
+            Check(
+                live_types == config_types,
+                f"{name} instance pools {', '.join(live_types)} (by priority), config {', '.join(config_types)}",
+            )
+        ]
+    wanted = want.instance_provision_timeout_seconds
+    if wanted is not None or have.provision_timeout_seconds is not None:
+        checks.append(
+            Check(
+                have.provision_timeout_seconds == wanted,
+                f"{name} instance provisioning timeout {_seconds(have.provision_timeout_seconds)}, "
+                f"config {_seconds(wanted)}",
+            )
+        )
+    return checks
+
+
+def _seconds(value: int | None) -> str:
+    return "not set" if value is None else f"{value} s"
+
+
+def _live_checks(have: LiveVariant, ecr: Any) -> list[Check]:
+    """What needs no config: ECR still has the variant's image, and its weight is in effect."""
+    name, in_ecr = have.name, image_in_ecr(ecr, have.image)
+    return [
+        Check(
+            in_ecr,
+            f"{name} image is in ECR"
+            if in_ecr
+            else f"{name} image {have.image} is missing from ECR: new instances cannot start (scale-out, "
+            "replacement); deploy an image that exists",
+        ),
+        Check(
+            have.current_weight == have.desired_weight,
+            f"{name} weight {have.current_weight:g} in effect (desired {have.desired_weight:g})",
+        ),
+    ]
+
+
+def _share_check(env_name: str, live: LiveEndpoint, name: str, expected: float) -> Check:
+    """The variant serves the share of traffic the config gives it (a shift may have left it elsewhere)."""
+    held = live.share(name) == expected
+    return Check(
+        held,
+        f"{name} has {percent(live.share(name))} of traffic, config {percent(expected)}"
+        + ("" if held else f" (after a ramp: `bin/ops shift {env_name} --to-config`)"),
+    )
+
+
+def _image_tag_check(name: str, image: str, live_tag: str, config_tag: str, source_tag: str | None) -> Check:
+    if config_tag != naming.SOURCE_IMAGE_TAG:
+        return Check(live_tag == config_tag, f"{name} image {image}, config tag {config_tag}")
+    if source_tag is None:
+        return Check(False, f"{name} config tag source, but the image stack has no {naming.OUTPUT_SOURCE_IMAGE_TAG}")
+    return Check(live_tag == source_tag, f"{name} image {image}, config tag source (built: {source_tag})")
+
+
+def report(checks: list[Check], console: Console) -> bool:
+    for check in checks:
+        (console.ok if check.passed else console.fail)(check.text)
+    held = sum(c.passed for c in checks)
+    console.line(f"\n{held} of {len(checks)} checks hold")
+    return held == len(checks)
