@@ -87,6 +87,7 @@ async def run_conversation_step(
     progress_seconds: float = 10.0,
     max_requests: int | None = None,
     deadline: float | None = None,
+    slo_ttft_ms: float | None = None,
 ) -> tuple[StepResult, list[RequestRecord]]:
     """Sessions at `offered_rpm` / mean turns per instance for `warmup_seconds` unmeasured, then for
     `seconds` measured (the module's docstring); waits for the answers, summarises the window."""
@@ -121,7 +122,7 @@ async def run_conversation_step(
             task.cancel()
         await asyncio.gather(*tasks, ticker, opened, return_exceptions=True)
     elapsed = min(seconds, max(time.perf_counter() - window, 0.0)) if stop.is_set() else seconds
-    result = summarise(step.records, offered_rpm, target.instances, window, max(elapsed, 1e-3))
+    result = summarise(step.records, offered_rpm, target.instances, window, max(elapsed, 1e-3), slo_ttft_ms)
     result.warmup_seconds = warmup_seconds
     result.prefix_cache_hit_percent = await probe.hit_percent()
     return result, step.records

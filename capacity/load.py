@@ -5,6 +5,13 @@ measured from the scheduled send time, so a slow server (or a slow generator) ca
 closed-loop "N users" figures hide exactly the queueing autoscaling has to prevent. The generator's own
 lag (actual send minus schedule) is reported so that a result it distorts can be refused.
 
+A step's rates are per minute of its schedule (the window its requests were scheduled in, `seconds`,
+or the part of it run before Ctrl-C) and per instance. "Answered within the objective" is a request
+answered without error (status 200, a complete stream, no error event) whose first token arrived
+within the TTFT objective of its scheduled send time; a shed request (429) never is, however fast.
+The sweep's answer is the highest such rate among the steps that held (capacity.sweep), never the
+rate offered.
+
 The conversation step (sessions of turns) is capacity.conversation_step; it shares this module's
 arrival process, waiting, summary and judgment.
 """
@@ -84,6 +91,10 @@ class StepResult:
     by_turn: list[dict[str, Any]] | None = None
     shed: int = 0  # answered 429 by the admission check: a failure of the step, counted apart from errors
     shed_percent: float = 0.0
+    # Answered without error with the first token within the objective of the scheduled send time (the
+    # module's docstring); None when the step was summarised without an objective.
+    answered_within_objective: int | None = None
+    answered_within_objective_rpm: float | None = None  # per instance, per minute of the step's schedule
 
     def as_dict(self) -> dict[str, Any]:
         rounded = {k: round(v, 2) if isinstance(v, float) else v for k, v in asdict(self).items()}
@@ -133,14 +144,21 @@ def conversation_figures(ok: list[RequestRecord], counted: list[RequestRecord]) 
 
 
 def summarise(
-    records: list[RequestRecord], offered_rpm: float, instances: int, start: float, seconds: float
+    records: list[RequestRecord],
+    offered_rpm: float,
+    instances: int,
+    start: float,
+    seconds: float,
+    slo_ttft_ms: float | None = None,
 ) -> StepResult:
     """The step's figures over the records it counts (a conversation's warm-up turns are load, not
-    measurement); requests in flight over every record that overlapped the step."""
+    measurement); requests in flight over every record that overlapped the step. `seconds` is the
+    schedule's duration: every rate is per minute of it."""
     counted = [r for r in records if r.counted]
     ok = [r for r in counted if r.ok]
     ms = 1000.0
     ttft = _ttft_ms(ok)
+    within = None if slo_ttft_ms is None else sum(t <= slo_ttft_ms for t in ttft)
     e2e = [(r.done - r.scheduled) * ms for r in ok]
     itl = [(r.done - r.first) * ms / (r.output_tokens - 1) for r in ok if r.output_tokens and r.output_tokens >= 2]
     lag = [max(0.0, r.sent - r.scheduled) * ms for r in counted if r.sent]
@@ -169,6 +187,8 @@ def summarise(
         warmup_requests=len(records) - len(counted),
         shed=shed,
         shed_percent=100 * shed / len(counted) if counted else 0.0,
+        answered_within_objective=within,
+        answered_within_objective_rpm=None if within is None else within / seconds * 60 / instances,
         **conversation_figures(ok, counted),
     )
 
@@ -199,9 +219,11 @@ async def run_step(
     progress_seconds: float = 10.0,
     max_requests: int | None = None,
     deadline: float | None = None,
+    slo_ttft_ms: float | None = None,
 ) -> tuple[StepResult, list[RequestRecord]]:
-    """Offers `offered_rpm` per instance for `seconds`, waits for the answers, summarises. Sends at
-    most `max_requests`, and stops waiting for answers at `deadline` (time.perf_counter())."""
+    """Offers `offered_rpm` per instance for `seconds`, waits for the answers, summarises (with
+    `slo_ttft_ms`, counting those answered within it). Sends at most `max_requests`, and stops waiting
+    for answers at `deadline` (time.perf_counter())."""
     rate = offered_rpm * target.instances / 60
     offsets = poisson_arrivals(rate, seconds, rng)[:max_requests]
     payloads = [json.dumps(next(bodies)).encode() for _ in offsets]  # encoded before the clock starts
@@ -229,7 +251,7 @@ async def run_step(
             task.cancel()
         await asyncio.gather(*tasks, ticker, return_exceptions=True)
     elapsed = min(seconds, time.perf_counter() - start) if stop.is_set() else seconds
-    step = summarise(records, offered_rpm, target.instances, start, max(elapsed, 1e-3))
+    step = summarise(records, offered_rpm, target.instances, start, max(elapsed, 1e-3), slo_ttft_ms)
     step.prefix_cache_hit_percent = await probe.hit_percent()
     return step, records
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from capacity.conversations import SessionSource
 from capacity.load import Target
-from capacity.report import RunFacts, write
+from capacity.report import RunFacts, answer_text, steps_text, write
 from capacity.sweep import GROWTH, SHORTEST_SEARCH, SweepOutcome, SweepSettings, sweep
 
 MIN_STEP_SECONDS = 60  # the default: about 1,000 requests a step at the seeds' rate, enough for a p95
@@ -122,12 +122,18 @@ class Measurement:
 
     @property
     def answer(self) -> float | None:
-        """Requests a minute one instance serves within the objective; None when no rate held it."""
+        """Requests a minute one instance answered within the objective in the best step that held it
+        (capacity.load, capacity.sweep); None when no step held it."""
         return self.record["requests_per_minute_per_instance"]
 
     @property
     def interrupted(self) -> bool:
         return self.outcome.stopped == "interrupted"
+
+    def interruption(self) -> str:
+        """The one line an interrupted run ends with: the steps measured and the one cut short, counted
+        exactly, and the answer so far (a lower bound)."""
+        return f"interrupted: {steps_text(self.record)}; {answer_text(self.record)}; written to {self.out}/"
 
 
 def say_line(line: str) -> None:

@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from capacity.sweep import BROKE, HELD, SweepOutcome, shown
+from capacity.sweep import BROKE, HELD, INTERRUPTED, SweepOutcome, shown
 from config.loader import load_catalog
 from config.physics import arithmetic, ceiling, known_hardware
 from config.workload import WORKLOAD_SOURCE
@@ -36,10 +36,14 @@ def concurrency_at_answer(outcome: SweepOutcome) -> float | None:
 
 def document(outcome: SweepOutcome, facts: RunFacts) -> dict[str, Any]:
     return {
+        # Answered within the objective in the best held step, per minute of its schedule (capacity.load).
         "requests_per_minute_per_instance": None if outcome.answer_rpm is None else round(outcome.answer_rpm, 1),
+        "answer_step": outcome.answer_step(),  # 1-based, as `steps` and the progress lines count them
         "concurrent_requests_per_instance_at_slo": concurrency_at_answer(outcome),
         "complete": outcome.complete,
         "stopped": outcome.stopped,
+        "steps_measured": len(outcome.measured),  # run to their end and judged
+        "steps_partial": len(outcome.partial),  # cut short by Ctrl-C or SIGTERM: in `steps`, never judged
         "instances": facts.instances,
         "slo": {"ttft_p95_ms": facts.slo_ttft_ms, "max_error_percent": 1.0},
         "workload": facts.workload,
@@ -78,6 +82,15 @@ def answer_text(record: dict[str, Any]) -> str:
         return f"{answer:,.0f} requests/min per instance"
     why = "the highest rate offered held" if record["stopped"] == "max rate held" else "the sweep did not finish"
     return f"at least {answer:,.0f} requests/min per instance (a lower bound: {why})"
+
+
+def steps_text(record: dict[str, Any]) -> str:
+    """'2 step(s) measured, 1 partial (interrupted, not judged)': exact counts, from the steps' results."""
+    results = [step_result(step) for step in record["steps"]]
+    partial = results.count(INTERRUPTED)
+    return f"{len(results) - partial} step(s) measured" + (
+        f", {partial} partial (interrupted, not judged)" if partial else ""
+    )
 
 
 def title(record: dict[str, Any]) -> str:
@@ -150,7 +163,8 @@ def markdown(record: dict[str, Any]) -> str:
     lines = [
         f"# Capacity: {where(target)}",
         "",
-        f"**{answer_text(record)}** within TTFT p95 <= {record['slo']['ttft_p95_ms']:g} ms and <= 1 % errors"
+        f"**{answer_text(record)}** answered within the objective: TTFT p95 <= {record['slo']['ttft_p95_ms']:g} ms "
+        "and <= 1 % errors"
         if answer is not None
         else "**No rate held the objective.**",
         "",
@@ -160,26 +174,50 @@ def markdown(record: dict[str, Any]) -> str:
         *([f"- **not a measurement of any instance type**: {target['stand_in']}"] if target.get("stand_in") else []),
         f"- in flight per instance at that rate: {record['concurrent_requests_per_instance_at_slo']}",
         f"- sweep ended: {record['stopped']}" + ("" if record["complete"] else " (**incomplete**)"),
+        f"- {steps_text(record)}" + _answer_step_text(record),
         f"- workload: {record['workload'].get('source')}",
         *_conversation_lines(record),
         "",
-        "| offered/min | answered/min | requests | errors % | shed % | TTFT p50 | TTFT p95 | TTFT p99 | TTFT p95 turn 1 / later "
-        "| ITL p95 | E2E p95 | prompt p95 | prefix cache hits | tokens/s | in flight | send lag p99 | verdict |",
+        "| step | offered/min | answered within objective/min | answered/min | requests | errors | shed | TTFT p50 "
+        "| TTFT p95 | TTFT p99 | TTFT p95 turn 1 / later | ITL p95 | E2E p95 | prompt p95 | prefix cache hits "
+        "| tokens/s | in flight | send lag p99 | verdict |",
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-        "| --- |",
+        "| ---: | ---: | --- |",
     ]
-    for step in record["steps"]:
+    for number, step in enumerate(record["steps"], start=1):
         cells = [
-            f"{step['offered_rpm']:,.0f}", f"{step['achieved_rpm']:,.0f}", str(step["requests"]),
-            f"{step['error_percent']:.1f}", f"{step.get('shed_percent', 0.0):.1f}", _ms(step["ttft_p50_ms"]), _ms(step["ttft_p95_ms"]),
+            str(number) + (" (partial)" if step_result(step) == INTERRUPTED else ""),
+            f"{step['offered_rpm']:,.0f}", _rate(step.get("answered_within_objective_rpm")),
+            f"{step['achieved_rpm']:,.0f}", str(step["requests"]),
+            _count(step["errors"], step["error_percent"]), _count(step.get("shed", 0), step.get("shed_percent", 0.0)),
+            _ms(step["ttft_p50_ms"]), _ms(step["ttft_p95_ms"]),
             _ms(step["ttft_p99_ms"]), _first_and_later(step), _ms(step["itl_p95_ms"]), _ms(step["e2e_p95_ms"]),
             _tokens(step.get("prompt_tokens_p95")), _percent(step.get("prefix_cache_hit_percent")),
             f"{step['output_tokens_per_s']:,.0f}", f"{step['mean_in_flight']:.1f}", _ms(step["send_lag_p99_ms"]),
             shown(step_result(step), step["verdict"]),
         ]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "Rates are per instance; every time is measured from the request's scheduled send time (open loop)."]
+    lines += [
+        "",
+        "Rates are per instance, per minute of the step's schedule; every time is measured from the request's "
+        "scheduled send time (open loop). Answered within objective: answered without error, first token within "
+        f"{record['slo']['ttft_p95_ms']:g} ms of its scheduled send time; shed requests (429) never count. The answer "
+        "is the highest such rate among the steps that held, never a rate offered.",
+    ]
     return "\n".join([*lines, *_turn_table(record)]) + "\n"
+
+
+def _answer_step_text(record: dict[str, Any]) -> str:
+    number = record.get("answer_step")
+    return "" if number is None else f"; the answer is step {number}'s"
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _count(count: int, percent: float) -> str:
+    return f"{count} ({percent:.1f} %)"
 
 
 def _first_and_later(step: dict[str, Any]) -> str:
@@ -213,15 +251,15 @@ def _conversation_lines(record: dict[str, Any]) -> list[str]:
 
 def _turn_table(record: dict[str, Any]) -> list[str]:
     """TTFT and prompt tokens by turn index at the answer's rate (or, with no answer, the last step)."""
-    answer = record["requests_per_minute_per_instance"]
+    number = record.get("answer_step")
     steps = [s for s in record["steps"] if s.get("by_turn")]
-    chosen = next((s for s in steps if s["offered_rpm"] == answer and step_result(s) == HELD), None)
-    chosen = chosen or (steps[-1] if steps else None)
+    chosen = record["steps"][number - 1] if number else None
+    chosen = chosen if chosen and chosen.get("by_turn") else (steps[-1] if steps else None)
     if chosen is None:
         return []
     lines = [
         "",
-        f"## By turn at {chosen['offered_rpm']:,.0f} requests/min per instance",
+        f"## By turn at {chosen['offered_rpm']:,.0f} requests/min per instance offered",
         "",
         "| turns | requests | TTFT p50 | TTFT p95 | prompt tokens p50 | prompt tokens p95 | trimmed |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -273,10 +311,15 @@ def figure(record: dict[str, Any]) -> Any:
     latency.set_ylabel("time to first token (ms)")
     throughput = latency.twinx()
     throughput.plot(offered, [s["achieved_rpm"] for s in steps], "^:", color="grey", label="answered/min")
+    within = [(o, s["answered_within_objective_rpm"]) for o, s in zip(offered, steps, strict=True)
+              if s.get("answered_within_objective_rpm") is not None]  # fmt: skip
+    if within:
+        throughput.plot([w[0] for w in within], [w[1] for w in within], "D:", color="black",
+                        label="answered within objective/min")  # fmt: skip
     throughput.set_ylabel("answered requests/min per instance")
     answer = record["requests_per_minute_per_instance"]
-    if answer is not None:
-        latency.axvline(answer, color="green", linestyle=":", label=f"answer: {answer:,.0f}/min")
+    if answer is not None:  # an answered rate: on the answered axis, never the offered one
+        throughput.axhline(answer, color="green", linestyle=":", label=f"answer: {answer:,.0f}/min answered")
     handles = latency.get_legend_handles_labels()[0] + throughput.get_legend_handles_labels()[0]
     labels = latency.get_legend_handles_labels()[1] + throughput.get_legend_handles_labels()[1]
     latency.legend(handles, labels, loc="upper left", fontsize="small")

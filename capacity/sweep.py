@@ -1,6 +1,7 @@
 """The search: offered rates rise step by step (x GROWTH) until the objective breaks, then the gap
 between the last rate that held and the first that broke is halved (geometrically) until they are
-within 10 %. The answer is the highest offered rate that held, per instance. A first rate that breaks
+within 10 %. The offered rates steer the search; the answer is what was served: the highest rate
+answered within the objective (capacity.load) among the steps that held, per instance. A first rate that breaks
 is followed by lower ones (/ GROWTH, down to `lowest_rpm`) until one holds: a search that starts from
 the capacity the config plans with (capacity.measurement) finds the answer on either side of it.
 GROWTH is just under 1.1^4, so a bracket of one rise is refined within 10 % in exactly two steps:
@@ -10,7 +11,8 @@ refinements), which is what a time budget is checked against before the sweep (c
 Each step ends with one of four results (`SweepOutcome.results`, `result` in capacity.json):
 `held` and `broke` judge the server against the objective; `client-limited` means the load generator
 could not send on schedule (its send lag p99 above `max_send_lag_ms`), so the step measured the client
-whatever its latencies say; `interrupted` means Ctrl-C or SIGTERM cut the step short, unjudged.
+whatever its latencies say; `interrupted` means Ctrl-C or SIGTERM cut the step short: a partial step, shown and kept in the
+record but never judged nor counted among the steps measured.
 
 A step is capacity.load.run_step's, or for conversations capacity.conversation_step's (`run_source_step`)."""
 
@@ -59,7 +61,9 @@ class SweepSettings:
 class SweepOutcome:
     steps: list[StepResult] = field(default_factory=list)
     results: list[str] = field(default_factory=list)  # per step: HELD, BROKE, CLIENT_LIMITED or INTERRUPTED
-    answer_rpm: float | None = None  # per instance; None when no rate held
+    # Per instance: the best step's rate answered within the objective (never its offered rate); None
+    # when no step held.
+    answer_rpm: float | None = None
     stopped: str = ""  # why the sweep ended
 
     @property
@@ -67,11 +71,27 @@ class SweepOutcome:
         return [s for s, result in zip(self.steps, self.results, strict=True) if result == HELD]
 
     @property
+    def measured(self) -> list[StepResult]:
+        """The steps that ran to their end and were judged: every step but an interrupted one."""
+        return [s for s, result in zip(self.steps, self.results, strict=True) if result != INTERRUPTED]
+
+    @property
+    def partial(self) -> list[StepResult]:
+        """The step Ctrl-C or SIGTERM cut short, if any: shown, never judged."""
+        return [s for s, result in zip(self.steps, self.results, strict=True) if result == INTERRUPTED]
+
+    @property
     def complete(self) -> bool:
         return self.stopped in ("refined", "max rate held")
 
     def best(self) -> StepResult | None:
-        return max(self.held, key=lambda s: s.offered_rpm, default=None)
+        """The held step that answered the most within the objective (the higher offer on a tie)."""
+        return max(self.held, key=lambda s: (s.answered_within_objective_rpm or 0.0, s.offered_rpm), default=None)
+
+    def answer_step(self) -> int | None:
+        """The best step's number (1-based, as the progress lines count them)."""
+        best = self.best()
+        return None if best is None else self.steps.index(best) + 1
 
 
 async def sweep(
@@ -104,17 +124,13 @@ async def sweep(
         )
         step, _ = await run_source_step(
             target, bodies, rate, settings.step_seconds, stop, rng, say, settings.warmup_seconds,
-            max_requests=requests_left, deadline=deadline,
+            max_requests=requests_left, deadline=deadline, slo_ttft_ms=settings.slo_ttft_ms,
         )  # fmt: skip
         requests_left -= step.requests + step.warmup_requests
         result = _judged(step, settings, stop.is_set())
         outcome.steps.append(step)
         outcome.results.append(result)
-        say(
-            f"  {step.requests} requests, {step.achieved_rpm:,.0f}/min answered, TTFT p95 "
-            f"{_ms(step.ttft_p95_ms)}, errors {step.error_percent:.1f} %, shed {step.shed}, send lag p99 {_ms(step.send_lag_p99_ms)}: "
-            f"{shown(result, step.verdict)}"
-        )
+        say(step_line(step, result, settings))
         on_step(outcome)
         if result == INTERRUPTED:
             outcome.stopped = "interrupted"
@@ -147,8 +163,21 @@ async def sweep(
             break
         rate = math.sqrt(good * bad)
     best = outcome.best()
-    outcome.answer_rpm = best.offered_rpm if best else None
+    outcome.answer_rpm = best.answered_within_objective_rpm if best else None
     return outcome
+
+
+def step_line(step: StepResult, result: str, settings: SweepSettings) -> str:
+    """A step's figures as the run prints them at its end: offered and answered within the objective
+    (per minute, per instance), then errors, shed, TTFT p95 and send lag, then its result."""
+    partial = f" (partial: {step.seconds:.0f} s of {settings.step_seconds:g} s)" if result == INTERRUPTED else ""
+    return (
+        f"  offered {step.offered_rpm:,.0f}/min{partial}: {step.requests} requests, {step.answered_within_objective} "
+        f"answered within the objective (TTFT <= {settings.slo_ttft_ms:g} ms) = "
+        f"{step.answered_within_objective_rpm:,.0f}/min, errors {step.errors}, shed {step.shed}, TTFT p95 "
+        f"{_ms(step.ttft_p95_ms)}, send lag p99 "
+        f"{_ms(step.send_lag_p99_ms)}: {shown(result, step.verdict)}"
+    )
 
 
 async def run_source_step(
@@ -162,13 +191,14 @@ async def run_source_step(
     warmup_seconds: float = 0.0,
     max_requests: int | None = None,
     deadline: float | None = None,
+    slo_ttft_ms: float | None = None,
 ) -> tuple[StepResult, list[RequestRecord]]:
     """One step of whatever the workload is: sessions (run_conversation_step) or bodies (run_step)."""
     if isinstance(source, SessionSource):
-        return await run_conversation_step(target, source, offered_rpm, seconds, stop, rng, progress,
-                                           warmup_seconds, max_requests=max_requests, deadline=deadline)  # fmt: skip
+        return await run_conversation_step(target, source, offered_rpm, seconds, stop, rng, progress, warmup_seconds,
+                                           max_requests=max_requests, deadline=deadline, slo_ttft_ms=slo_ttft_ms)  # fmt: skip
     return await run_step(target, source, offered_rpm, seconds, stop, rng, progress,
-                          max_requests=max_requests, deadline=deadline)  # fmt: skip
+                          max_requests=max_requests, deadline=deadline, slo_ttft_ms=slo_ttft_ms)  # fmt: skip
 
 
 def _judged(step: StepResult, settings: SweepSettings, interrupted: bool) -> str:

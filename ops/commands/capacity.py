@@ -116,8 +116,7 @@ def capacity_command(
         )
         measurement = measure(subject.target, subject.workload, settings, say=say)
     if measurement.interrupted:
-        steps, written = len(measurement.outcome.steps), measurement.out
-        typer.echo(f"interrupted: {steps} step(s) measured, written to {written}/", err=True)
+        typer.echo(measurement.interruption(), err=True)
         raise typer.Exit(ExitCode.INTERRUPTED)
     if as_json:  # before the verdict, which exits 3 when there is no answer: the record says why
         typer.echo((Path(measurement.out) / "capacity.json").read_text().rstrip())

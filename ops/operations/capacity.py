@@ -21,6 +21,7 @@ from capacity import Measurement, SettingsError
 from capacity.capture import captured_workload
 from capacity.conversations import ConversationWorkload, load_workload
 from capacity.record import NotAMeasurement, concurrent_sequences, floor_notes, record_measurement
+from capacity.report import answer_text
 from capacity.targets import UrlTarget, VariantTarget
 from capacity.workload import CapturedWorkload, Workload, WorkloadError
 from config import EnvironmentConfig, environment_file, environment_label
@@ -194,7 +195,7 @@ def conclude(measurement: Measurement, slo_ttft_ms: float, say: Callable[[str], 
     if answer is None:
         raise OpsError(f"no rate held the objective ({outcome.stopped}); report in {out}/", NO_ANSWER)
     say(
-        f"answer: {answer:,.0f} requests/min per instance within TTFT p95 <= {slo_ttft_ms:g} ms "
+        f"answer: {answer_text(record)}, answered within the objective (TTFT p95 <= {slo_ttft_ms:g} ms) "
         f"({record['concurrent_requests_per_instance_at_slo']} in flight); {outcome.stopped}; report in {out}/"
     )
     if record["target"].get("stand_in"):
