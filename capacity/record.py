@@ -1,5 +1,6 @@
 """`--write-config`: the measurement goes into the environment's YAML under
-`planning.capacity.<instance type>`, with where, when and with which image it was measured, through
+`planning.capacity.<instance type>`: the rate answered within the objective (the record's answer,
+capacity.load; never a rate offered), with where, when and with which image it was measured, through
 `config.editor` (line edits that keep every other line byte for byte, validated as synth validates
 before they replace the file, as `ops promote` edits configs).
 
@@ -55,7 +56,11 @@ def record_measurement(config_file: Path, instance_type: str, record: dict[str, 
         planning.setdefault("capacity", CommentedMap())[instance_type] = entry
 
     edit_environment_file(config_file, add).write()
-    return f"planning.capacity.{instance_type}: {answer:,.0f}/min measured on {where} {record['measured_at']}"
+    objective = f"TTFT p95 <= {record['slo']['ttft_p95_ms']:g} ms"
+    return (
+        f"planning.capacity.{instance_type}: {answer:,.0f}/min answered within the objective ({objective}), "
+        f"measured on {where} {record['measured_at']}"
+    )
 
 
 def concurrent_sequences(record: dict[str, Any]) -> int:

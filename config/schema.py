@@ -456,7 +456,9 @@ class InstanceCapacity(Strict):
             return f"assumed: {rate}, {share + ', ' if share else ''}never measured (`ops capacity`)"
         m = self.measured
         image = f", image {m.image_tag}" if m.image_tag else ""
-        line = f"measured: {rate} on {m.where} {m.measured_at[:10]}{image} (TTFT p95 <= {m.slo_ttft_p95_ms:g} ms)"
+        # The rate answered within the objective, never the rate offered (capacity/record.py).
+        objective = f"answered within TTFT p95 <= {m.slo_ttft_p95_ms:g} ms"
+        line = f"measured: {rate} on {m.where} {m.measured_at[:10]}{image} ({objective})"
         return f"{line}, {share}" if share else line
 
 

@@ -69,12 +69,21 @@ def test_sigterm_stops_at_once_and_writes_what_was_measured(tmp_path, fixed_work
         stopped_after = time.monotonic() - signalled
     finally:
         engine.stop()
-    assert code == 130, "".join(lines) + process.stdout.read()
+    rest = process.stdout.read()
+    assert code == 130, "".join(lines) + rest
     print(f"\nstopped {stopped_after:.2f} s after SIGTERM")
     record = json.loads((out / "capacity.json").read_text())
     assert record["stopped"] == "interrupted" and record["steps"][0]["held"] is True
-    assert record["steps"][-1]["verdict"] == "interrupted"
-    assert record["requests_per_minute_per_instance"] == 600
+    assert [step["result"] for step in record["steps"]] == ["held", "interrupted"]
+    # Exact counts: step 1 measured, step 2 cut short (partial, never judged), as the last line says.
+    assert (record["steps_measured"], record["steps_partial"]) == (1, 1)
+    (last,) = [line for line in rest.splitlines() if line.startswith("interrupted:")]
+    assert last.startswith("interrupted: 1 step(s) measured, 1 partial (interrupted, not judged); at least ")
+    # The answer is what step 1 answered within the objective, not the 600/min it offered.
+    answered = record["steps"][0]["answered_within_objective_rpm"]
+    assert record["requests_per_minute_per_instance"] == answered and record["answer_step"] == 1
+    assert answered == round(record["steps"][0]["answered_within_objective"] / 2 * 60, 2)
+    assert f"at least {answered:,.0f} requests/min per instance" in last
 
 
 RECORD = {
@@ -91,7 +100,7 @@ def test_write_config_records_the_measurement_keeping_comments(tmp_path):
     shutil.copy(REPO / "config" / "environments" / "prod.yaml", config_file)
     before = config_file.read_text()
     line = record_measurement(config_file, "ml.g5.xlarge", RECORD, Path("capacity-out/x/capacity.json"))
-    assert "210/min measured on staging/canary" in line
+    assert "210/min answered within the objective (TTFT p95 <= 500 ms), measured on staging/canary" in line
     after = config_file.read_text()
     comments = [text for text in before.splitlines() if text.strip().startswith("#")]
     assert all(comment in after for comment in comments)
@@ -99,7 +108,7 @@ def test_write_config_records_the_measurement_keeping_comments(tmp_path):
     capacity = cfg.planning.capacity["ml.g5.xlarge"]
     assert capacity.requests_per_minute == 210 and capacity.concurrent_sequences == 16
     assert capacity.provenance() == (
-        "measured: 210/min on staging/canary 2026-11-25, image v0.2.0 (TTFT p95 <= 500 ms)"
+        "measured: 210/min on staging/canary 2026-11-25, image v0.2.0 (answered within TTFT p95 <= 500 ms)"
     )
     # prod's target is a share of the measured concurrency, so the measurement moves it (the configured
     # share x 16; ml.g6.xlarge's assumed figure is larger, so ml.g5.xlarge now saturates first)...
@@ -119,34 +128,14 @@ def test_an_unmeasured_capacity_says_it_is_assumed():
     assert measured_capacity_warnings(cfg, load_catalog()) == []
 
 
-def test_the_run_stops_by_itself_within_its_time_budget(tmp_path, fixed_workload):
+def test_the_run_stops_by_itself_within_its_time_budget_and_json_puts_the_record_alone_on_stdout(
+    tmp_path, fixed_workload
+):
+    """For scripts (--json): capacity.json's record is the only thing on stdout, progress and verdict on
+    stderr. One run for both: the budget's end and the JSON output need the same sweep."""
     url, engine = start_engine(tmp_path / "engine", slots=64, token_interval=0.005)
     out = tmp_path / "out"
     started = time.monotonic()
-    try:
-        run = subprocess.run(
-            [sys.executable, "-m", "ops", "capacity", "--url", url, "--slo-ttft-ms", "500", "--step-seconds", "2",
-             "--start-rpm", "300", "--max-rpm", "100000", "--max-minutes", "0.15", "--workload", str(fixed_workload),
-             "--out", str(out)],
-            cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
-    finally:
-        engine.stop()
-    elapsed = time.monotonic() - started
-    assert run.returncode == 3, run.stdout + run.stderr
-    assert "at most 15,000 requests in all" in run.stdout  # 100,000/min for 0.15 min, said up front
-    record = json.loads((out / "capacity.json").read_text())
-    assert record["stopped"].startswith("time budget") and not record["complete"]
-    # 2 s steps in a 9 s budget: at most four fit; how many did depends on the machine's load (one when busy).
-    assert 1 <= len(record["steps"]) <= 4
-    assert "lower bound" in run.stderr
-    print(f"\nstopped after {elapsed:.1f} s (budget 9 s, plus start-up)")
-
-
-def test_json_puts_the_record_alone_on_stdout(tmp_path, fixed_workload):
-    """For scripts: capacity.json's record is the only thing on stdout, progress and verdict on stderr."""
-    url, engine = start_engine(tmp_path / "engine", slots=64, token_interval=0.005)
-    out = tmp_path / "out"
     try:
         run = subprocess.run(
             [sys.executable, "-m", "ops", "capacity", "--url", url, "--slo-ttft-ms", "500", "--step-seconds", "2",
@@ -156,6 +145,13 @@ def test_json_puts_the_record_alone_on_stdout(tmp_path, fixed_workload):
         )  # fmt: skip
     finally:
         engine.stop()
-    assert run.returncode == 3, run.stdout + run.stderr  # the time budget ends it without an answer
-    assert json.loads(run.stdout) == json.loads((out / "capacity.json").read_text())
-    assert "at most 15,000 requests in all" in run.stderr
+    elapsed = time.monotonic() - started
+    assert run.returncode == 3, run.stdout + run.stderr  # the time budget ends it without a finished search
+    assert "at most 15,000 requests in all" in run.stderr  # 100,000/min for 0.15 min, said up front
+    record = json.loads((out / "capacity.json").read_text())
+    assert json.loads(run.stdout) == record
+    assert record["stopped"].startswith("time budget") and not record["complete"]
+    # 2 s steps in a 9 s budget: at most four fit; how many did depends on the machine's load (one when busy).
+    assert 1 <= len(record["steps"]) <= 4
+    assert "lower bound" in run.stderr
+    print(f"\nstopped after {elapsed:.1f} s (budget 9 s, plus start-up)")

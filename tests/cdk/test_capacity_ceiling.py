@@ -71,7 +71,7 @@ def test_a_measured_figure_above_the_ceiling_is_a_warning_not_a_refusal(tmp_path
         "ceiling (204/min for conversations at batch 88 = 60 s ÷ (170 ms prefill + 123 ms decode) a request"
     )
     assert suspect[0].endswith(
-        "; measured: 1,200/min on staging/canary 2026-11-25, image v0.1.0 (TTFT p95 <= 500 ms). Check the report "
+        "; measured: 1,200/min on staging/canary 2026-11-25, image v0.1.0 (answered within TTFT p95 <= 500 ms). Check the report "
         "(shorter answers than config/workload.yaml's, or a rate divided by too few instances) and re-measure "
         "before planning on it"
     )

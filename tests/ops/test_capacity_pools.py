@@ -55,7 +55,7 @@ def test_a_canary_on_both_types_is_refused_with_each_type_s_figure(pooled, cli):
     g6 = pooled.cfg.planning.capacity["ml.g6.xlarge"].provenance()
     assert message.startswith(
         "canary runs instance pools and it runs 1 × ml.g4dn.xlarge (planning.capacity measured: 1,200/min on moto "
-        f"test world 2026-11-25 (TTFT p95 <= 500 ms)), 1 × ml.g6.xlarge (planning.capacity {g6}): through the "
+        f"test world 2026-11-25 (answered within TTFT p95 <= 500 ms)), 1 × ml.g6.xlarge (planning.capacity {g6}): through the "
         "runtime a sweep's requests spread over every instance of the variant, so its answer would be a blend"
     )
     assert "Measure each type alone" in message

@@ -40,6 +40,6 @@ def test_a_recorded_measurement_shows_on_the_head_side(tmp_path):
     comparison = compare_plans("prod", REPO / "config" / "environments" / "prod.yaml", head)
     assert "ml.g5.xlarge (base): assumed: 132/min, 83 % of the 159/min physical ceiling" in comparison.markdown
     assert (
-        "ml.g5.xlarge (head): measured: 250/min on staging/canary 2026-11-25, image v0.1.0 (TTFT p95 <= 500 ms), "
+        "ml.g5.xlarge (head): measured: 250/min on staging/canary 2026-11-25, image v0.1.0 (answered within TTFT p95 <= 500 ms), "
         "162 % of the 154/min physical ceiling at batch 18 (config/physics.py)" in comparison.markdown
     )
