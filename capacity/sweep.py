@@ -170,7 +170,7 @@ async def sweep(
 def step_line(step: StepResult, result: str, settings: SweepSettings) -> str:
     """A step's figures as the run prints them at its end: offered and answered within the objective
     (per minute, per instance), then errors, shed, TTFT p95 and send lag, then its result."""
-    partial = f" (partial: {step.seconds:.0f} s of {settings.step_seconds:g} s)" if result == INTERRUPTED else ""
+    partial = f" (partial: {step.seconds:.1f} s of {settings.step_seconds:g} s)" if result == INTERRUPTED else ""
     return (
         f"  offered {step.offered_rpm:,.0f}/min{partial}: {step.requests} requests, {step.answered_within_objective} "
         f"answered within the objective (TTFT <= {settings.slo_ttft_ms:g} ms) = "

@@ -47,6 +47,8 @@ class Measurement(Strict):
 
     @property
     def requests_per_minute(self) -> float:
+        """What the engine answered (its published output tokens a second over the tokens of an
+        answer: answers served), never a rate offered to it."""
         return 60 * self.output_tokens_per_second / self.output_tokens
 
     @property
