@@ -89,7 +89,10 @@ def test_a_measurement_that_invalidates_a_target_is_refused_with_what_must_chang
 def test_a_written_measurement_names_the_floors_that_now_carry_less(real_environments, tmp_path):
     lines = record_answer(staging_subject(), measurement(tmp_path)).splitlines()  # type: ignore[arg-type]
 
-    assert lines[0] == "planning.capacity.ml.g5.xlarge: 100/min measured on staging/canary 2026-11-25T03:00:00+00:00"
+    assert lines[0] == (
+        "planning.capacity.ml.g5.xlarge: 100/min answered within the objective (TTFT p95 <= 500 ms), measured on "
+        "staging/canary 2026-11-25T03:00:00+00:00"
+    )
     assert lines[1].startswith("note: autoscaling.primary.schedules[0].min_capacity (tokyo-evening-peak)")
     assert lines[-1] == "note: `make plan ENV=staging` says whether the fleet still carries its traffic"
     assert "requests_per_minute: 100.0" in (real_environments / "staging.yaml").read_text()
