@@ -1,8 +1,8 @@
 """Capacity that does not arrive pages someone: a small function run every minute publishes, per
-variant, the instances short of what was asked and the recently failed scaling activities
-(constructs/capacity_watch_handler/handler.py says what each metric is and why it has to be built:
-AWS sends no event for a failed scaling activity and has no instance-count metric), and two alarms
-per variant read them.
+variant, the instances short of what was asked, the recently failed scaling activities and whether
+target tracking's scale-out was refused (constructs/capacity_watch_handler/handler.py says what each
+metric is and why it has to be built: AWS sends no event for a failed scaling activity and has no
+instance-count metric), and these alarms per variant read them:
 
 - `<variant>-instances-short` (page): InstancesShort > 0 in each of the short minutes in a row: the
   provisioning time the plan uses (planning.provisioning_minutes: `bin/ops scaling-history` writes the
@@ -14,10 +14,19 @@ per variant read them.
   blind to exactly this failure, so its silence pages after the same minutes.
 - `<variant>-scaling-failed` (autoscaled variants, ticket): FailedScalingActivities > 0 in one minute,
   so a refused scale-out (ResourceLimitExceeded) or a scheduled raise that failed is written down at
-  once, with the StatusMessage to read. It does not page: instances-short pages when the capacity is
-  still missing, and a failed activity alone may be a scale-in, or one a retry or the fallback pool
-  fulfilled. Missing data keeps its state: the metric is a 15-minute level, so a lost sample must not
-  clear it and re-raise it a minute later; a silent watch pages through instances-short.
+  once, with the StatusMessage to read. It does not page: a failed activity alone may be a scale-in, or
+  one a retry or the fallback pool fulfilled. Missing data keeps its state: the metric is a 15-minute
+  level, so a lost sample must not clear it and re-raise it a minute later; a silent watch pages
+  through instances-short.
+- `<variant>-scale-out-refused` (autoscaled variants, page): ScaleOutRefused = 1 in REFUSED_MINUTES
+  minutes in a row: target tracking's metric is above its target (its AlarmHigh in ALARM) and its last
+  attempt was refused. A scale-out refused at once (quota, a validation error) never moves the desired
+  count, so instances-short stays 0 and only the ticket above would say so. Two minutes, not one: one
+  sample can fall between a transient refusal and the retry that succeeds (the retry, a newer activity,
+  clears the metric); two mean the refusal stood through two runs of the watch, still within minutes
+  where instances-short needs provisioning + 4. Missing data keeps its state (a gap neither pages nor
+  clears the page; a silent watch pages through instances-short). Not a rollback alarm: a refused
+  scale-out during a deploy is not the release's fault, and SageMaker caps rollback alarms.
 
 The schedule starts once the endpoint exists (the rule depends on it) and the alarms once the
 schedule does, so a first deploy, when the endpoint takes its own minutes to create, pages nobody.
@@ -27,7 +36,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import CfnResource, Duration, RemovalPolicy, Stack
+from aws_cdk import ArnFormat, CfnResource, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -38,8 +47,8 @@ from aws_cdk import aws_logs as logs
 
 from constructs import Construct, IConstruct
 from constructs.alarm_topic import MissingData, RoutedAlarm, define_alarm, page, ticket
-from constructs.capacity_watch_handler.handler import FAILED_ACTIVITIES, INSTANCES_SHORT
-from constructs.nag import INLINE_POLICY_REASON, acknowledge
+from constructs.capacity_watch_handler.handler import FAILED_ACTIVITIES, INSTANCES_SHORT, SCALE_OUT_REFUSED
+from constructs.nag import INLINE_POLICY_REASON, acknowledge, arn_in_finding
 from constructs.variant_metrics import VariantMetrics
 
 HANDLER_DIR = Path(__file__).resolve().parent / "capacity_watch_handler"
@@ -64,6 +73,16 @@ KEEP_STATE = MissingData(
     "the metric is a 15-minute level: a lost sample must not clear it and re-raise it a minute later; a silent "
     "watch pages through instances-short",
 )
+# Minutes in a row ScaleOutRefused must be 1 before a page: one sample may be a transient refusal its retry fixes.
+REFUSED_MINUTES = 2
+REFUSAL_KEEPS_STATE = MissingData(
+    cloudwatch.TreatMissingData.IGNORE,
+    "a lost sample neither pages nor clears a page that stands; a silent watch pages through instances-short",
+)
+# Application Auto Scaling names a target-tracking policy's alarms after the scalable target
+# ("TargetTracking-endpoint/<endpoint>/variant/<variant>-AlarmHigh-<id>", as DescribeScalingPolicies
+# returns them): the watch may read only those of this endpoint.
+TRACKING_ALARM_PREFIX = "TargetTracking-endpoint/{endpoint}/variant/"
 
 
 class CapacityWatch(Construct):
@@ -88,7 +107,7 @@ class CapacityWatch(Construct):
         self.rule = events.Rule(
             self,
             "EveryMinute",
-            description=f"Capacity watch of {endpoint_name}: instances short, failed scaling activities",
+            description=f"Capacity watch of {endpoint_name}: instances short, failed and refused scaling",
             schedule=events.Schedule.rate(Duration.minutes(1)),
             # A missed minute is not retried: the next one reads the same state afresh.
             targets=[targets.LambdaFunction(self.function, retry_attempts=0, max_event_age=Duration.minutes(1))],
@@ -119,7 +138,7 @@ class CapacityWatch(Construct):
             role=role,
             log_group=log_group,
             timeout=Duration.seconds(30),  # a few API calls; the next run is a minute later
-            description=f"Capacity watch of {endpoint_name}: instances short and failed scaling activities",
+            description=f"Capacity watch of {endpoint_name}: instances short, failed and refused scaling",
             environment={
                 "ENDPOINT_NAME": endpoint_name,
                 "VARIANT_NAMES": ",".join(variant_names),
@@ -131,7 +150,7 @@ class CapacityWatch(Construct):
         CfnResource.add_metadata(function.node.default_child, "cfn-lint", {"config": {"ignore_checks": ["W3005"]}})
         for statement in watch_statements(Stack.of(self), endpoint_name):
             role.add_to_policy(statement)
-        self._acknowledge(role, function)
+        self._acknowledge(role, function, endpoint_name)
         return function
 
     def _alarms(self, metrics: VariantMetrics, *, scaled: bool) -> None:
@@ -153,6 +172,7 @@ class CapacityWatch(Construct):
         )
         if not scaled:
             return
+        self._refused(metrics)
         failed = metrics.metric(FAILED_ACTIVITIES, namespace=NAMESPACE, statistic="Maximum")
         self.routed.append(
             define_alarm(
@@ -160,7 +180,8 @@ class CapacityWatch(Construct):
                 f"{name}-scaling-failed",
                 failed,
                 route=ticket(
-                    "instances-short pages if the capacity stays missing; the StatusMessage is for the ticket"
+                    "instances-short or scale-out-refused page if the capacity stays missing; the StatusMessage "
+                    "is for the ticket"
                 ),
                 missing=KEEP_STATE,
                 description=f"{name}: a scaling activity Failed or was Unfulfilled in the last 15 min "
@@ -170,13 +191,41 @@ class CapacityWatch(Construct):
             )
         )
 
-    def _acknowledge(self, role: iam.Role, function: lambda_.Function) -> None:
+    def _refused(self, metrics: VariantMetrics) -> None:
+        name = metrics.variant_name
+        refused = metrics.metric(SCALE_OUT_REFUSED, namespace=NAMESPACE, statistic="Maximum")
+        self.routed.append(
+            define_alarm(
+                self,
+                f"{name}-scale-out-refused",
+                refused,
+                route=page(
+                    "load is above target tracking's target and SageMaker refused the instances: nothing is "
+                    "coming and instances-short cannot see it"
+                ),
+                missing=REFUSAL_KEEPS_STATE,
+                description=f"{name}: target tracking wants more instances (its AlarmHigh in ALARM) and its last "
+                f"scale-out was refused (Failed or Unfulfilled), for {REFUSED_MINUTES} min. Read the StatusMessage: "
+                "`bin/ops scaling-history ENV --days 1`; see docs/alarms.md",
+                threshold=0,
+                periods=REFUSED_MINUTES,
+            )
+        )
+
+    def _acknowledge(self, role: iam.Role, function: lambda_.Function, endpoint_name: str) -> None:
         acknowledge(
             role,
             "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
             "Application Auto Scaling's Describe* calls take no resource (Service Authorization Reference) and "
             "cloudwatch:PutMetricData takes none either; PutMetricData is limited by its cloudwatch:namespace "
             "condition to MangaAssist/Capacity",
+        )
+        tracking_alarms = TRACKING_ALARM_PREFIX.format(endpoint=endpoint_name)
+        acknowledge(
+            role,
+            f"AwsSolutions::AwsSolutions-IAM5[Resource::{arn_in_finding(self, 'cloudwatch', f'alarm:{tracking_alarms}*')}]",
+            "cloudwatch:DescribeAlarms on this endpoint's target-tracking alarms only: Application Auto Scaling "
+            "names them, ending in an ID it assigns, so only their prefix is known",
         )
         acknowledge(role, "NIST.800.53.R5::NIST.800.53.R5-IAMNoInlinePolicy", INLINE_POLICY_REASON)
         for rule, reason in (
@@ -199,19 +248,31 @@ class CapacityWatch(Construct):
 
 
 def watch_statements(stack: Stack, endpoint_name: str) -> list[iam.PolicyStatement]:
-    """Least privilege, as far as each action allows (Service Authorization Reference): DescribeEndpoint
-    on this endpoint only (SageMaker writes endpoint ARNs in lower case); Application Auto Scaling's
-    Describe* have no resource type; PutMetricData has none but the cloudwatch:namespace condition."""
+    """Least privilege, as far as each action allows (Service Authorization Reference, "Actions, resources,
+    and condition keys" for SageMaker, Application Auto Scaling and CloudWatch; the same table as cfn-lint's
+    data/AdditionalSpecs/Policies.json): DescribeEndpoint on this endpoint only (SageMaker writes endpoint
+    ARNs in lower case); Application Auto Scaling's Describe* have no resource type; DescribeAlarms takes
+    the `alarm` resource type, so only this endpoint's target-tracking alarms (the API reference: a
+    narrower scope than * cannot return composite alarms, which these are not); PutMetricData has no
+    resource but the cloudwatch:namespace condition."""
     endpoint = stack.format_arn(service="sagemaker", resource="endpoint", resource_name=endpoint_name.lower())
+    tracking_alarms = stack.format_arn(
+        service="cloudwatch",
+        resource="alarm",
+        resource_name=TRACKING_ALARM_PREFIX.format(endpoint=endpoint_name) + "*",
+        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+    )
     return [
         iam.PolicyStatement(actions=["sagemaker:DescribeEndpoint"], resources=[endpoint]),
         iam.PolicyStatement(
             actions=[
                 "application-autoscaling:DescribeScalableTargets",
                 "application-autoscaling:DescribeScalingActivities",
+                "application-autoscaling:DescribeScalingPolicies",
             ],
             resources=["*"],
         ),
+        iam.PolicyStatement(actions=["cloudwatch:DescribeAlarms"], resources=[tracking_alarms]),
         iam.PolicyStatement(
             actions=["cloudwatch:PutMetricData"],
             resources=["*"],

@@ -223,6 +223,9 @@ def request_context(call: Call) -> dict[str, str]:
                 context[f"application-autoscaling:{name}"] = call.params[key]
     if call.service == "s3" and "Prefix" in call.params:
         context["s3:prefix"] = call.params["Prefix"]
+    if call.service == "cloudwatch" and call.operation == "PutMetricData":
+        # The Service Authorization Reference's condition key for PutMetricData: the request's Namespace.
+        context["cloudwatch:namespace"] = call.params["Namespace"]
     return context
 
 

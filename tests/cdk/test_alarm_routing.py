@@ -28,6 +28,7 @@ PAGED = {
     "<variant>-engine-silent",
     "<variant>-queue-depth",
     "<variant>-instances-short",
+    "<variant>-scale-out-refused",  # issue 37: target tracking's scale-out refused at once, InstancesShort 0
     "<variant>-shed-share",  # issue 41: a large share turned away to the fallback model now
 }
 # notBreaching only where a minute without data is a minute without requests: nothing to judge; and

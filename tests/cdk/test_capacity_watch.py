@@ -10,8 +10,10 @@ import aws_cdk as cdk
 from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
 
-from constructs.capacity_watch import NAMESPACE, CapacityWatch, short_minutes
-from constructs.capacity_watch_handler.handler import FAILED_ACTIVITIES, INSTANCES_SHORT
+from constructs.capacity_watch import NAMESPACE, REFUSED_MINUTES, CapacityWatch, short_minutes
+from constructs.capacity_watch_handler.handler import FAILED_ACTIVITIES, INSTANCES_SHORT, SCALE_OUT_REFUSED
+
+PAGING = (INSTANCES_SHORT, SCALE_OUT_REFUSED)
 
 
 def _one(template, kind: str, prefix: str) -> tuple[str, dict]:
@@ -56,21 +58,33 @@ def test_the_function_watches_this_endpoints_variants_and_logs_encrypted_with_re
 
 
 def test_least_privilege(prod) -> None:
+    """Exactly these statements: each action scoped as far as the Service Authorization Reference allows."""
     _, policy = _one(prod.serving, "AWS::IAM::Policy", "CapacityWatchRoleDefaultPolicy")
     statements = policy["Properties"]["PolicyDocument"]["Statement"]
     by_action = {json.dumps(s["Action"]): s for s in statements}
+    assert set(by_action) == {
+        '"sagemaker:DescribeEndpoint"',
+        '["application-autoscaling:DescribeScalableTargets", "application-autoscaling:DescribeScalingActivities", '
+        '"application-autoscaling:DescribeScalingPolicies"]',
+        '"cloudwatch:DescribeAlarms"',
+        '"cloudwatch:PutMetricData"',
+        '["logs:CreateLogStream", "logs:PutLogEvents"]',
+    }
+    assert all(s["Effect"] == "Allow" for s in statements) and len(statements) == len(by_action)
     describe = by_action['"sagemaker:DescribeEndpoint"']
     assert ":endpoint/mangaassist-llm-prod" in json.dumps(describe["Resource"])
-    scaling = by_action[
-        '["application-autoscaling:DescribeScalableTargets", "application-autoscaling:DescribeScalingActivities"]'
-    ]
-    assert scaling["Resource"] == "*"
+    scaling = next(s for a, s in by_action.items() if "application-autoscaling" in a)
+    assert scaling["Resource"] == "*"  # no resource type for these (Service Authorization Reference)
+    alarms = by_action['"cloudwatch:DescribeAlarms"']
+    # Only this endpoint's target-tracking alarms, never "*" (that would read every alarm in the account).
+    assert ":alarm:TargetTracking-endpoint/mangaassist-llm-prod/variant/*" in json.dumps(alarms["Resource"])
+    assert alarms["Resource"] != "*"
+    assert "Condition" not in alarms
     metrics = by_action['"cloudwatch:PutMetricData"']
     assert metrics["Resource"] == "*"
     assert metrics["Condition"] == {"StringEquals": {"cloudwatch:namespace": NAMESPACE}}
     logs = by_action['["logs:CreateLogStream", "logs:PutLogEvents"]']
     assert "CapacityWatchLogs" in json.dumps(logs["Resource"])
-    assert len(statements) == 4
     _, role = _one(prod.serving, "AWS::IAM::Role", "CapacityWatchRole")
     assert "ManagedPolicyArns" not in role["Properties"]
 
@@ -112,19 +126,54 @@ def test_a_failed_scaling_activity_is_a_ticket_that_a_lost_sample_does_not_clear
         )
 
 
+def test_a_refused_scale_out_pages_after_two_minutes_for_each_autoscaled_variant(prod) -> None:
+    assert REFUSED_MINUTES == 2  # the construct's documented choice (docs/alarms.md): one sample may be a retry's gap
+    for variant in prod.cfg.autoscaling:
+        prod.serving.has_resource_properties(
+            "AWS::CloudWatch::Alarm",
+            {
+                "Namespace": NAMESPACE,
+                "MetricName": SCALE_OUT_REFUSED,
+                "Dimensions": [
+                    {"Name": "EndpointName", "Value": prod.cfg.endpoint_name},
+                    {"Name": "VariantName", "Value": variant},
+                ],
+                "Statistic": "Maximum",
+                "Period": 60,
+                "EvaluationPeriods": REFUSED_MINUTES,
+                "Threshold": 0,
+                "ComparisonOperator": "GreaterThanThreshold",
+                "TreatMissingData": "ignore",
+                "AlarmActions": [{"Ref": Match.string_like_regexp("^PagingTopic")}],
+                "OKActions": [{"Ref": Match.string_like_regexp("^PagingTopic")}],
+            },
+        )
+
+
+def test_a_refused_scale_out_is_not_a_rollback_alarm(prod) -> None:
+    """SageMaker caps the rollback alarms of a deployment; a refusal during a deploy is not the release's fault."""
+    refused = {k for k, a in _watch_alarms(prod.serving).items() if a["Properties"]["MetricName"] == SCALE_OUT_REFUSED}
+    assert len(refused) == len(prod.cfg.autoscaling)
+    (endpoint,) = prod.serving.find_resources("AWS::SageMaker::Endpoint").values()
+    rollback = {
+        a["AlarmName"]["Ref"] for a in endpoint["Properties"]["DeploymentConfig"]["AutoRollbackConfiguration"]["Alarms"]
+    }
+    assert rollback and not rollback & refused
+
+
 def test_the_watch_alarms_notify_their_topic_and_start_after_the_schedule(prod) -> None:
     rule, _ = _one(prod.serving, "AWS::Events::Rule", "CapacityWatch")
     alarms = _watch_alarms(prod.serving)
-    assert len(alarms) == 4
+    assert len(alarms) == len(prod.cfg.variants) + 2 * len(prod.cfg.autoscaling)
     for alarm in alarms.values():
-        topic = "PagingTopic" if alarm["Properties"]["MetricName"] == INSTANCES_SHORT else "TicketsTopic"
+        topic = "PagingTopic" if alarm["Properties"]["MetricName"] in PAGING else "TicketsTopic"
         (action,) = alarm["Properties"]["AlarmActions"]
         assert action["Ref"].startswith(topic)
         assert alarm["Properties"]["OKActions"] == [action]
         assert rule in alarm["DependsOn"]
 
 
-def test_a_variant_without_autoscaling_has_no_failed_scaling_alarm() -> None:
+def test_a_variant_without_autoscaling_has_no_failed_or_refused_scaling_alarm() -> None:
     """A construct of its own (staging's canary is not autoscaled): a stack with only the watch."""
     stack = cdk.Stack(cdk.App(), "Watch")
     key = kms.Key(stack, "Key")
@@ -142,4 +191,9 @@ def test_a_variant_without_autoscaling_has_no_failed_scaling_alarm() -> None:
     names = sorted(
         a["Properties"]["MetricName"] + " " + a["Properties"]["Dimensions"][1]["Value"] for a in alarms.values()
     )
-    assert names == [f"{FAILED_ACTIVITIES} primary", f"{INSTANCES_SHORT} canary", f"{INSTANCES_SHORT} primary"]
+    assert names == [
+        f"{FAILED_ACTIVITIES} primary",
+        f"{INSTANCES_SHORT} canary",
+        f"{INSTANCES_SHORT} primary",
+        f"{SCALE_OUT_REFUSED} primary",
+    ]

@@ -1,6 +1,8 @@
 """The capacity watch's function against botocore's Stubber: every response is checked against the
-SageMaker and Application Auto Scaling service models (DescribeEndpoint's InstancePools,
-ScalingActivity's fields), and the metric data it puts is asserted whole, against CloudWatch's."""
+SageMaker, Application Auto Scaling and CloudWatch service models (DescribeEndpoint's InstancePools,
+ScalingActivity's fields, ScalingPolicy's Alarms, MetricAlarm's state), every call's parameters are
+asserted, and the metric data it puts is asserted whole. ScaleOutRefused's cases run against moto in
+test_capacity_watch_refusal.py."""
 
 from __future__ import annotations
 
@@ -72,6 +74,50 @@ class Aws:
         }
         self.stubs[1].add_response("describe_scalable_targets", {"ScalableTargets": targets}, expected)
 
+    def tracking(self, *variants: str, high: dict[str, str] | None = None) -> None:
+        """Each variant's target-tracking policy with its AlarmHigh and AlarmLow (DescribeScalingPolicies),
+        then one DescribeAlarms for all of them; `high` sets a variant's AlarmHigh state (default OK), in
+        that state since 10 minutes."""
+        described = []
+        for variant in variants:
+            rid = f"endpoint/{ENDPOINT}/variant/{variant}"
+            alarms = {
+                f"TargetTracking-{rid}-AlarmHigh-1": ("GreaterThanThreshold", (high or {}).get(variant, "OK")),
+                f"TargetTracking-{rid}-AlarmLow-2": ("LessThanThreshold", "OK"),
+            }
+            policy = {
+                "PolicyARN": f"arn:aws:autoscaling:{REGION}:222222222222:scalingPolicy:1:resource/sagemaker/{rid}:"
+                f"policyName/{variant}-tracking",
+                "PolicyName": f"{variant}-tracking",
+                "ServiceNamespace": "sagemaker",
+                "ResourceId": rid,
+                "ScalableDimension": "sagemaker:variant:DesiredInstanceCount",
+                "PolicyType": "TargetTrackingScaling",
+                "TargetTrackingScalingPolicyConfiguration": {"TargetValue": 4.0},
+                "Alarms": [
+                    {"AlarmName": n, "AlarmARN": f"arn:aws:cloudwatch:{REGION}:222222222222:alarm:{n}"} for n in alarms
+                ],
+                "CreationTime": NOW - timedelta(days=30),
+            }
+            expected = {
+                "ServiceNamespace": "sagemaker",
+                "ResourceId": rid,
+                "ScalableDimension": "sagemaker:variant:DesiredInstanceCount",
+            }
+            self.stubs[1].add_response("describe_scaling_policies", {"ScalingPolicies": [policy]}, expected)
+            described += [
+                {
+                    "AlarmName": name,
+                    "StateValue": state,
+                    "StateTransitionedTimestamp": NOW - timedelta(minutes=10),
+                    "StateUpdatedTimestamp": NOW - timedelta(minutes=1),  # EvaluationState moves it too
+                    "ComparisonOperator": operator,
+                }
+                for name, (operator, state) in alarms.items()
+            ]
+        names = [a["AlarmName"] for a in described]
+        self.stubs[2].add_response("describe_alarms", {"MetricAlarms": described}, {"AlarmNames": names})
+
     def activities(self, variant: str, *pages: list[dict[str, Any]]) -> None:
         params = {
             "ServiceNamespace": "sagemaker",
@@ -142,6 +188,7 @@ def test_a_scale_out_still_provisioning_is_short_by_the_missing_instances_per_po
         status="Updating",
     )
     aws.floors(primary=7, canary=1)
+    aws.tracking("primary", "canary", high={"primary": "ALARM"})  # above target, and the scale-out is under way
     aws.activities(
         "primary", [activity("primary", 6, "InProgress", 8, took=None), activity("primary", 90, "Successful", 5)]
     )
@@ -154,23 +201,27 @@ def test_a_scale_out_still_provisioning_is_short_by_the_missing_instances_per_po
             datum("primary", "InstancesBelowMax", 4.0),  # MaxCapacity 12 - desired 8
             datum("primary", "InstancesInService", 4.0, "ml.g5.xlarge"),
             datum("primary", "InstancesInService", 1.0, "ml.g6.xlarge"),
+            datum("primary", "ScaleOutRefused", 0.0),
             datum("canary", "InstancesShort", 0.0),
             datum("canary", "InstancesInService", 1.0),
             datum("canary", "FailedScalingActivities", 0.0),
             datum("canary", "InstancesBelowMax", 11.0),
+            datum("canary", "ScaleOutRefused", 0.0),
         ]
     )
 
-    assert run(aws) == {"endpoint": ENDPOINT, "status": "Updating", "metrics": 10}
+    assert run(aws) == {"endpoint": ENDPOINT, "status": "Updating", "metrics": 12}
 
 
 def test_a_scheduled_raise_refused_by_the_quota_is_short_against_the_floor_and_a_failure(aws) -> None:
-    """SageMaker refused the new count, so DesiredInstanceCount never moved: only the floor shows it."""
+    """SageMaker refused the new count, so DesiredInstanceCount never moved: only the floor shows it. The
+    load is below target (AlarmHigh OK): no refused scale-out of target tracking, instances-short pages."""
     aws.endpoint(
         {"VariantName": "primary", "CurrentInstanceCount": 3, "DesiredInstanceCount": 3},
         {"VariantName": "canary", "CurrentInstanceCount": 1, "DesiredInstanceCount": 1},
     )
     aws.floors(primary=7, canary=1)
+    aws.tracking("primary", "canary")
     aws.activities(
         "primary",
         [
@@ -187,10 +238,35 @@ def test_a_scheduled_raise_refused_by_the_quota_is_short_against_the_floor_and_a
             datum("primary", "InstancesInService", 3.0),
             datum("primary", "FailedScalingActivities", 3.0),
             datum("primary", "InstancesBelowMax", 9.0),
+            datum("primary", "ScaleOutRefused", 0.0),
             datum("canary", "InstancesShort", 0.0),
             datum("canary", "InstancesInService", 1.0),
             datum("canary", "FailedScalingActivities", 0.0),
             datum("canary", "InstancesBelowMax", 11.0),
+            datum("canary", "ScaleOutRefused", 0.0),
+        ]
+    )
+
+    run(aws)
+
+
+def test_a_target_tracking_scale_out_refused_at_once_is_not_short_but_refused(aws) -> None:
+    """Above target since 10 min, the last attempt refused by the quota a minute ago: the desired count
+    never moved (InstancesShort 0), ScaleOutRefused 1."""
+    aws.endpoint({"VariantName": "primary", "CurrentInstanceCount": 4, "DesiredInstanceCount": 4})
+    aws.floors(primary=2)
+    aws.tracking("primary", high={"primary": "ALARM"})
+    aws.activities(
+        "primary",
+        [activity("primary", 1, "Failed", 5, QUOTA, took=0), activity("primary", 9, "Failed", 5, QUOTA, took=0)],
+    )
+    aws.expect_metrics(
+        [
+            datum("primary", "InstancesShort", 0.0),
+            datum("primary", "InstancesInService", 4.0),
+            datum("primary", "FailedScalingActivities", 2.0),
+            datum("primary", "InstancesBelowMax", 8.0),
+            datum("primary", "ScaleOutRefused", 1.0),
         ]
     )
 
@@ -200,6 +276,7 @@ def test_a_scheduled_raise_refused_by_the_quota_is_short_against_the_floor_and_a
 def test_activities_are_read_page_by_page_until_one_is_older_than_the_window(aws) -> None:
     aws.endpoint({"VariantName": "primary", "CurrentInstanceCount": 2, "DesiredInstanceCount": 2})
     aws.floors(primary=2)
+    aws.tracking("primary")
     recent = [activity("primary", m, "Failed", 3, QUOTA) for m in (1, 2)]
     aws.activities(
         "primary", recent, [activity("primary", 3, "Failed", 3, QUOTA), activity("primary", 30, "Successful", 2)]
@@ -210,6 +287,7 @@ def test_activities_are_read_page_by_page_until_one_is_older_than_the_window(aws
             datum("primary", "InstancesInService", 2.0),
             datum("primary", "FailedScalingActivities", 3.0),
             datum("primary", "InstancesBelowMax", 10.0),
+            datum("primary", "ScaleOutRefused", 0.0),  # below target (AlarmHigh OK)
         ]
     )
 
