@@ -54,9 +54,9 @@ class RegionalPrices:
         return f"{line}; sources ({CATALOG_LABEL} {_path(self.priced_from)}): {sources}"
 
     def short(self) -> str:
-        """'ap-northeast-1 prices (ASSUMED: us-east-1's list)': for one-line outputs."""
+        """'ap-northeast-1 prices, ASSUMED at us-east-1's list': for one-line outputs."""
         if self.assumption:
-            return f"{self.region} prices (ASSUMED: {self.priced_from}'s list)"
+            return f"{self.region} prices, ASSUMED at {self.priced_from}'s list"
         return f"{self.region} prices"
 
 

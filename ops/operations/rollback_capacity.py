@@ -81,7 +81,7 @@ class Sizing:
     provisioning_minutes: int
     provisioning_provenance: str  # "assumed: 8 min, …" or "measured: p95 …"
     prices_per_hour: Mapping[str, float]  # USD on demand, per instance type, where the environment deploys
-    prices_where: str  # "ap-northeast-1 prices" (config.prices: the region, ASSUMED if it borrows another's)
+    prices_where: str  # "ap-northeast-1 prices" (config.prices: the region; ASSUMED if it borrows another's)
 
     @classmethod
     def of(cls, cfg: EnvironmentConfig) -> Sizing:
@@ -370,7 +370,7 @@ def keep_floor(clients: AwsClients, target: Target, floor: Floor | None, console
     )
     extra = max(0, need.count - (primary.live.desired_instance_count or 0))
     if extra:
-        console.warn(f"keeping it costs {_cost(floor.sizing, need.pools.new_type, extra)} while it stands")
+        console.warn(f"while it stands, keeping it costs {_cost(floor.sizing, need.pools.new_type, extra)}")
     _raise(clients, target, floor, primary, need.count, console)
     raised_min = primary.min_capacity is not None and primary.min_capacity < need.count
     if floor.record is not None and raised_min:
@@ -415,7 +415,7 @@ def _cost(sizing: Sizing, instance_type: str, extra: int) -> str:
     price = sizing.prices_per_hour.get(instance_type)
     if price is None:
         return f"+{extra} × {instance_type}, no price for it in config/catalog.yaml ({sizing.prices_where})"
-    return f"+{extra} × {instance_type} at ${price:.3f}/h ({sizing.prices_where}) = ${extra * price:,.2f}/hour"
+    return f"+{extra} × {instance_type} at ${price:.3f}/h = ${extra * price:,.2f}/hour; {sizing.prices_where}"
 
 
 @dataclass(frozen=True)
