@@ -55,9 +55,10 @@ class RegionalPrices:
 
     def short(self) -> str:
         """'ap-northeast-1 prices, ASSUMED at us-east-1's list': for one-line outputs."""
+        where = f"{self.region} prices" + ("" if self.env_region else " (no region in the config: unpinned_region)")
         if self.assumption:
-            return f"{self.region} prices, ASSUMED at {self.priced_from}'s list"
-        return f"{self.region} prices"
+            return f"{where}, ASSUMED at {self.priced_from}'s list"
+        return where
 
 
 def _path(region: str) -> str:

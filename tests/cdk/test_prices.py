@@ -71,6 +71,7 @@ def test_a_fallback_type_without_a_price_is_refused_at_its_pool(tmp_path, monkey
 def test_an_environment_without_a_region_is_priced_in_the_unpinned_region(monkeypatch) -> None:
     catalog = load_catalog()
     assert prices_in(None, catalog).region == catalog.pricing.unpinned_region
+    assert "(no region in the config" in prices_in(None, catalog).short()
 
     def drop_g5(pricing: dict) -> None:
         del pricing["regions"][pricing["unpinned_region"]]["instance_types"]["ml.g5.xlarge"]
