@@ -1,7 +1,8 @@
-"""On-demand cost of an environment's fleet, from the catalog's prices (config, not constants)."""
+"""On-demand cost of an environment's fleet, at the catalog's prices where it deploys (config.prices)."""
 
 from __future__ import annotations
 
+from config.prices import variant_prices
 from config.schema import Catalog, EnvironmentConfig
 
 HOURS_PER_MONTH = 730
@@ -9,7 +10,7 @@ HOURS_PER_MONTH = 730
 
 def monthly_cost_usd(cfg: EnvironmentConfig, catalog: Catalog, instances: dict[str, int]) -> float:
     """Cost of running `instances[variant]` instances of each variant for a month, on demand."""
-    prices = {v.name: catalog.instance_types[v.instance_type].on_demand_usd_per_hour for v in cfg.variants}
+    prices = variant_prices(cfg, catalog)
     return sum(prices[name] * count for name, count in instances.items()) * HOURS_PER_MONTH
 
 

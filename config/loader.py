@@ -16,6 +16,7 @@ from ruamel.yaml.reader import ReaderError
 
 from config.checks import check_environment
 from config.deployed import Deployed, DeployedRecordError, load_deployed
+from config.prices import catalog_price_problems
 from config.problems import (
     MAX_MESSAGE_CHARS,
     MAX_PROBLEMS_SHOWN,
@@ -72,7 +73,8 @@ def load_catalog() -> Catalog:
 
 def validate_catalog(raw: Any, source: str) -> Catalog:
     """The catalog's fields, then what relates them: every instance type names a GPU in `gpus`, whose
-    peak figures its physical ceiling is computed from (config/physics.py)."""
+    peak figures its physical ceiling is computed from (config/physics.py), and `pricing` prices known
+    types (config.prices)."""
     catalog = _validate(Catalog, raw, source)
     problems = [
         (
@@ -83,6 +85,7 @@ def validate_catalog(raw: Any, source: str) -> Catalog:
         for name, instance in catalog.instance_types.items()
         if instance.gpu not in catalog.gpus
     ]
+    problems += catalog_price_problems(catalog)
     if problems:
         raise ConfigError(source, problems)
     return catalog

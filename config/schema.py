@@ -67,7 +67,6 @@ class InstanceType(Strict):
     vcpus: int = Field(ge=1)
     memory_gib: float = Field(gt=0)
     local_nvme: bool
-    on_demand_usd_per_hour: float = Field(gt=0)
 
 
 class Gpu(Strict):
@@ -130,9 +129,31 @@ def cuda_tuple(version: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
+class Price(Strict):
+    """One instance type's on-demand SageMaker real-time inference price in one region."""
+
+    usd_per_hour: float = Field(gt=0)
+    as_of: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")  # the date the source states, or the month it was read
+    source: str = Field(min_length=1)  # where the figure comes from; "UNVERIFIED: ..." when nothing confirms it
+
+
+class RegionPrices(Strict):
+    """A region's prices, or a labelled stand-in: `assumed_from` another region's, `assumption` saying why."""
+
+    instance_types: dict[str, Price] = Field(default_factory=dict)
+    assumed_from: str | None = None
+    assumption: str | None = Field(default=None, min_length=1)
+
+
+class Pricing(Strict):
+    unpinned_region: str  # where an environment without a region (environment-agnostic) is priced
+    regions: dict[str, RegionPrices] = Field(min_length=1)
+
+
 class Catalog(Strict):
     gpus: dict[str, Gpu]
     instance_types: dict[str, InstanceType]
+    pricing: Pricing
     models: dict[str, ModelProfile]
     inference_amis: dict[str, InferenceAmi]
     serving_image: ServingImage

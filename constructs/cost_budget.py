@@ -2,7 +2,7 @@
 
 The monthly limit is what `make plan` says the configured fleet costs (the "Configured: schedules +
 policies" scenario: the environment's scaling config simulated on its `planning.traffic`, on-demand
-prices from config/catalog.yaml) times `alarms.budget_margin`, computed at synth from files in this
+prices from config/catalog.yaml for the region it deploys to, config.prices) times `alarms.budget_margin`, computed at synth from files in this
 repository, so a change of config, capacity or prices moves the limit at the next deploy. The ticket
 topic hears when the month's forecast or its actual cost passes the limit.
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from aws_cdk import aws_budgets as budgets
 
+from config.prices import variant_prices
 from config.schema import Catalog, EnvironmentConfig
 from constructs import Construct
 from constructs.alarm_topic import AlarmTopic
@@ -42,8 +43,7 @@ def planned_monthly_cost_usd(cfg: EnvironmentConfig, catalog: Catalog) -> float:
         provisioning_minutes=cfg.planning.provisioning_minutes,
         timeout_seconds=cfg.planning.request_timeout_seconds,
     )
-    prices = {v.name: catalog.instance_types[v.instance_type].on_demand_usd_per_hour for v in cfg.variants}
-    return add_totals(scenario, prices).total.monthly_cost_usd
+    return add_totals(scenario, variant_prices(cfg, catalog)).total.monthly_cost_usd
 
 
 class CostBudget(Construct):

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from config.calibration import capacity_provenance
 from config.checks.capacity import measured_capacity_warnings
+from config.prices import describe_prices, prices_for, variant_prices
 from config.scaling_target import target_provenance, tracking_target
 from config.schema import SEEDS_PROVISIONING_MINUTES, Catalog, EnvironmentConfig, Variant
 from container.serving import contract
@@ -121,7 +122,7 @@ def _types(cfg: EnvironmentConfig) -> list[str]:
 
 
 def totals(plan: Plan, scenarios: list[Scenario], cfg: EnvironmentConfig, catalog: Catalog, scheduled=None) -> None:
-    prices = {v.name: catalog.instance_types[v.instance_type].on_demand_usd_per_hour for v in cfg.variants}
+    prices = variant_prices(cfg, catalog)
     in_peaks = plan.peak_mask(scenarios[0].minutes)
     for scenario in scenarios:
         for name, series in scenario.variants.items():
@@ -242,7 +243,7 @@ def _pool(cfg: EnvironmentConfig, catalog: Catalog, variant: Variant, instance_t
             "concurrent_sequences": capacity.concurrent_sequences * factor,
         }
         capacity = capacity.model_copy(update=scaled)
-    return Pool(instance_type, capacity, catalog.instance_types[instance_type].on_demand_usd_per_hour)
+    return Pool(instance_type, capacity, prices_for(cfg, catalog).usd_per_hour(instance_type))
 
 
 def assumptions(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> dict[str, str]:
@@ -268,11 +269,7 @@ def assumptions(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfil
         )
         or "none",
         "target tracking alarms": alarm_assumptions(),
-        "prices": ", ".join(
-            f"{t} ${catalog.instance_types[t].on_demand_usd_per_hour}/h"
-            for t in sorted({t for v in cfg.variants for t in v.instance_types})
-        )
-        + " on demand (config/catalog.yaml); month = 730 h",
+        "prices": f"{describe_prices(cfg, catalog)}; month = 730 h",
         **_pool_assumption(cfg),
         "budget (planning.budget)": f"a request fails when rejected or queued over {allowed_wait(cfg):g} s "
         f"({_wait_source(cfg)}); failed ≤ {budget.failed_in_peaks} in peak windows; failed ≤ "

@@ -11,6 +11,7 @@ import json
 
 import numpy as np
 
+from config.prices import prices_for
 from config.schema import Catalog, EnvironmentConfig
 from planner.traffic import TrafficProfile
 
@@ -20,6 +21,7 @@ SEARCH_SPACE_VERSION = 2  # 2: window floors no lower than the variant's min_cap
 
 def inputs_digest(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> str:
     types = sorted({t for v in cfg.variants for t in v.instance_types})
+    prices = prices_for(cfg, catalog)  # the figures, not the region: the same prices give the same frontier
     planning = cfg.planning
     inputs = {
         "search": SEARCH_SPACE_VERSION,
@@ -27,7 +29,7 @@ def inputs_digest(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProf
         "traffic": hashlib.sha256(np.asarray(traffic.requests_per_minute, dtype=float).tobytes()).hexdigest(),
         "peaks": [(p.start_minute, p.end_minute) for p in traffic.peaks],
         "capacity": {t: planning.capacity[t].model_dump(mode="json", exclude={"measured"}) for t in types},
-        "prices": {t: catalog.instance_types[t].on_demand_usd_per_hour for t in types},
+        "prices": {t: prices.usd_per_hour(t) for t in types},
         "variants": [(v.name, v.instance_types, v.initial_weight) for v in cfg.variants],
         "provisioning": planning.provisioning_minutes,
         "timeout": planning.request_timeout_seconds,

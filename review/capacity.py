@@ -9,6 +9,7 @@ from pathlib import Path
 from config.calibration import capacity_provenance
 from config.loader import ConfigError, load_catalog, load_config_file
 from config.naming import environment_label
+from config.prices import describe_prices
 from config.schema import EnvironmentConfig
 from planner.build import PlanError, build_plan
 from planner.compare import render_comparison
@@ -60,7 +61,8 @@ def compare_plans(env: str, base_file: Path, head_file: Path) -> PlanComparison:
 
 def _stands_on(sides: tuple[tuple[str, EnvironmentConfig], ...]) -> str:
     """What capacity each side's plan assumes, whether it was measured (`ops capacity`), and what share
-    of the instance type's physical ceiling (config/physics.py) it is."""
+    of the instance type's physical ceiling (config/physics.py) it is; and the prices its cost is in (the
+    region and their sources, config.prices)."""
     catalog = load_catalog()
     capacities = [
         f"{name}{f' ({side})' if side else ''}: {capacity_provenance(cfg, catalog, name)}"
@@ -71,4 +73,5 @@ def _stands_on(sides: tuple[tuple[str, EnvironmentConfig], ...]) -> str:
         f"provisioning time{f' ({side})' if side else ''}: {cfg.planning.provisioning_provenance()}"
         for side, cfg in sides
     ]
-    return "; ".join(capacities + provisioning)
+    prices = [f"prices{f' ({side})' if side else ''}: {describe_prices(cfg, catalog)}" for side, cfg in sides]
+    return "; ".join(capacities + provisioning + prices)

@@ -6,6 +6,7 @@ from aws_cdk import ArnFormat, CfnOutput, Stack
 
 from config import load_catalog, naming
 from config.cost import floor_and_ceiling_usd
+from config.prices import prices_for
 from config.scaling_target import tracking_target
 from config.schema import Catalog, EnvironmentConfig
 from constructs import Construct
@@ -102,7 +103,7 @@ class ServingStack(Stack):
         self._access_policies(cfg, image, (paging, tickets), capture, reader)
 
         self._outputs(cfg, catalog, dashboard, endpoint, paging, alarms)
-        self._alerting_outputs(tickets, budget)
+        self._alerting_outputs(tickets, budget, prices_for(cfg, catalog).short())
 
     def _data_capture(self, cfg: EnvironmentConfig, models: ServingModels) -> tuple[CaptureBucket, CaptureReaderPolicy]:
         """Users' prompts: a bucket with a KMS key of its own, written by the models' role, read only
@@ -157,7 +158,8 @@ class ServingStack(Stack):
             self,
             naming.OUTPUT_MONTHLY_COST,
             value=f"{floor:.0f}-{ceiling:.0f}",
-            description="On-demand USD per month at the autoscaling floor and ceiling (config/catalog.yaml prices)",
+            description="On-demand USD per month at the autoscaling floor and ceiling "
+            f"({prices_for(cfg, catalog).short()}, config/catalog.yaml pricing)",
         )
         CfnOutput(self, naming.OUTPUT_DASHBOARD_NAME, value=dashboard.dashboard_name)
         CfnOutput(self, naming.OUTPUT_ENDPOINT_NAME, value=endpoint.endpoint.attr_endpoint_name)
@@ -166,14 +168,15 @@ class ServingStack(Stack):
         CfnOutput(self, naming.OUTPUT_VARIANT_NAMES, value=",".join(endpoint.variant_names))
         CfnOutput(self, naming.OUTPUT_ROLLBACK_ALARMS, value=",".join(a.alarm_name for a in alarms.rollback_alarms))
 
-    def _alerting_outputs(self, tickets: AlarmTopic, budget: CostBudget) -> None:
+    def _alerting_outputs(self, tickets: AlarmTopic, budget: CostBudget, prices_where: str) -> None:
         """The ticket topic (`bin/ops verify` reads its subscriptions, as the paging topic's) and the budget."""
         CfnOutput(self, naming.OUTPUT_TICKET_TOPIC_ARN, value=tickets.topic.topic_arn, description="The ticket topic")
         CfnOutput(
             self,
             naming.OUTPUT_MONTHLY_BUDGET,
             value=str(budget.limit_usd),
-            description="AWS Budgets monthly limit, USD: the configured plan's cost x alarms.budget_margin",
+            description=f"AWS Budgets monthly limit, USD: the configured plan's cost ({prices_where}) x "
+            "alarms.budget_margin",
         )
 
     def _alarm_arn(self, alarm_name: str) -> str:

@@ -3,8 +3,8 @@
 A problem is (field path, message); the message names the bad value and what is allowed, and the
 path follows config.problems (`variants[1].image_tag`, `autoscaling.primary.schedules[4].start`).
 The rules live in modules by subject (identity, variants, engine, vram_budget, container,
-deployment, scaling, platform, capacity, deployed, capture, alerting, routing); this module holds only the order they
-run in.
+deployment, scaling, platform, prices, capacity, deployed, capture, alerting, routing); this module
+holds only the order they run in.
 
 Adding a check: write `def check_x(cfg: EnvironmentConfig, ...) -> list[Problem]` in the module of
 its subject (a new subject gets a module of its own) as if the config were valid, and add it to the
@@ -34,6 +34,7 @@ from config.checks.deployment import check_deployment, check_production_bake, st
 from config.checks.engine import check_engine, check_vllm_startup
 from config.checks.identity import check_identity, check_region, known_regions
 from config.checks.platform import check_blue_green_steps, check_inference_amis, check_instance_quotas
+from config.checks.prices import check_prices
 from config.checks.routing import check_routing
 from config.checks.scaling import check_autoscaling
 from config.checks.variants import check_variants
@@ -81,6 +82,7 @@ def check_environment(
         (("autoscaling", "variants", "planning"), lambda: check_target_within_capacity(cfg, catalog)),
         (("planning", "engine"), lambda: check_capacity_within_ceiling(cfg, catalog)),
         (("variants",), lambda: check_inference_amis(cfg, catalog)),
+        (("region", "variants"), lambda: check_prices(cfg, catalog, env_name)),
         (("deployment", "variants", "autoscaling"), lambda: check_blue_green_steps(cfg)),
         (("variants", "autoscaling", "endpoint_instance_quotas"), lambda: check_instance_quotas(cfg, catalog)),
         (("routing_strategy", "prefix_aware_routing", "variants", "planning"), lambda: check_routing(cfg, catalog)),

@@ -45,6 +45,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from config import ConfigError, EnvironmentConfig, load_catalog
 from config.access import scaling_tags
+from config.prices import prices_in
 from config.schema import InstanceCapacity
 from ops.operations import floor_store
 from ops.operations.aws import AwsClients
@@ -79,7 +80,8 @@ class Sizing:
     capacity: Mapping[str, InstanceCapacity]  # per instance type
     provisioning_minutes: int
     provisioning_provenance: str  # "assumed: 8 min, …" or "measured: p95 …"
-    prices_per_hour: Mapping[str, float]  # USD on demand, per instance type (config/catalog.yaml)
+    prices_per_hour: Mapping[str, float]  # USD on demand, per instance type, where the environment deploys
+    prices_where: str  # "ap-northeast-1 prices" (config.prices: the region; ASSUMED if it borrows another's)
 
     @classmethod
     def of(cls, cfg: EnvironmentConfig) -> Sizing:
@@ -87,10 +89,12 @@ class Sizing:
         only costs the prices, shown as unknown)."""
         planning = cfg.planning
         try:
-            prices = {name: t.on_demand_usd_per_hour for name, t in load_catalog().instance_types.items()}
+            regional = prices_in(cfg.region, load_catalog())
+            prices, where = {name: p.usd_per_hour for name, p in regional.prices.items()}, regional.short()
         except ConfigError:
-            prices = {}
-        return cls(dict(planning.capacity), planning.provisioning_minutes, planning.provisioning_provenance(), prices)
+            prices, where = {}, "no prices: config/catalog.yaml failed to load"
+        provenance = planning.provisioning_provenance()
+        return cls(dict(planning.capacity), planning.provisioning_minutes, provenance, prices, where)
 
 
 @dataclass
@@ -366,7 +370,7 @@ def keep_floor(clients: AwsClients, target: Target, floor: Floor | None, console
     )
     extra = max(0, need.count - (primary.live.desired_instance_count or 0))
     if extra:
-        console.warn(f"keeping it costs {_cost(floor.sizing, need.pools.new_type, extra)} while it stands")
+        console.warn(f"while it stands, keeping it costs {_cost(floor.sizing, need.pools.new_type, extra)}")
     _raise(clients, target, floor, primary, need.count, console)
     raised_min = primary.min_capacity is not None and primary.min_capacity < need.count
     if floor.record is not None and raised_min:
@@ -410,8 +414,8 @@ def _served_each(need: Need) -> str:
 def _cost(sizing: Sizing, instance_type: str, extra: int) -> str:
     price = sizing.prices_per_hour.get(instance_type)
     if price is None:
-        return f"+{extra} × {instance_type}, no price for it in config/catalog.yaml"
-    return f"+{extra} × {instance_type} at ${price:.3f}/h = ${extra * price:,.2f}/hour"
+        return f"+{extra} × {instance_type}, no price for it in config/catalog.yaml ({sizing.prices_where})"
+    return f"+{extra} × {instance_type} at ${price:.3f}/h = ${extra * price:,.2f}/hour; {sizing.prices_where}"
 
 
 @dataclass(frozen=True)

@@ -249,9 +249,10 @@ def test_prod_stacks_target_the_configured_account(prod) -> None:
 
 
 def test_monthly_cost_output_uses_catalog_prices(prod) -> None:
-    # floor: each variant's min_capacity x its instance type's catalog price x 730 h; ceiling: max_capacity
-    prices = load_catalog().instance_types
-    hourly = {v.name: prices[v.instance_type].on_demand_usd_per_hour for v in prod.cfg.variants}
+    # floor: each variant's min_capacity x its instance type's price in prod's region x 730 h; ceiling: max_capacity
+    regional = load_catalog().pricing.regions[prod.cfg.region]
+    figures = load_catalog().pricing.regions[regional.assumed_from or prod.cfg.region].instance_types
+    hourly = {v.name: figures[v.instance_type].usd_per_hour for v in prod.cfg.variants}
     assert set(hourly) == set(prod.cfg.autoscaling) == {"primary", "canary"}
     floor = sum(hourly[n] * s.min_capacity for n, s in prod.cfg.autoscaling.items()) * 730
     ceiling = sum(hourly[n] * s.max_capacity for n, s in prod.cfg.autoscaling.items()) * 730

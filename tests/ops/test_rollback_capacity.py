@@ -16,12 +16,20 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.sagemaker.models import sagemaker_backends
 
+from config import load_catalog, load_environment
+from config.prices import prices_for
 from ops.operations.scaling import resource_id
 from ops.operations.shift_plan import ShiftPlan, Target, resume_command
 from tests.ops.conftest import edit_environment
 from tests.ops.test_emergency_invalid_config import target_above_capacity
 from tests.ops.test_shift import streamed
 from tests.ops.test_status_pools import deploy_with_pools
+
+
+def prices_where(env: str) -> str:
+    """'ap-northeast-1 prices…': the region the cost is in, as config.prices says it."""
+    return prices_for(load_environment(env, against_deployed=False), load_catalog()).short()
+
 
 FLOOR_PARAMETER = "/mangaassist/prod/rollback-floor/primary"
 
@@ -319,7 +327,8 @@ def test_a_shift_stopped_by_the_guard_raises_the_primary_for_its_share(ramped, c
     assert (
         "  ! a rollback now would put 6,000/min on primary, whose 2 instances in service serve 2,400/min within "
         "the SLO (1,200/min each, planning.capacity): users would queue for about 4 min while more start; "
-        "--keep-rollback-floor keeps primary at 5 during the holds (+3 × ml.g4dn.xlarge at $0.736/h = $2.21/hour)"
+        f"--keep-rollback-floor keeps primary at 5 during the holds (+3 × ml.g4dn.xlarge at $0.736/h = $2.21/hour; "
+        f"{prices_where('prod')})"
     ) in result.output
     assert "primary must carry 3,000/min (50% of the endpoint's busiest minute in the last 5min)" in result.output
     assert (
@@ -341,7 +350,9 @@ def test_keep_rollback_floor_holds_the_primary_at_what_a_rollback_needs(ramped, 
         "rollback floor: primary at 5 instances, what 6,000/min needs (1,200/min each, planning.capacity)"
     )
     assert floor_line < lines.index("step: canary 50% → 75%")
-    assert "  ! keeping it costs +3 × ml.g4dn.xlarge at $0.736/h = $2.21/hour while it stands" in result.output
+    assert (
+        f"  ! while it stands, keeping it costs +3 × ml.g4dn.xlarge at $0.736/h = $2.21/hour; {prices_where('prod')}"
+    ) in result.output
     assert "  ✓ primary has 5 instances in service" in result.output
     assert "a rollback now would" not in result.output
     assert "the floor stays after the shift; put it back with bin/ops restore-scaling prod\n" in result.output
