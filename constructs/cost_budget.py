@@ -19,7 +19,7 @@ from aws_cdk import aws_budgets as budgets
 from config.schema import Catalog, EnvironmentConfig
 from constructs import Construct
 from constructs.alarm_topic import AlarmTopic
-from planner.build import variant_models
+from planner.build import limits, variant_models
 from planner.environment_traffic import traffic_for
 from planner.simulate import simulate
 from planner.totals import add_totals
@@ -40,7 +40,7 @@ def planned_monthly_cost_usd(cfg: EnvironmentConfig, catalog: Catalog) -> float:
         key=CONFIGURED_KEY,
         title=CONFIGURED_TITLE,
         provisioning_minutes=cfg.planning.provisioning_minutes,
-        timeout_seconds=cfg.planning.request_timeout_seconds,
+        **limits(cfg),
     )
     prices = {v.name: catalog.instance_types[v.instance_type].on_demand_usd_per_hour for v in cfg.variants}
     return add_totals(scenario, prices).total.monthly_cost_usd

@@ -16,6 +16,7 @@ METRICS: list[tuple[str, Callable[[Totals], float], Callable]] = [
     ("Shortfall minutes", lambda t: t.shortfall_minutes, format_count),
     ("of which in peak windows", lambda t: t.shortfall_minutes_in_peaks, format_count),
     ("Delayed requests", lambda t: t.delayed_requests, format_requests),
+    ("Shed requests", lambda t: t.shed_requests, format_requests),
     ("Rejected requests", lambda t: t.rejected_requests, format_requests),
     ("p95 queue wait (s)", lambda t: t.wait_p95_seconds, format_decimal),
     ("p95 wait of delayed (s)", lambda t: t.delayed_wait_p95_seconds, format_decimal),

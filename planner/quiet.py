@@ -88,6 +88,7 @@ def fast_forward(
     out.billed_usd_per_hour.extend([fleet.billed_usd_per_hour()] * length)
     out.capacity.extend([fleet.capacity] * length)
     out.backlog.extend([0.0] * length)
+    out.shed.extend([0.0] * length)
     out.rejected.extend([0.0] * length)
     out.wait_seconds.extend([0.0] * length)
     # What the capacity-ceiling alarm reads (simulate._record_tracking), computed as Fleet.load would.

@@ -34,14 +34,16 @@ def simulate(
     *,
     provisioning_minutes: int,
     timeout_seconds: int,
+    deadline_seconds: float | None = None,
     key: str,
     title: str,
     available: Availability = always,
     fast: bool = True,
 ) -> Scenario:
-    """`fast`: fast-forward through quiet minutes (planner.quiet); False replays every minute one at a
+    """`deadline_seconds`: the serving image's admission deadline (planner.fleet: arrivals that would queue
+    longer are shed); None: nothing is shed. `fast`: fast-forward through quiet minutes (planner.quiet); False replays every minute one at a
     time, the reference the fast replay is tested against (tests/planner/test_fast_replay.py)."""
-    fleets = [Fleet(model, timeout_seconds) for model in models]
+    fleets = [Fleet(model, timeout_seconds, deadline_seconds) for model in models]
     series = {m.name: VariantSeries(m.name) for m in models}
     scenario = Scenario(key=key, title=title, start=start, variants=series)
     for fleet in fleets:
@@ -61,9 +63,9 @@ def simulate(
         _update_endpoint(fleets, minute, provisioning_minutes, available, scenario.events)
         for lane in lanes:
             fleet, arrivals = lane.fleet, lane.arrivals[minute]
-            served, rejected, wait = fleet.serve(arrivals)
+            served, shed, rejected, wait = fleet.serve(arrivals)
             load = fleet.load(arrivals, served)
-            _record(lane.out, fleet, arrivals, rejected, wait)
+            _record(lane.out, fleet, arrivals, shed, rejected, wait)
             _record_tracking(lane.out, fleet, load)
             _run_policies(fleet, minute, load, lane.alarms, scenario.events)
         minute += 1
@@ -150,13 +152,14 @@ def _update_endpoint(
             return
 
 
-def _record(out: VariantSeries, fleet: Fleet, arrivals: float, rejected: float, wait: float) -> None:
+def _record(out: VariantSeries, fleet: Fleet, arrivals: float, shed: float, rejected: float, wait: float) -> None:
     out.demand.append(arrivals)
     out.in_service.append(fleet.in_service)
     out.billed.append(fleet.in_service + fleet.provisioning)
     out.billed_usd_per_hour.append(fleet.billed_usd_per_hour())
     out.capacity.append(fleet.capacity)
     out.backlog.append(fleet.backlog)
+    out.shed.append(shed)
     out.rejected.append(rejected)
     out.wait_seconds.append(wait)
 

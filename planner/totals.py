@@ -49,10 +49,10 @@ def _totals(
         for v in variants
     )
     short = np.zeros(len(variants[0].demand), dtype=bool)
-    for v in variants:  # a minute with a queue or a rejection in any variant
-        short |= (np.asarray(v.backlog) > 0) | (np.asarray(v.rejected) > 0)
+    for v in variants:  # a minute with a queue, a shed request or a rejection in any variant
+        short |= (np.asarray(v.backlog) > 0) | (np.asarray(v.rejected) > 0) | (_shed(v) > 0)
     waits = np.concatenate([np.asarray(v.wait_seconds, dtype=float) for v in variants])
-    served = np.concatenate([np.asarray(v.demand, dtype=float) - np.asarray(v.rejected, dtype=float) for v in variants])
+    served = np.concatenate([_admitted(v) - np.asarray(v.rejected, dtype=float) for v in variants])
     queued = waits > 0
     failed = _failed(variants, allowed_wait)
     arrived = np.sum([np.asarray(v.demand, dtype=float) for v in variants], axis=0)
@@ -63,6 +63,7 @@ def _totals(
         shortfall_minutes_in_peaks=int((short & np.asarray(peak, dtype=bool)).sum()),
         delayed_requests=float(served[queued].sum()),
         rejected_requests=sum(sum(v.rejected) for v in variants),
+        shed_requests=float(sum(_shed(v).sum() for v in variants)),
         wait_p95_seconds=weighted_percentile(waits, served, 0.95),
         wait_max_seconds=float(waits.max(initial=0.0)),
         scaling_activities=activities,
@@ -78,13 +79,24 @@ def _totals(
 
 
 def _failed(variants: list[VariantSeries], allowed_wait: float) -> np.ndarray:
-    """Per minute, over all variants: rejected requests plus the served ones that queued past the allowed wait."""
+    """Per minute, over all variants: shed and rejected requests plus the served ones that queued past the
+    allowed wait."""
     failed = np.zeros(len(variants[0].demand))
     for v in variants:
         rejected = np.asarray(v.rejected, dtype=float)
         late = np.asarray(v.wait_seconds, dtype=float) > allowed_wait
-        failed += rejected + np.where(late, np.asarray(v.demand, dtype=float) - rejected, 0.0)
+        failed += _shed(v) + rejected + np.where(late, _admitted(v) - rejected, 0.0)
     return failed
+
+
+def _shed(v: VariantSeries) -> np.ndarray:
+    """Shed per minute (zeros for a series that records none)."""
+    return np.asarray(v.shed, dtype=float) if v.shed else np.zeros(len(v.demand))
+
+
+def _admitted(v: VariantSeries) -> np.ndarray:
+    """Arrivals per minute that joined the queue: all but the shed."""
+    return np.asarray(v.demand, dtype=float) - _shed(v)
 
 
 def worst_window(values: np.ndarray, window: int) -> np.ndarray:

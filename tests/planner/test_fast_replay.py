@@ -6,7 +6,7 @@ from dataclasses import asdict
 import pytest
 
 from config.loader import load_catalog, load_environment
-from planner.build import variant_models
+from planner.build import limits, variant_models
 from planner.environment_traffic import traffic_of
 from planner.outages import availability, parse_outage
 from planner.simulate import simulate
@@ -21,7 +21,7 @@ def replay(env: str, *, fast: bool, outage: str = "", capacity_factor: float = 1
     return simulate(
         models, list(traffic.requests_per_minute), traffic.start, key="configured", title="t",
         provisioning_minutes=cfg.planning.provisioning_minutes if provisioning is None else provisioning,
-        timeout_seconds=cfg.planning.request_timeout_seconds, available=availability(outages), fast=fast,
+        available=availability(outages), fast=fast, **limits(cfg),
     )  # fmt: skip
 
 

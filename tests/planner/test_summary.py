@@ -148,13 +148,13 @@ def test_summary_has_one_row_per_scenario_in_plan_order_with_formatted_numbers()
     lines = lines_of(render_summary(make_plan()))
     assert lines[2] == (
         "| Scenario | Instance-hours / 3 h | Monthly cost (USD) | Cost vs oracle | Failed requests"
-        " | of which in peak windows | Failed, worst hour | Failed, worst 24 h | Rejected"
+        " | of which in peak windows | Failed, worst hour | Failed, worst 24 h | Shed | Rejected"
         " | Delayed within the objective | p95 / p99 wait (s) | Shortfall minutes | Scaling activities |"
     )
     assert lines[4:6] == [
-        "| Configured: schedules + reactive policies | 7.0 | $1,180 | 1.18x | 0 | 0 | 0 (0 %) | 0 % | 80 | 0"
+        "| Configured: schedules + reactive policies | 7.0 | $1,180 | 1.18x | 0 | 0 | 0 (0 %) | 0 % | 0 | 80 | 0"
         " | 12.3 / 0.0 | 8 | 2 |",
-        "| Reactive policies only | 6.5 | $1,235 | 1.23x | 0 | 0 | 0 (0 %) | 0 % | 0 | 0 | 0.0 / 0.0 | 42 | 0 |",
+        "| Reactive policies only | 6.5 | $1,235 | 1.23x | 0 | 0 | 0 (0 %) | 0 % | 0 | 0 | 0 | 0.0 / 0.0 | 42 | 0 |",
     ]
     assert lines[7].startswith("| Oracle: perfect foresight (lower bound, redundancy floor only) | 6.0 | $1,000 |")
 
@@ -252,7 +252,7 @@ def test_queueing_within_the_objective_is_delayed_not_failed():
 def test_the_unannounced_allowance_is_the_worst_hours_share():
     plan = with_failures(make_plan(), allowed_wait=3600.0)
     line = next(line for line in lines_of(render_summary(plan)) if line.startswith("- Failed requests: "))
-    assert "80 in the run (80 rejected); worst hour 80," in line and "against the 1 % allowed" in line
+    assert "80 in the run (0 shed, 80 rejected); worst hour 80," in line and "against the 1 % allowed" in line
     plan.budget = PlanBudget(unannounced_failed_percent=0.01)
     assert "unannounced" in [c.name for c in __import__("planner.verdict").verdict.judge(plan).checks if not c.passed]
 
