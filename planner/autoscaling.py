@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from config.metric_names import HIGH_RESOLUTION
 from config.schema import EngineStepScaling, TargetTracking
@@ -43,9 +44,8 @@ TRACKING_SCALE_IN_FRACTION = 0.9
 NEVER = -(10**9)
 
 
-@dataclass(frozen=True)
-class Load:
-    """One minute of a variant, as its metrics saw it."""
+class Load(NamedTuple):
+    """One minute of a variant, as its metrics saw it (a named tuple: a replay makes thousands)."""
 
     invocations: float  # requests that reached the variant
     concurrency: float  # in flight, running and queued, whole variant

@@ -12,9 +12,8 @@ VariantInstanceProvisionTimeoutInSeconds, is not modelled: the endpoint is free 
 
 from __future__ import annotations
 
+import bisect
 from datetime import datetime
-
-import numpy as np
 
 from planner import quiet
 from planner.autoscaling import Alarm, Load, combine
@@ -51,16 +50,19 @@ def simulate(
         fleet.start_at(demand[0] * fleet.model.share, available)
     lanes = [_Lane(fleet, series[fleet.model.name], demand) for fleet in fleets]
     action_minutes = sorted({m for lane in lanes for m in lane.actions if m >= 0})
-    minute = 0
+    minute, busy = 0, False  # busy: the minute is known not to be quiet
     while minute < len(demand):
-        if fast:
-            minute = _skip_quiet(lanes, minute, action_minutes, scenario.events)
-        if minute >= len(demand):
-            break
         for lane in lanes:
             if minute in lane.actions:
                 _apply_schedule(lane.fleet, minute, lane.actions[minute], scenario.events)
         _update_endpoint(fleets, minute, provisioning_minutes, available, scenario.events)
+        if fast and not busy:
+            # The minute's schedule and endpoint have acted: from here on it may be quiet.
+            end, busy = _skip_quiet(lanes, minute, action_minutes, scenario.events)
+            if end > minute:
+                minute = end
+                continue
+        busy = False
         for lane in lanes:
             fleet, arrivals = lane.fleet, lane.arrivals[minute]
             served, shed, rejected, wait = fleet.serve(arrivals)
@@ -74,8 +76,7 @@ def simulate(
 
 class _Lane:
     """What a variant's minutes need, looked up rather than searched for: the week's scheduled actions by
-    minute, its arrivals (a list for one minute at a time, an array for stretches), its policies' alarms
-    (fixed objects whose state the policies update)."""
+    minute, its arrivals, its policies' alarms (fixed objects whose state the policies update)."""
 
     def __init__(self, fleet: Fleet, out: VariantSeries, demand: list[float]) -> None:
         self.fleet, self.out = fleet, out
@@ -83,30 +84,40 @@ class _Lane:
         for action in fleet.model.actions:
             self.actions.setdefault(action.minute, []).append(action)
         self.arrivals = [total * fleet.model.share for total in demand]
-        self.array = np.asarray(self.arrivals)
         self.alarms = [(label, alarm) for policy in fleet.model.policies for label, alarm in policy.alarms()]
+        self.stopped = False  # its own minutes ended the last quiet stretch looked at (planner.quiet)
 
 
-def _skip_quiet(lanes: list[_Lane], minute: int, action_minutes: list[int], events: list[Event]) -> int:
-    """Replay the quiet minutes from `minute` at once (planner.quiet); the first minute left to replay."""
-    if not quiet.settled([lane.fleet for lane in lanes]):
-        return minute
-    end = min(next((m for m in action_minutes if m >= minute), len(lanes[0].arrivals)), minute + STRETCH_MINUTES)
-    end = max(minute, quiet.settled_until([lane.fleet for lane in lanes], end))
-    found = []
-    for lane in lanes:
-        length, noops, counters = quiet.quiet_length(lane.fleet, minute, lane.array[minute:end])
-        end = minute + length
-        found.append((noops, counters))
+def _skip_quiet(lanes: list[_Lane], minute: int, action_minutes: list[int], events: list[Event]) -> tuple[int, bool]:
+    """Replay the quiet minutes from `minute` at once (planner.quiet), its schedule and endpoint already
+    applied: the first minute left to replay, and whether that minute is known not to be quiet (a variant's
+    own minute ended the stretch, not a scheduled action, a launch finishing or the stretch's limit)."""
+    fleets = [lane.fleet for lane in lanes]
+    if not quiet.settled(fleets):
+        return minute, False
+    following = bisect.bisect_right(action_minutes, minute)  # the next minute a scheduled action fires
+    end = action_minutes[following] if following < len(action_minutes) else len(lanes[0].arrivals)
+    end = min(end, minute + STRETCH_MINUTES, quiet.settled_until(fleets, end))
+    if end <= minute:
+        return minute, False
+    stretches, stopped = {}, False
+    # The variants that ended the last stretch first: they likely end this one too, and the others are then
+    # looked at only that far.
+    for index, lane in sorted(enumerate(lanes), key=lambda item: not item[1].stopped):
+        stretch = quiet.quiet_length(lane.fleet, minute, lane.arrivals[minute:end])
+        lane.stopped = minute + stretch.length < end
+        stopped = stopped or lane.stopped
+        end = minute + stretch.length
+        stretches[index] = stretch
     if end == minute:
-        return minute
+        return minute, False
     raised = []
     for index, lane in enumerate(lanes):
-        stretch = lane.array[minute:end]
-        raised += [(m, index, e) for m, e in quiet.fast_forward(lane.fleet, lane.out, minute, stretch, *found[index])]
+        found = quiet.fast_forward(lane.fleet, lane.out, stretches[index], lane.arrivals[minute:end], end - minute)
+        raised += [(m, index, e) for m, e in found]
     # In the order a minute-by-minute replay adds them: by minute, then variant (a stable sort).
     events.extend(e for _, _, e in sorted(raised, key=lambda r: (r[0], r[1])))
-    return end
+    return end, stopped
 
 
 def _settle_schedule(fleet: Fleet) -> None:
