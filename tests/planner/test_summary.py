@@ -337,7 +337,9 @@ def test_comparison_change_from_zero_has_no_percentage():
 def test_comparison_verdict_is_computed_from_the_totals():
     base = clean_plan(configured_cost=1000.0)
     more = render_comparison(base, clean_plan(configured_cost=1050.0))
-    assert lines_of(more)[-1] == "**Verdict:** head costs $50/month more and leaves shortfall unchanged at 0 minutes."
+    assert lines_of(more)[-1] == (
+        "**Verdict:** head costs $50/month more and leaves shortfall unchanged at 0 minutes; both meet their budget."
+    )
 
     base = make_plan(configured_cost=1000.0)
     less = render_comparison(base, head_plan(monthly_cost_usd=900.0, shortfall_minutes=11))
@@ -345,8 +347,19 @@ def test_comparison_verdict_is_computed_from_the_totals():
 
     same = render_comparison(base, make_plan(configured_cost=1000.0))
     assert lines_of(same)[-1].startswith(
-        "**Verdict:** head costs the same and leaves shortfall unchanged at 8 minutes; "
+        "**Verdict:** nothing changed (head costs the same and leaves shortfall unchanged at 8 minutes); "
+        "base and head both break their budget: shortfall in all 8 minutes against "
+    )  # not "head breaks its budget": head changed nothing
+
+
+def test_comparison_verdict_says_which_config_breaks_its_budget():
+    """Each way round: head breaking what base met, head meeting what base broke."""
+    broken, clean = make_plan(configured_cost=1000.0), clean_plan(configured_cost=1000.0)
+    assert (
+        "; head breaks its budget: shortfall in all 0 minutes → 8 minutes against "
+        in lines_of(render_comparison(clean, broken))[-1]
     )
+    assert lines_of(render_comparison(broken, clean))[-1].endswith("; head meets its budget, which base breaks.")
 
 
 def test_comparison_verdict_names_what_breaks_the_budget_against_its_limit():
@@ -354,7 +367,7 @@ def test_comparison_verdict_names_what_breaks_the_budget_against_its_limit():
     head = head_plan(monthly_cost_usd=1100.0, shortfall_minutes=2)
     verdict = lines_of(render_comparison(base, head))[-1]
     assert verdict == (
-        "**Verdict:** head costs $100/month more and removes 6 shortfall minutes; head breaks its budget: "
+        "**Verdict:** head costs $100/month more and removes 6 shortfall minutes; base and head both break their budget: "
         "shortfall in all 8 minutes → 2 minutes against 0 for the 3 h run (30 a week, pro rata); "
         "cost vs the frontier 1.00x the frontier → 1.10x the frontier against 1.05x the frontier."
     )
