@@ -56,30 +56,41 @@ class PolicyRun:
     out_fired: list[int] = field(default_factory=list)
     in_fired: list[int] = field(default_factory=list)
     noops: list[tuple[int, str, int]] = field(default_factory=list)
+    # The proposal that changes the desired count, at the run's last minute: (minute, "out" or "in", asked).
+    change: tuple[int, str, int] | None = None
 
 
 @dataclass
 class Stretch:
-    """What one settled variant does from `start`: `length` quiet minutes, their concurrency (Fleet.load's
-    in-flight requests plus the empty queue) and each policy's run."""
+    """What one settled variant does from `start`: `length` minutes it can be fast-forwarded through, their
+    concurrency (Fleet.load's in-flight requests plus the empty queue) and each policy's run. With `change`
+    (one policy only) the last of them is served quietly but ends in that policy's change of the desired
+    count, which planner.simulate applies; `blocked`: the minute after them is not quiet for this variant."""
 
     start: int
     length: int
     concurrency: list[float]
     runs: list[PolicyRun]
+    change: tuple[int, str, int] | None = None
+    blocked: bool = False
 
 
 def quiet_length(fleet: Fleet, start: int, arrivals: list[float]) -> Stretch:
     """How many minutes from `start` this settled variant stays quiet (arrivals: of the candidate stretch),
     with what the policies do meanwhile. Reads the fleet and its policies; changes neither."""
-    capacity, length, runs = fleet.capacity, len(arrivals), []
+    capacity, candidate, runs = fleet.capacity, len(arrivals), []
+    length = candidate
     for policy in fleet.model.policies:
         run = _policy_run(policy, fleet, start, arrivals[:length])
-        length = len(run.out_counts)
+        length = len(run.out_counts) - (run.change is not None)  # the minute of a change is not quiet
         runs.append(run)
     if not runs:  # nothing proposes: quiet until demand passes capacity
         length = next((i for i, a in enumerate(arrivals) if a > capacity), length)
-    return Stretch(start, length, in_flight(fleet, arrivals[:length]), runs)
+    # One policy whose change ends the run: its minute is served quietly, and the change follows.
+    (change,) = [run.change for run in runs] if len(runs) == 1 else [None]
+    if change is not None:
+        length += 1
+    return Stretch(start, length, in_flight(fleet, arrivals[:length]), runs, change, not change and length < candidate)
 
 
 def _policy_run(policy: TargetTrackingPolicy, fleet: Fleet, start: int, arrivals: list[float]) -> PolicyRun:
@@ -90,9 +101,8 @@ def _policy_run(policy: TargetTrackingPolicy, fleet: Fleet, start: int, arrivals
     low, high = fleet.low, fleet.high  # Fleet.clamp's range
     tracks_concurrency = policy.metric == HIGH_RESOLUTION
     terms = _terms(fleet)
-    # One type or two: the two-term sum below (a missing type adds an exact 0.0); more: Fleet.load's sum.
-    paired = len(terms) <= 2
-    (c1, r1, s1), (c2, r2, s2) = [*terms, (0, 0.0, 0.0)][:2] if paired else terms[:2]
+    (c1, r1, s1), (c2, r2, s2) = (terms + [(0, 0.0, 0.0)] * 2)[:2]
+    one, two = len(terms) == 1, len(terms) == 2
     scale_in_below = TRACKING_SCALE_IN_FRACTION * policy.target
     out_periods, in_periods = policy.scale_out.periods, policy.scale_in.periods
     out_cooldown, in_cooldown = policy.out_cooldown, policy.in_cooldown
@@ -106,7 +116,9 @@ def _policy_run(policy: TargetTrackingPolicy, fleet: Fleet, start: int, arrivals
             break
         if not tracks_concurrency:
             load = a
-        elif paired:  # Fleet.load's sum over the instance types, term by term
+        elif one:  # Fleet.load's sum over the instance types in service, term by term
+            load = a * c1 * r1 / capacity / 60 * s1
+        elif two:
             load = a * c1 * r1 / capacity / 60 * s1 + a * c2 * r2 / capacity / 60 * s2
         else:
             load = sum(a * count * rate / capacity / 60 * seconds for count, rate, seconds in terms)
@@ -125,6 +137,9 @@ def _policy_run(policy: TargetTrackingPolicy, fleet: Fleet, start: int, arrivals
                     in_counts.append(in_count)
                     continue
                 if min(max(wanted, low), high) != desired:
+                    run.change = (minute, "out", wanted)
+                    out_counts.append(out_count)
+                    in_counts.append(in_count)
                     break
                 last_out, last_out_to = minute, wanted
                 run.noops.append((minute, "out", wanted))
@@ -135,6 +150,9 @@ def _policy_run(policy: TargetTrackingPolicy, fleet: Fleet, start: int, arrivals
                 and minute - last_out >= out_cooldown
             ):
                 if min(max(wanted, low), high) != desired:
+                    run.change = (minute, "in", wanted)
+                    out_counts.append(out_count)
+                    in_counts.append(in_count)
                     break
                 last_in = minute
                 run.noops.append((minute, "in", wanted))
@@ -171,7 +189,7 @@ def fast_forward(fleet: Fleet, out: VariantSeries, stretch: Stretch, arrivals: l
         events += [(m, Event(m, fleet.model.name, "alarm", in_label)) for m in run.in_fired if m < end]
         if length:
             scale_out.breaches, scale_in.breaches = run.out_counts[length - 1], run.in_counts[length - 1]
-        for minute, kind, asked in run.noops:
+        for minute, kind, asked in run.noops + ([run.change] if run.change else []):
             if minute < end and kind == "out":
                 policy.last_out, policy.last_out_to = minute, asked
             elif minute < end:
@@ -192,5 +210,6 @@ def in_flight(fleet: Fleet, served: list[float]) -> list[float]:
 
 
 def _terms(fleet: Fleet) -> list[tuple[int, float, float]]:
-    """Per instance type in service (in the fleet's order): count, requests per minute, seconds per request."""
-    return [(count, fleet._rates[t], fleet._seconds[t]) for t, count in fleet.serving.items()]
+    """Per instance type in service (in the fleet's order): count, requests per minute, seconds per request.
+    A type with none in service is left out: its term in Fleet.load's sum is +0.0, which changes no float."""
+    return [(count, fleet._rates[t], fleet._seconds[t]) for t, count in fleet.serving.items() if count]

@@ -100,24 +100,30 @@ def _skip_quiet(lanes: list[_Lane], minute: int, action_minutes: list[int], even
     end = min(end, minute + STRETCH_MINUTES, quiet.settled_until(fleets, end))
     if end <= minute:
         return minute, False
-    stretches, stopped = {}, False
+    stretches = {}
     # The variants that ended the last stretch first: they likely end this one too, and the others are then
     # looked at only that far.
     for index, lane in sorted(enumerate(lanes), key=lambda item: not item[1].stopped):
         stretch = quiet.quiet_length(lane.fleet, minute, lane.arrivals[minute:end])
-        lane.stopped = minute + stretch.length < end
-        stopped = stopped or lane.stopped
-        end = minute + stretch.length
+        lane.stopped = minute + stretch.length < end or stretch.change is not None
+        end = min(end, minute + stretch.length)
         stretches[index] = stretch
     if end == minute:
         return minute, False
     raised = []
     for index, lane in enumerate(lanes):
-        found = quiet.fast_forward(lane.fleet, lane.out, stretches[index], lane.arrivals[minute:end], end - minute)
+        stretch = stretches[index]
+        found = quiet.fast_forward(lane.fleet, lane.out, stretch, lane.arrivals[minute:end], end - minute)
+        if stretch.change and stretch.change[0] == end - 1:  # its last minute ends in a change (planner.quiet)
+            (run,) = stretch.runs
+            scaled: list[Event] = []
+            _set_desired(lane.fleet, lane.fleet.clamp(stretch.change[2]), end - 1, scaled, run.policy.name)
+            found += [(end - 1, event) for event in scaled]
         raised += [(m, index, e) for m, e in found]
     # In the order a minute-by-minute replay adds them: by minute, then variant (a stable sort).
     events.extend(e for _, _, e in sorted(raised, key=lambda r: (r[0], r[1])))
-    return end, stopped
+    busy = any(s.blocked and minute + s.length == end for s in stretches.values())
+    return end, busy
 
 
 def _settle_schedule(fleet: Fleet) -> None:
