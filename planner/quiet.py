@@ -28,11 +28,8 @@ from planner.results import Event, VariantSeries
 
 def settled(fleets: list[Fleet]) -> bool:
     """Nothing for the endpoint to do until a launch finishes: every variant at its desired count (with the
-    instances provisioning), no queue."""
-    return all(
-        f.desired == f.in_service + f.provisioning and f.backlog == 0 and f.capacity > 0 and tracking_only(f)
-        for f in fleets
-    )
+    instances provisioning), no queue. (Only fleets whose policies are all tracking_only come here.)"""
+    return all(f.desired == f.in_service + f.provisioning and f.backlog == 0 and f.capacity > 0 for f in fleets)
 
 
 def settled_until(fleets: list[Fleet], end: int) -> int:
@@ -62,14 +59,13 @@ class PolicyRun:
 
 @dataclass
 class Stretch:
-    """What one settled variant does from `start`: `length` minutes it can be fast-forwarded through, their
-    concurrency (Fleet.load's in-flight requests plus the empty queue) and each policy's run. With `change`
+    """What one settled variant does from `start`: `length` minutes it can be fast-forwarded through and each
+    policy's run. With `change`
     (one policy only) the last of them is served quietly but ends in that policy's change of the desired
     count, which planner.simulate applies; `blocked`: the minute after them is not quiet for this variant."""
 
     start: int
     length: int
-    concurrency: list[float]
     runs: list[PolicyRun]
     change: tuple[int, str, int] | None = None
     blocked: bool = False
@@ -90,7 +86,7 @@ def quiet_length(fleet: Fleet, start: int, arrivals: list[float]) -> Stretch:
     (change,) = [run.change for run in runs] if len(runs) == 1 else [None]
     if change is not None:
         length += 1
-    return Stretch(start, length, in_flight(fleet, arrivals[:length]), runs, change, not change and length < candidate)
+    return Stretch(start, length, runs, change, not change and length < candidate)
 
 
 def _policy_run(policy: TargetTrackingPolicy, fleet: Fleet, start: int, arrivals: list[float]) -> PolicyRun:
@@ -129,9 +125,11 @@ def _policy_run(policy: TargetTrackingPolicy, fleet: Fleet, start: int, arrivals
             run.out_fired.append(minute)
         if in_count == in_periods:
             run.in_fired.append(minute)
-        if out_count >= out_periods or in_count >= in_periods:
+        # TargetTrackingPolicy.propose: a minute breaching one alarm breaches not the other, so at most one
+        # branch can act; the capacity asked for is worked out only where it can matter.
+        if out_count >= out_periods:
             wanted = math.ceil(load / target)
-            if out_count >= out_periods and wanted > desired:
+            if wanted > desired:
                 if minute - last_out < out_cooldown and wanted <= last_out_to:
                     out_counts.append(out_count)
                     in_counts.append(in_count)
@@ -143,12 +141,9 @@ def _policy_run(policy: TargetTrackingPolicy, fleet: Fleet, start: int, arrivals
                     break
                 last_out, last_out_to = minute, wanted
                 run.noops.append((minute, "out", wanted))
-            elif (
-                in_count >= in_periods
-                and wanted < desired
-                and minute - last_in >= in_cooldown
-                and minute - last_out >= out_cooldown
-            ):
+        elif in_count >= in_periods and minute - last_in >= in_cooldown and minute - last_out >= out_cooldown:
+            wanted = math.ceil(load / target)
+            if wanted < desired:
                 if min(max(wanted, low), high) != desired:
                     run.change = (minute, "in", wanted)
                     out_counts.append(out_count)
@@ -177,14 +172,14 @@ def fast_forward(fleet: Fleet, out: VariantSeries, stretch: Stretch, arrivals: l
     out.rejected.extend(zeros)
     out.wait_seconds.extend(zeros)
     # What the capacity-ceiling alarm reads (simulate._record_tracking), as Fleet.load computes it.
-    out.concurrency_per_instance.extend([c / n for c in stretch.concurrency[:length]] if n else zeros)
+    out.concurrency_per_instance.extend([c / n for c in in_flight(fleet, arrivals)] if n else zeros)
     out.invocations_per_instance.extend([a / n for a in arrivals] if n else zeros)
     out.at_max.extend([fleet.desired >= fleet.high and fleet.in_service >= fleet.desired] * length)
     end = start + length
     events = []
     for run in stretch.runs:
         policy = run.policy
-        (out_label, scale_out), (in_label, scale_in) = policy.alarms()
+        (out_label, in_label), scale_out, scale_in = policy.alarm_labels, policy.scale_out, policy.scale_in
         events += [(m, Event(m, fleet.model.name, "alarm", out_label)) for m in run.out_fired if m < end]
         events += [(m, Event(m, fleet.model.name, "alarm", in_label)) for m in run.in_fired if m < end]
         if length:

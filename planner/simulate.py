@@ -13,6 +13,7 @@ VariantInstanceProvisionTimeoutInSeconds, is not modelled: the endpoint is free 
 from __future__ import annotations
 
 import bisect
+import operator
 from datetime import datetime
 
 from planner import quiet
@@ -24,6 +25,7 @@ from planner.results import Event, Scenario, VariantSeries
 # The longest stretch looked at at once: most end within an hour or two (a scale-out, a queue), and
 # working out a longer one costs more than stopping and looking again (benchmarks/plan_replay.py).
 STRETCH_MINUTES = 180
+MINUTE_THEN_VARIANT = operator.itemgetter(0, 1)
 
 
 def simulate(
@@ -50,6 +52,7 @@ def simulate(
         fleet.start_at(demand[0] * fleet.model.share, available)
     lanes = [_Lane(fleet, series[fleet.model.name], demand) for fleet in fleets]
     action_minutes = sorted({m for lane in lanes for m in lane.actions if m >= 0})
+    fast = fast and all(quiet.tracking_only(fleet) for fleet in fleets)  # planner.quiet: target tracking only
     minute, busy = 0, False  # busy: the minute is known not to be quiet
     while minute < len(demand):
         for lane in lanes:
@@ -121,7 +124,7 @@ def _skip_quiet(lanes: list[_Lane], minute: int, action_minutes: list[int], even
             found += [(end - 1, event) for event in scaled]
         raised += [(m, index, e) for m, e in found]
     # In the order a minute-by-minute replay adds them: by minute, then variant (a stable sort).
-    events.extend(e for _, _, e in sorted(raised, key=lambda r: (r[0], r[1])))
+    events.extend(e for _, _, e in sorted(raised, key=MINUTE_THEN_VARIANT))
     busy = any(s.blocked and minute + s.length == end for s in stretches.values())
     return end, busy
 
