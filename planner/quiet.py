@@ -1,14 +1,17 @@
 """Fast-forward a replay through quiet minutes: one tight loop per variant and policy, no per-minute objects.
 
-A minute is quiet when nothing but the alarms' counters can change in it: no launch finishing, every
-variant at its desired count (counting the instances provisioning) with no queue, no scheduled action, demand within capacity, and
-no target-tracking policy that would propose a change (its alarm in ALARM with the capacity it asks
-for on the other side of the desired count, past its cooldowns). Over such a stretch the served
-requests, the metrics and the alarms' breach counters follow from the arrivals alone, with the same
-arithmetic as Fleet.serve/Fleet.load and TargetTrackingPolicy.propose, in the same order of operations
-(so the same floats); the stretch ends at the first minute that is not quiet, which planner.simulate
-replays one at a time. Variants with step scaling are never fast-forwarded (no environment uses it):
-the one-at-a-time replay covers them.
+A variant's minute is quiet when nothing but its alarms' counters can change in it: no launch of its
+finishing, the variant at its desired count (counting the instances provisioning) with no queue, no
+scheduled action of its, demand within capacity, and no target-tracking policy that would propose a
+change (its alarm in ALARM with the capacity it asks for on the other side of the desired count, past
+its cooldowns). Each variant is fast-forwarded on its own: a quiet one asks the endpoint for nothing,
+and what the others ask for does not change it. Over such a stretch the served requests, the metrics
+and the alarms' breach counters follow from the arrivals alone, with the same arithmetic as
+Fleet.serve/Fleet.load and TargetTrackingPolicy.propose, in the same order of operations (so the same
+floats); the stretch ends at the first minute that is not quiet, which planner.simulate replays one at
+a time, or takes in the minute a policy changes the desired count (served quietly, the change applied
+after it). Variants with step scaling are never fast-forwarded (no environment uses it): the
+one-at-a-time replay covers them.
 
 Why scalar Python and not numpy: most stretches last a few minutes (a scale-out every few minutes on a
 busy evening), and numpy's cost per call on a handful of numbers is what a replay spent its time on
