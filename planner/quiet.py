@@ -44,7 +44,7 @@ def tracking_only(fleet: Fleet) -> bool:
     return all(isinstance(policy, TargetTrackingPolicy) for policy in fleet.model.policies)
 
 
-@dataclass
+@dataclass(slots=True)
 class PolicyRun:
     """One policy over a stretch: its alarms' breach counters minute by minute, the minutes each alarm fired,
     and the proposals the capacity range clamps back to the desired count (they move only the cooldown
@@ -60,12 +60,12 @@ class PolicyRun:
     change: tuple[int, str, int] | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Stretch:
     """What one settled variant does from `start`: `length` minutes it can be fast-forwarded through and each
-    policy's run. With `change`
-    (one policy only) the last of them is served quietly but ends in that policy's change of the desired
-    count, which planner.simulate applies; `blocked`: the minute after them is not quiet for this variant."""
+    policy's run. With `change` (one policy only) the last of them is served quietly but ends in that
+    policy's change of the desired count, which planner.simulate applies; `blocked`: the minute after them
+    is not quiet for this variant."""
 
     start: int
     length: int
@@ -80,7 +80,7 @@ def quiet_length(fleet: Fleet, start: int, arrivals: list[float]) -> Stretch:
     capacity, candidate, runs = fleet.capacity, len(arrivals), []
     length = candidate
     for policy in fleet.model.policies:
-        run = _policy_run(policy, fleet, start, arrivals[:length])
+        run = _policy_run(policy, fleet, start, arrivals if length == candidate else arrivals[:length])
         length = len(run.out_counts) - (run.change is not None)  # the minute of a change is not quiet
         runs.append(run)
     if not runs:  # nothing proposes: quiet until demand passes capacity
@@ -163,7 +163,7 @@ def fast_forward(fleet: Fleet, out: VariantSeries, stretch: Stretch, arrivals: l
     """Record the first `length` minutes of `stretch` (arrivals: from its start), move the alarms' counters
     and cooldown clocks on; the alarm events raised, as (minute, Event)."""
     n, start = fleet.in_service, stretch.start
-    arrivals = arrivals[:length]
+    arrivals = arrivals if len(arrivals) == length else arrivals[:length]
     out.demand.extend(arrivals)
     out.in_service.extend([n] * length)
     out.billed.extend([n + fleet.provisioning] * length)
