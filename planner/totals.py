@@ -41,16 +41,22 @@ class _Columns:
 
     def __init__(self, series: VariantSeries, allowed_wait: float) -> None:
         self.series = series
+        minutes = len(series.demand)
         self.demand = np.asarray(series.demand, dtype=float)
-        self.backlog = np.asarray(series.backlog, dtype=float)
-        self.rejected = np.asarray(series.rejected, dtype=float)
+        self.backlog = _column(series.backlog, minutes)
+        self.rejected = _column(series.rejected, minutes)
         self.wait = np.asarray(series.wait_seconds, dtype=float)
         # Shed per minute (zeros for a series that records none); admitted: arrivals that joined the queue.
-        self.shed = np.asarray(series.shed, dtype=float) if series.shed else np.zeros(len(series.demand))
+        self.shed = _column(series.shed, minutes)
         self.admitted = self.demand - self.shed
         # Failed per minute: shed and rejected requests plus the served ones that queued past the allowed wait.
         late = self.wait > allowed_wait
         self.failed = self.shed + self.rejected + np.where(late, self.admitted - self.rejected, 0.0)
+
+
+def _column(values: list[float], minutes: int) -> np.ndarray:
+    """A count per minute as an array; one that is all zeros (a run without queues: most) made, not converted."""
+    return np.asarray(values, dtype=float) if any(values) else np.zeros(minutes)
 
 
 def _totals(
