@@ -46,13 +46,14 @@ def tracking_only(fleet: Fleet) -> bool:
 
 @dataclass(slots=True)
 class PolicyRun:
-    """One policy over a stretch: its alarms' breach counters minute by minute, the minutes each alarm fired,
-    and the proposals the capacity range clamps back to the desired count (they move only the cooldown
-    clocks): (minute, "out" or "in", capacity asked for)."""
+    """One policy over a stretch of `length` minutes: its alarms' breach counters after them, the minutes each
+    alarm fired, and the proposals the capacity range clamps back to the desired count (they move only the
+    cooldown clocks): (minute, "out" or "in", capacity asked for)."""
 
     policy: TargetTrackingPolicy
-    out_counts: list[int] = field(default_factory=list)
-    in_counts: list[int] = field(default_factory=list)
+    length: int = 0
+    out_count: int = 0
+    in_count: int = 0
     out_fired: list[int] = field(default_factory=list)
     in_fired: list[int] = field(default_factory=list)
     noops: list[tuple[int, str, int]] = field(default_factory=list)
@@ -81,7 +82,7 @@ def quiet_length(fleet: Fleet, start: int, arrivals: list[float]) -> Stretch:
     length = candidate
     for policy in fleet.model.policies:
         run = _policy_run(policy, fleet, start, arrivals if length == candidate else arrivals[:length])
-        length = len(run.out_counts) - (run.change is not None)  # the minute of a change is not quiet
+        length = run.length - (run.change is not None)  # the minute of a change is not quiet
         runs.append(run)
     if not runs:  # nothing proposes: quiet until demand passes capacity
         length = next((i for i, a in enumerate(arrivals) if a > capacity), length)
@@ -89,12 +90,14 @@ def quiet_length(fleet: Fleet, start: int, arrivals: list[float]) -> Stretch:
     (change,) = [run.change for run in runs] if len(runs) == 1 else [None]
     if change is not None:
         length += 1
+    # With several policies, one that ran further than another let the stretch go: again, as far as it goes.
+    runs = [run if run.length == length else _policy_run(run.policy, fleet, start, arrivals[:length]) for run in runs]
     return Stretch(start, length, runs, change, not change and length < candidate)
 
 
 def _policy_run(policy: TargetTrackingPolicy, fleet: Fleet, start: int, arrivals: list[float]) -> PolicyRun:
-    """TargetTrackingPolicy.propose minute by minute until demand passes capacity or a proposal would change
-    the desired count (that minute is left out)."""
+    """TargetTrackingPolicy.propose minute by minute until demand passes capacity (that minute is left out)
+    or a proposal would change the desired count (that minute is the run's last, with `change`)."""
     run = PolicyRun(policy)
     capacity, target, n, desired = fleet.capacity, policy.target, fleet.in_service, fleet.desired
     low, high = fleet.low, fleet.high  # Fleet.clamp's range
@@ -107,7 +110,6 @@ def _policy_run(policy: TargetTrackingPolicy, fleet: Fleet, start: int, arrivals
     out_cooldown, in_cooldown = policy.out_cooldown, policy.in_cooldown
     out_count, in_count = policy.scale_out.breaches, policy.scale_in.breaches
     last_out, last_out_to, last_in = policy.last_out, policy.last_out_to, policy.last_in
-    out_counts, in_counts = run.out_counts, run.in_counts
     minute = start - 1
     for a in arrivals:
         minute += 1
@@ -134,13 +136,9 @@ def _policy_run(policy: TargetTrackingPolicy, fleet: Fleet, start: int, arrivals
             wanted = math.ceil(load / target)
             if wanted > desired:
                 if minute - last_out < out_cooldown and wanted <= last_out_to:
-                    out_counts.append(out_count)
-                    in_counts.append(in_count)
                     continue
                 if min(max(wanted, low), high) != desired:
                     run.change = (minute, "out", wanted)
-                    out_counts.append(out_count)
-                    in_counts.append(in_count)
                     break
                 last_out, last_out_to = minute, wanted
                 run.noops.append((minute, "out", wanted))
@@ -149,13 +147,14 @@ def _policy_run(policy: TargetTrackingPolicy, fleet: Fleet, start: int, arrivals
             if wanted < desired:
                 if min(max(wanted, low), high) != desired:
                     run.change = (minute, "in", wanted)
-                    out_counts.append(out_count)
-                    in_counts.append(in_count)
                     break
                 last_in = minute
                 run.noops.append((minute, "in", wanted))
-        out_counts.append(out_count)
-        in_counts.append(in_count)
+    else:
+        minute += 1  # every minute counted
+    # A minute ended by demand over capacity is not counted (its counters were not moved); a change's is.
+    run.length = minute - start + (run.change is not None)
+    run.out_count, run.in_count = out_count, in_count
     return run
 
 
@@ -185,8 +184,7 @@ def fast_forward(fleet: Fleet, out: VariantSeries, stretch: Stretch, arrivals: l
         (out_label, in_label), scale_out, scale_in = policy.alarm_labels, policy.scale_out, policy.scale_in
         events += [(m, Event(m, fleet.model.name, "alarm", out_label)) for m in run.out_fired if m < end]
         events += [(m, Event(m, fleet.model.name, "alarm", in_label)) for m in run.in_fired if m < end]
-        if length:
-            scale_out.breaches, scale_in.breaches = run.out_counts[length - 1], run.in_counts[length - 1]
+        scale_out.breaches, scale_in.breaches = run.out_count, run.in_count
         for minute, kind, asked in run.noops + ([run.change] if run.change else []):
             if minute < end and kind == "out":
                 policy.last_out, policy.last_out_to = minute, asked
