@@ -20,7 +20,7 @@ from config.prices import variant_prices
 from config.schema import Catalog, EnvironmentConfig
 from constructs import Construct
 from constructs.alarm_topic import AlarmTopic
-from planner.build import variant_models
+from planner.build import limits, variant_models
 from planner.environment_traffic import traffic_for
 from planner.simulate import simulate
 from planner.totals import add_totals
@@ -41,7 +41,7 @@ def planned_monthly_cost_usd(cfg: EnvironmentConfig, catalog: Catalog) -> float:
         key=CONFIGURED_KEY,
         title=CONFIGURED_TITLE,
         provisioning_minutes=cfg.planning.provisioning_minutes,
-        timeout_seconds=cfg.planning.request_timeout_seconds,
+        **limits(cfg),
     )
     return add_totals(scenario, variant_prices(cfg, catalog)).total.monthly_cost_usd
 

@@ -104,6 +104,7 @@ def _fixed(key: str, title: str, models, demand, start, counts: dict[str, np.nda
             billed_usd_per_hour=(n * prices).tolist(),
             capacity=(n * rates).tolist(),
             backlog=list(zeros),
+            shed=list(zeros),
             rejected=list(zeros),
             wait_seconds=list(zeros),
         )

@@ -10,7 +10,13 @@ from config.calibration import capacity_provenance
 from config.checks.capacity import measured_capacity_warnings
 from config.prices import describe_prices, prices_for, variant_prices
 from config.scaling_target import target_provenance, tracking_target
-from config.schema import SEEDS_PROVISIONING_MINUTES, Catalog, EnvironmentConfig, Variant
+from config.schema import (
+    ADMISSION_DEADLINE_TTFT_MULTIPLE,
+    SEEDS_PROVISIONING_MINUTES,
+    Catalog,
+    EnvironmentConfig,
+    Variant,
+)
 from container.serving import contract
 from planner.autoscaling import (
     TRACKING_SCALE_OUT_MINUTES,
@@ -55,8 +61,7 @@ def build_plan(
     def models(with_schedules: bool) -> list[VariantModel]:
         return variant_models(cfg, catalog, traffic, with_schedules=with_schedules)
 
-    timing = {"provisioning_minutes": cfg.planning.provisioning_minutes,
-              "timeout_seconds": cfg.planning.request_timeout_seconds, "available": available}  # fmt: skip
+    timing = {"provisioning_minutes": cfg.planning.provisioning_minutes, "available": available, **limits(cfg)}
     configured = models(True)
     scheduled = {m.name: peak_minutes(m.actions, len(demand)) for m in configured}
     scenarios = [
@@ -104,6 +109,16 @@ def at_seeds_provisioning(cfg: EnvironmentConfig, catalog: Catalog, traffic: Tra
     )
 
 
+def limits(cfg: EnvironmentConfig) -> dict[str, float]:
+    """What ends a request's wait in a replay (planner.simulate's arguments): the request timeout, and the
+    serving image's admission deadline (`container.admission_deadline_ms` or its default), past which an
+    arrival is shed at once instead of joining the queue (planner.fleet)."""
+    return {
+        "timeout_seconds": cfg.planning.request_timeout_seconds,
+        "deadline_seconds": cfg.admission_deadline_ms / 1000,
+    }
+
+
 def allowed_wait(cfg: EnvironmentConfig) -> float:
     """Queue wait in seconds past which a request fails: planning.budget.max_queue_wait_seconds, else the
     whole TTFT objective (alarms.ttft_p95_ms), as if serving took none of it."""
@@ -145,7 +160,7 @@ def checks_at(
     models = variant_models(cfg, catalog, traffic, with_schedules=True, capacity_factor=capacity_factor)
     configured = simulate(
         models, demand, start, key="configured", title="margin", provisioning_minutes=provisioning_minutes,
-        timeout_seconds=cfg.planning.request_timeout_seconds, available=available,
+        available=available, **limits(cfg),
     )  # fmt: skip
     plan = Plan(
         env=cfg.name,
@@ -262,7 +277,11 @@ def assumptions(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfil
         "traffic split": ", ".join(f"{v.name} {v.initial_weight / total_weight:.0%}" for v in cfg.variants),
         "provisioning delay": f"{planning.provisioning_minutes} min from scale-out to in service "
         f"({planning.provisioning_provenance()}); one capacity change at a time per endpoint",
-        "request timeout": f"{planning.request_timeout_seconds} s: requests queued longer fail",
+        "request timeout": f"{planning.request_timeout_seconds} s: admitted requests queued longer fail",
+        "admission deadline": f"{cfg.admission_deadline_ms / 1000:g} s ({_deadline_source(cfg)}): an arrival whose "
+        "queue wait would pass it is shed at once (429), fails, and delays nobody; the serving image adds its "
+        "first-token time to the wait, so it sheds a little sooner than planned; shed requests are not retried "
+        "(the gateway falls back to another model)",
         "target tracking": "; ".join(
             f"{name} {scaling.target_tracking.metric} at {target_provenance(cfg, name)}"
             for name, scaling in cfg.autoscaling.items()
@@ -271,13 +290,19 @@ def assumptions(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfil
         "target tracking alarms": alarm_assumptions(),
         "prices": f"{describe_prices(cfg, catalog)}; month = 730 h",
         **_pool_assumption(cfg),
-        "budget (planning.budget)": f"a request fails when rejected or queued over {allowed_wait(cfg):g} s "
+        "budget (planning.budget)": f"a request fails when shed, rejected or queued over {allowed_wait(cfg):g} s "
         f"({_wait_source(cfg)}); failed ≤ {budget.failed_in_peaks} in peak windows; failed ≤ "
         f"{budget.unannounced_failed_percent:g} % of the worst hour ({budget.unannounced_reason}); shortfall ≤ "
         f"{budget.shortfall_minutes_per_week} min a week in all; cost ≤ {budget.cost_vs_frontier:.2f}x the frontier "
         f"({_frontier_line(cfg)})",
     }
     return lines
+
+
+def _deadline_source(cfg: EnvironmentConfig) -> str:
+    if cfg.container.admission_deadline_ms is not None:
+        return "container.admission_deadline_ms"
+    return f"container.admission_deadline_ms unset: {ADMISSION_DEADLINE_TTFT_MULTIPLE} x alarms.ttft_p95_ms"
 
 
 def _wait_source(cfg: EnvironmentConfig) -> str:

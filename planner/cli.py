@@ -1,7 +1,8 @@
 """`python -m planner COMMAND …`: simulate an environment's scaling config against a week of traffic.
 
 Exit codes: 0 ok; 1 `plan`'s verdict is "not met" (files still written: CI can gate on it); 2 unknown
-environment, invalid config or traffic file, or a setting the planner cannot model (the message names the field).
+environment, invalid config or traffic file, or a setting the planner cannot model (the message names the field);
+130 interrupted (Ctrl-C: one line, no traceback).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from planner.compare import render_comparison
 from planner.doc_block import PLAN_DOC, with_summary
 from planner.environment_traffic import traffic_of
 from planner.frontier import inputs_digest
+from planner.interrupt import interruptible
 from planner.outages import Outage, OutageError, parse_outages
 from planner.reference_week import reference_week
 from planner.results import Plan
@@ -40,7 +42,7 @@ DOCS_DIR = Path("docs/plan")
 app = typer.Typer(
     help="Simulate an environment's scaling config against a week of traffic: cost and shortfall.\n\n"
     "Exit codes: 0 ok; 1 plan's verdict is not met (files still written); 2 unknown environment, invalid config "
-    "or traffic file, or a setting the planner cannot model (the message names the field).",
+    "or traffic file, or a setting the planner cannot model (the message names the field); 130 interrupted.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -69,6 +71,7 @@ Unavailable = Annotated[
 
 
 @app.command()
+@interruptible
 def plan(
     env: Env,
     traffic: Traffic = None,
@@ -108,6 +111,7 @@ def plan(
 
 
 @app.command()
+@interruptible
 def diff(
     env: Env,
     base: Annotated[Path, typer.Option(help="the base config file (make plan-diff: from git)", dir_okay=False)],
@@ -137,6 +141,7 @@ def diff(
 
 
 @app.command()
+@interruptible
 def docs(document: Annotated[Path, typer.Option("--doc", dir_okay=False)] = PLAN_DOC) -> None:
     """Refresh docs/plan/ (summary.md, plot.png) and the copy of the prod plan in docs/scaling-and-planning.md."""
     cfg = _config("prod")
@@ -153,6 +158,7 @@ def docs(document: Annotated[Path, typer.Option("--doc", dir_okay=False)] = PLAN
 
 
 @app.command("export-traffic")
+@interruptible
 def export_traffic(out: Annotated[Path, typer.Argument(help="CSV file to write", dir_okay=False)]) -> None:
     """Write the reference week as a per-minute CSV, a starting point for your own profile."""
     try:

@@ -16,6 +16,7 @@ METRICS: list[tuple[str, Callable[[Totals], float], Callable]] = [
     ("Shortfall minutes", lambda t: t.shortfall_minutes, format_count),
     ("of which in peak windows", lambda t: t.shortfall_minutes_in_peaks, format_count),
     ("Delayed requests", lambda t: t.delayed_requests, format_requests),
+    ("Shed requests", lambda t: t.shed_requests, format_requests),
     ("Rejected requests", lambda t: t.rejected_requests, format_requests),
     ("p95 queue wait (s)", lambda t: t.wait_p95_seconds, format_decimal),
     ("p95 wait of delayed (s)", lambda t: t.delayed_wait_p95_seconds, format_decimal),
@@ -43,11 +44,19 @@ def _table(base: Totals, head: Totals) -> list[str]:
 
 
 def _verdict(base_total: Totals, head_total: Totals, base: Verdict, head: Verdict) -> str:
-    """Cost and shortfall change, then what in head breaks its budget, each with base → head against the limit."""
+    """Cost and shortfall change, then what is true of the two budgets: both meet theirs, head breaks what
+    base met, head meets what base broke, or both break theirs (each failed figure base → head against the
+    limit); "nothing changed" when head's figures are base's."""
     base_checks = {check.name: check for check in base.checks}
-    failed = [check.against_limit(base_checks.get(check.name)) for check in head.checks if not check.passed]
-    breaks = f"; head breaks its budget: {'; '.join(failed)}" if failed else ""
-    return f"**Verdict:** {_cost_and_shortfall(base_total, head_total)}{breaks}."
+    failed = "; ".join(check.against_limit(base_checks.get(check.name)) for check in head.checks if not check.passed)
+    if head.met:
+        budget = "both meet their budget" if base.met else "head meets its budget, which base breaks"
+    else:
+        budget = f"{'head breaks its budget' if base.met else 'base and head both break their budget'}: {failed}"
+    changes = _cost_and_shortfall(base_total, head_total)
+    if base_total == head_total:
+        changes = f"nothing changed ({changes})"
+    return f"**Verdict:** {changes}; {budget}."
 
 
 def _cost_and_shortfall(base: Totals, head: Totals) -> str:

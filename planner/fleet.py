@@ -1,8 +1,11 @@
 """One variant's instances and queue, as the planner models them.
 
 Serving is a fluid queue: each in-service instance serves its type's `requests_per_minute` at the
-SLO; what arrives beyond that waits in order, and what would wait longer than the request timeout
-fails. Metrics follow from it. Concurrency (requests in the containers, running and queued: what
+SLO; what arrives beyond that waits in order. With an admission deadline (the serving image's
+`container.admission_deadline_ms`, container/serving/admission.py) an arrival whose queue wait would
+pass it is shed at once (429): it never joins the queue, so it delays nobody behind it, and it fails.
+What is admitted and would still wait longer than the request timeout (only when capacity falls under
+a queue) fails too, as rejected. Metrics follow from it. Concurrency (requests in the containers, running and queued: what
 `SageMakerVariantConcurrentRequestsPerModelHighResolution` counts) is Little's law on what is served,
 served rate x seconds per request (`concurrent_sequences` per instance at capacity), plus the queue.
 The engine metrics: a full engine (`max_num_seqs` running) and a growing QueueDepth above capacity.
@@ -76,9 +79,11 @@ class Fleet:
     provisioning, capacity, price) are kept up to date where the counts change, not recomputed every
     minute: a replay reads them about a hundred thousand times (planner/simulate.py)."""
 
-    def __init__(self, model: VariantModel, timeout_seconds: int) -> None:
+    def __init__(self, model: VariantModel, timeout_seconds: int, deadline_seconds: float | None = None) -> None:
+        """`deadline_seconds`: the admission deadline; None: nothing is shed (an image without the check)."""
         self.model = model
         self.timeout_seconds = timeout_seconds
+        self.deadline_seconds = deadline_seconds
         self.desired = 0
         self.ready_at = 0
         self.low, self.high = model.min_capacity, model.max_capacity  # moved by scheduled actions
@@ -142,16 +147,22 @@ class Fleet:
             count -= taken
         self._refresh()
 
-    def serve(self, arrivals: float) -> tuple[float, float, float]:
-        """Serve one minute; returns (served, rejected, queue wait in seconds of this minute's arrivals)."""
+    def serve(self, arrivals: float) -> tuple[float, float, float, float]:
+        """Serve one minute; returns (served, shed, rejected, queue wait in seconds of this minute's admitted
+        arrivals). Shed: this minute's arrivals past the admission deadline (never a request admitted
+        earlier); rejected: admitted ones that would wait past the request timeout."""
         waiting = self.backlog + arrivals
         served = min(waiting, self.capacity)
         backlog = waiting - served
+        shed = 0.0
+        if self.deadline_seconds is not None:
+            shed = min(arrivals, max(0.0, backlog - self.capacity * self.deadline_seconds / 60))
+            backlog -= shed
         limit = self.capacity * self.timeout_seconds / 60
         rejected = max(0.0, backlog - limit)
         self.backlog = backlog - rejected
         wait = self.backlog / self.capacity * 60 if self.capacity else float(self.timeout_seconds)
-        return served, rejected, wait
+        return served, shed, rejected, wait
 
     def load(self, arrivals: float, served: float) -> Load:
         """The metrics of the minute just served. Least outstanding requests routing: each type serves its

@@ -95,7 +95,8 @@ def _draw_variant(ax, x, series: VariantSeries, scenario: Scenario, oracle: Scen
             label="oracle capacity (hourly max)",
         )  # fmt: skip
 
-    short = [rejected > 0 or backlog > 0 for rejected, backlog in zip(series.rejected, series.backlog, strict=True)]
+    shed = series.shed or [0.0] * len(series.backlog)
+    short = [r > 0 or b > 0 or s > 0 for r, b, s in zip(series.rejected, series.backlog, shed, strict=True)]
     for start, end in _runs(short):
         ax.axvspan(x[start], x[end], color=COLOURS["shortfall"], alpha=0.3, lw=0, label="shortfall")
     # Markers too, unlabelled: a one-minute span is under a pixel wide on a week-long axis.

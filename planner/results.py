@@ -34,8 +34,10 @@ class VariantSeries:
     billed_usd_per_hour: list[float] = field(default_factory=list)
     capacity: list[float] = field(default_factory=list)  # requests the in-service instances can serve at the SLO
     backlog: list[float] = field(default_factory=list)  # requests still waiting at the end of the minute
-    rejected: list[float] = field(default_factory=list)  # requests that would have waited past the timeout
-    wait_seconds: list[float] = field(default_factory=list)  # queue wait of the minute's arrivals
+    # Arrivals answered 429 at once: their queue wait would have passed the admission deadline (planner.fleet).
+    shed: list[float] = field(default_factory=list)
+    rejected: list[float] = field(default_factory=list)  # admitted requests that would have waited past the timeout
+    wait_seconds: list[float] = field(default_factory=list)  # queue wait of the minute's admitted arrivals
     # The config's own window raising min_capacity is active: drawn, never judged (see Plan.peak_windows).
     in_scheduled_peak: list[bool] = field(default_factory=list)
     # The capacity-ceiling alarm's inputs (planner.ceiling_replay): the tracked loads per instance, and
@@ -54,12 +56,12 @@ class Totals:
     shortfall_minutes: int  # minutes whose demand (with backlog) exceeded capacity
     shortfall_minutes_in_peaks: int  # of those, minutes inside a peak window of the traffic
     delayed_requests: float  # arrivals that waited in a queue
-    rejected_requests: float  # arrivals that would have waited past the timeout
+    rejected_requests: float  # admitted requests that would have waited past the timeout
     wait_p95_seconds: float  # 95th percentile queue wait over all accepted requests
     wait_max_seconds: float
     scaling_activities: int  # changes of desired capacity
     delayed_wait_p95_seconds: float = 0.0  # 95th percentile among the requests that queued
-    # Failed: rejected, or queued past the allowed wait (the TTFT objective; planner.build.allowed_wait).
+    # Failed: shed, rejected, or queued past the allowed wait (the TTFT objective; planner.build.allowed_wait).
     failed_requests: float = 0.0
     failed_in_peaks: float = 0.0  # of those, inside a peak window of the traffic
     failed_worst_hour: float = 0.0  # in the worst rolling hour
@@ -67,6 +69,7 @@ class Totals:
     failed_worst_day_percent: float = 0.0  # share of arrivals in the worst rolling 24 h (the run if shorter)
     delayed_within_objective: float = 0.0  # queued, but not past the allowed wait
     wait_p99_seconds: float = 0.0  # 99th percentile queue wait over all accepted requests
+    shed_requests: float = 0.0  # arrivals shed at the admission deadline (429 at once): failed, never queued
 
 
 @dataclass

@@ -12,9 +12,9 @@ VariantInstanceProvisionTimeoutInSeconds, is not modelled: the endpoint is free 
 
 from __future__ import annotations
 
+import bisect
+import operator
 from datetime import datetime
-
-import numpy as np
 
 from planner import quiet
 from planner.autoscaling import Alarm, Load, combine
@@ -25,6 +25,9 @@ from planner.results import Event, Scenario, VariantSeries
 # The longest stretch looked at at once: most end within an hour or two (a scale-out, a queue), and
 # working out a longer one costs more than stopping and looking again (benchmarks/plan_replay.py).
 STRETCH_MINUTES = 180
+# Within a minute: scheduled actions fire, the endpoint applies the desired counts, the policies act.
+SCHEDULE, ENDPOINT, POLICIES = 0, 1, 2
+MINUTE_PHASE_VARIANT = operator.itemgetter(0, 1, 2)
 
 
 def simulate(
@@ -34,77 +37,99 @@ def simulate(
     *,
     provisioning_minutes: int,
     timeout_seconds: int,
+    deadline_seconds: float | None = None,
     key: str,
     title: str,
     available: Availability = always,
     fast: bool = True,
 ) -> Scenario:
-    """`fast`: fast-forward through quiet minutes (planner.quiet); False replays every minute one at a
+    """`deadline_seconds`: the serving image's admission deadline (planner.fleet: arrivals that would queue
+    longer are shed); None: nothing is shed. `fast`: fast-forward through quiet minutes (planner.quiet); False replays every minute one at a
     time, the reference the fast replay is tested against (tests/planner/test_fast_replay.py)."""
-    fleets = [Fleet(model, timeout_seconds) for model in models]
+    fleets = [Fleet(model, timeout_seconds, deadline_seconds) for model in models]
     series = {m.name: VariantSeries(m.name) for m in models}
     scenario = Scenario(key=key, title=title, start=start, variants=series)
     for fleet in fleets:
         _settle_schedule(fleet)
         fleet.start_at(demand[0] * fleet.model.share, available)
-    lanes = [_Lane(fleet, series[fleet.model.name], demand) for fleet in fleets]
-    action_minutes = sorted({m for lane in lanes for m in lane.actions if m >= 0})
+    lanes = [_Lane(index, fleet, series[fleet.model.name], demand) for index, fleet in enumerate(fleets)]
+    index_of = {lane.fleet.model.name: lane.index for lane in lanes}
+    fast = fast and all(quiet.tracking_only(fleet) for fleet in fleets)  # planner.quiet: target tracking only
+    tagged: list[tuple[int, int, int, Event]] = []  # (minute, phase, variant index, event)
     minute = 0
     while minute < len(demand):
-        if fast:
-            minute = _skip_quiet(lanes, minute, action_minutes, scenario.events)
-        if minute >= len(demand):
-            break
-        for lane in lanes:
+        # The variants whose minutes up to here are recorded: a fast-forwarded one may be ahead (planner.quiet).
+        active = [lane for lane in lanes if lane.until <= minute]
+        for lane in active:
             if minute in lane.actions:
-                _apply_schedule(lane.fleet, minute, lane.actions[minute], scenario.events)
-        _update_endpoint(fleets, minute, provisioning_minutes, available, scenario.events)
-        for lane in lanes:
+                _apply_schedule(lane.fleet, minute, lane.actions[minute], found := [])
+                tagged += [(minute, SCHEDULE, lane.index, event) for event in found]
+        _update_endpoint(fleets, minute, provisioning_minutes, available, found := [], [lane.fleet for lane in active])
+        tagged += [(minute, ENDPOINT, index_of[event.variant], event) for event in found]
+        for lane in active:
+            if fast and not lane.busy and quiet.settled([lane.fleet]):
+                # The minute's schedule and endpoint have acted: from here on it may be quiet.
+                tagged += _skip_quiet(lane, minute)
+            lane.busy = False
+            if lane.until > minute:
+                continue
             fleet, arrivals = lane.fleet, lane.arrivals[minute]
-            served, rejected, wait = fleet.serve(arrivals)
+            served, shed, rejected, wait = fleet.serve(arrivals)
             load = fleet.load(arrivals, served)
-            _record(lane.out, fleet, arrivals, rejected, wait)
+            _record(lane.out, fleet, arrivals, shed, rejected, wait)
             _record_tracking(lane.out, fleet, load)
-            _run_policies(fleet, minute, load, lane.alarms, scenario.events)
-        minute += 1
+            _run_policies(fleet, minute, load, lane.alarms, found := [])
+            tagged += [(minute, POLICIES, lane.index, event) for event in found]
+            lane.until = minute + 1
+        minute = min(lane.until for lane in lanes)
+    # In the order a minute-by-minute replay adds them: by minute; schedules, then the endpoint, then the
+    # policies; by variant within each (a stable sort keeps each variant's own order).
+    scenario.events = [event for *_, event in sorted(tagged, key=MINUTE_PHASE_VARIANT)]
     return scenario
 
 
 class _Lane:
     """What a variant's minutes need, looked up rather than searched for: the week's scheduled actions by
-    minute, its arrivals (a list for one minute at a time, an array for stretches), its policies' alarms
-    (fixed objects whose state the policies update)."""
+    minute, its arrivals, its policies' alarms (fixed objects whose state the policies update), and how far
+    its minutes are recorded."""
 
-    def __init__(self, fleet: Fleet, out: VariantSeries, demand: list[float]) -> None:
-        self.fleet, self.out = fleet, out
+    def __init__(self, index: int, fleet: Fleet, out: VariantSeries, demand: list[float]) -> None:
+        self.index, self.fleet, self.out = index, fleet, out
         self.actions: dict[int, list[ScheduledAction]] = {}
         for action in fleet.model.actions:
             self.actions.setdefault(action.minute, []).append(action)
+        self.action_minutes = sorted(m for m in self.actions if m >= 0)
         self.arrivals = [total * fleet.model.share for total in demand]
-        self.array = np.asarray(self.arrivals)
         self.alarms = [(label, alarm) for policy in fleet.model.policies for label, alarm in policy.alarms()]
+        self.until = 0  # its minutes before this are recorded
+        self.busy = False  # the minute `until` is known not to be quiet
 
 
-def _skip_quiet(lanes: list[_Lane], minute: int, action_minutes: list[int], events: list[Event]) -> int:
-    """Replay the quiet minutes from `minute` at once (planner.quiet); the first minute left to replay."""
-    if not quiet.settled([lane.fleet for lane in lanes]):
-        return minute
-    end = min(next((m for m in action_minutes if m >= minute), len(lanes[0].arrivals)), minute + STRETCH_MINUTES)
-    end = max(minute, quiet.settled_until([lane.fleet for lane in lanes], end))
-    found = []
-    for lane in lanes:
-        length, noops, counters = quiet.quiet_length(lane.fleet, minute, lane.array[minute:end])
-        end = minute + length
-        found.append((noops, counters))
-    if end == minute:
-        return minute
-    raised = []
-    for index, lane in enumerate(lanes):
-        stretch = lane.array[minute:end]
-        raised += [(m, index, e) for m, e in quiet.fast_forward(lane.fleet, lane.out, minute, stretch, *found[index])]
-    # In the order a minute-by-minute replay adds them: by minute, then variant (a stable sort).
-    events.extend(e for _, _, e in sorted(raised, key=lambda r: (r[0], r[1])))
-    return end
+def _skip_quiet(lane: _Lane, minute: int) -> list[tuple[int, int, int, Event]]:
+    """Replay this settled variant's quiet minutes from `minute` at once (planner.quiet), its schedule and the
+    endpoint already applied: moves `lane.until` on, and returns the events raised. Variants do not wait for
+    each other while quiet: a quiet variant asks the endpoint for nothing, and what the others ask for does
+    not change it; it stops where its own scheduled action fires, its own launch finishes or its own
+    policy acts."""
+    fleet = lane.fleet
+    following = bisect.bisect_right(lane.action_minutes, minute)  # its next scheduled action
+    end = lane.action_minutes[following] if following < len(lane.action_minutes) else len(lane.arrivals)
+    end = min(end, minute + STRETCH_MINUTES, quiet.settled_until([fleet], end))
+    if end <= minute:
+        return []
+    stretch = quiet.quiet_length(fleet, minute, lane.arrivals[minute:end])
+    if stretch.length == 0:
+        return []
+    end = minute + stretch.length
+    found = quiet.fast_forward(fleet, lane.out, stretch, lane.arrivals[minute:end], stretch.length)
+    tagged = [(m, POLICIES, lane.index, event) for m, event in found]
+    if stretch.change:  # its last minute ends in a change of the desired count (planner.quiet)
+        (run,) = stretch.runs
+        scaled: list[Event] = []
+        _set_desired(fleet, fleet.clamp(stretch.change[2]), end - 1, scaled, run.policy.name)
+        tagged += [(end - 1, POLICIES, lane.index, event) for event in scaled]
+    lane.until, lane.busy = end, stretch.blocked
+    return tagged
 
 
 def _settle_schedule(fleet: Fleet) -> None:
@@ -123,14 +148,21 @@ def _apply_schedule(fleet: Fleet, minute: int, actions: list[ScheduledAction], e
 
 
 def _update_endpoint(
-    fleets: list[Fleet], minute: int, provisioning_minutes: int, available: Availability, events: list[Event]
+    fleets: list[Fleet],
+    minute: int,
+    provisioning_minutes: int,
+    available: Availability,
+    events: list[Event],
+    acting: list[Fleet],
 ) -> None:
-    for fleet in fleets:
+    """`acting`: the fleets at this minute; the others are fast-forwarded past it, quiet, so they ask for
+    nothing (their launch in flight, if any, still keeps the endpoint Updating)."""
+    for fleet in acting:
         if fleet.provisioning and fleet.ready_at <= minute:
             fleet.finish_launches()
     if any(f.provisioning for f in fleets):
         return  # endpoint Updating: capacity changes wait
-    for fleet in fleets:
+    for fleet in acting:
         if fleet.desired < fleet.in_service:
             fleet.release(fleet.in_service - fleet.desired)  # instances drain and stop within the minute
         elif fleet.desired > fleet.in_service:
@@ -150,13 +182,14 @@ def _update_endpoint(
             return
 
 
-def _record(out: VariantSeries, fleet: Fleet, arrivals: float, rejected: float, wait: float) -> None:
+def _record(out: VariantSeries, fleet: Fleet, arrivals: float, shed: float, rejected: float, wait: float) -> None:
     out.demand.append(arrivals)
     out.in_service.append(fleet.in_service)
     out.billed.append(fleet.in_service + fleet.provisioning)
     out.billed_usd_per_hour.append(fleet.billed_usd_per_hour())
     out.capacity.append(fleet.capacity)
     out.backlog.append(fleet.backlog)
+    out.shed.append(shed)
     out.rejected.append(rejected)
     out.wait_seconds.append(wait)
 

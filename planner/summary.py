@@ -46,6 +46,7 @@ def _columns(run_length: str) -> list[Column]:
             lambda t, o: f"{format_requests(t.failed_worst_hour)} ({format_percent(t.failed_worst_hour_percent)} %)",
         ),
         ("Failed, worst 24 h", lambda t, o: f"{format_percent(t.failed_worst_day_percent)} %"),
+        ("Shed", lambda t, o: format_requests(t.shed_requests)),
         ("Rejected", lambda t, o: format_requests(t.rejected_requests)),
         ("Delayed within the objective", lambda t, o: format_requests(t.delayed_within_objective)),
         (

@@ -20,55 +20,81 @@ def add_totals(
     `billed_usd_per_hour`, i.e. of one instance type), `peaks` flags the minutes inside the traffic's peak windows,
     `allowed_wait` is the queue wait in seconds past which a request fails (planner.build.allowed_wait)."""
     run_hours = scenario.minutes / 60
-    peaks = peaks or [False] * scenario.minutes
+    peak = np.asarray(peaks or [False] * scenario.minutes, dtype=bool)
     activities = {name: 0 for name in scenario.variants}
     for event in scenario.events:
         if event.kind == "scale":
             activities[event.variant] += 1
-    for name, series in scenario.variants.items():
+    columns = {name: _Columns(series, allowed_wait) for name, series in scenario.variants.items()}
+    for name in scenario.variants:
         scenario.per_variant[name] = _totals(
-            [series], {name: usd_per_hour[name]}, run_hours, activities[name], peaks, allowed_wait
+            [columns[name]], {name: usd_per_hour[name]}, run_hours, activities[name], peak, allowed_wait
         )
-    variants = list(scenario.variants.values())
-    scenario.failed = _failed(variants, allowed_wait).tolist()
-    scenario.total = _totals(variants, usd_per_hour, run_hours, sum(activities.values()), peaks, allowed_wait)
+    everything = list(columns.values())
+    scenario.failed = _failed(everything).tolist()
+    scenario.total = _totals(everything, usd_per_hour, run_hours, sum(activities.values()), peak, allowed_wait)
     return scenario
 
 
+class _Columns:
+    """A variant's series as arrays, converted once for every total that reads them."""
+
+    def __init__(self, series: VariantSeries, allowed_wait: float) -> None:
+        self.series = series
+        minutes = len(series.demand)
+        self.demand = np.asarray(series.demand, dtype=float)
+        self.backlog = _column(series.backlog, minutes)
+        self.rejected = _column(series.rejected, minutes)
+        self.wait = np.asarray(series.wait_seconds, dtype=float)
+        # Shed per minute (zeros for a series that records none); admitted: arrivals that joined the queue.
+        self.shed = _column(series.shed, minutes)
+        self.admitted = self.demand - self.shed
+        # Failed per minute: shed and rejected requests plus the served ones that queued past the allowed wait.
+        late = self.wait > allowed_wait
+        self.failed = self.shed + self.rejected + np.where(late, self.admitted - self.rejected, 0.0)
+
+
+def _column(values: list[float], minutes: int) -> np.ndarray:
+    """A count per minute as an array; one that is all zeros (a run without queues: most) made, not converted."""
+    return np.asarray(values, dtype=float) if any(values) else np.zeros(minutes)
+
+
 def _totals(
-    variants: list[VariantSeries],
+    variants: list[_Columns],
     usd_per_hour: dict[str, float],
     run_hours: float,
     activities: int,
-    peak: list[bool],
+    peak: np.ndarray,
     allowed_wait: float,
 ) -> Totals:
-    instance_hours = sum(sum(v.billed) for v in variants) / 60
+    series = [c.series for c in variants]
+    instance_hours = sum(sum(v.billed) for v in series) / 60
     cost = sum(
         sum(v.billed_usd_per_hour) / 60 if v.billed_usd_per_hour else sum(v.billed) / 60 * usd_per_hour[v.name]
-        for v in variants
+        for v in series
     )
     short = np.zeros(len(variants[0].demand), dtype=bool)
-    for v in variants:  # a minute with a queue or a rejection in any variant
-        short |= (np.asarray(v.backlog) > 0) | (np.asarray(v.rejected) > 0)
-    waits = np.concatenate([np.asarray(v.wait_seconds, dtype=float) for v in variants])
-    served = np.concatenate([np.asarray(v.demand, dtype=float) - np.asarray(v.rejected, dtype=float) for v in variants])
+    for c in variants:  # a minute with a queue, a shed request or a rejection in any variant
+        short |= (c.backlog > 0) | (c.rejected > 0) | (c.shed > 0)
+    waits = np.concatenate([c.wait for c in variants])
+    served = np.concatenate([c.admitted - c.rejected for c in variants])
     queued = waits > 0
-    failed = _failed(variants, allowed_wait)
-    arrived = np.sum([np.asarray(v.demand, dtype=float) for v in variants], axis=0)
+    failed = _failed(variants)
+    arrived = np.sum([c.demand for c in variants], axis=0)
     return Totals(
         instance_hours=instance_hours,
         monthly_cost_usd=cost * HOURS_PER_MONTH / run_hours,
         shortfall_minutes=int(short.sum()),
-        shortfall_minutes_in_peaks=int((short & np.asarray(peak, dtype=bool)).sum()),
+        shortfall_minutes_in_peaks=int((short & peak).sum()),
         delayed_requests=float(served[queued].sum()),
-        rejected_requests=sum(sum(v.rejected) for v in variants),
+        rejected_requests=sum(sum(v.rejected) for v in series),
+        shed_requests=float(sum(c.shed.sum() for c in variants)),
         wait_p95_seconds=weighted_percentile(waits, served, 0.95),
         wait_max_seconds=float(waits.max(initial=0.0)),
         scaling_activities=activities,
         delayed_wait_p95_seconds=weighted_percentile(waits[queued], served[queued], 0.95),
         failed_requests=float(failed.sum()),
-        failed_in_peaks=float(failed[np.asarray(peak, dtype=bool)].sum()),
+        failed_in_peaks=float(failed[peak].sum()),
         failed_worst_hour=float(worst_window(failed, HOUR_MINUTES).max(initial=0.0)),
         failed_worst_hour_percent=worst_share(failed, arrived, HOUR_MINUTES) * 100,
         failed_worst_day_percent=worst_share(failed, arrived, DAY_MINUTES) * 100,
@@ -77,13 +103,11 @@ def _totals(
     )
 
 
-def _failed(variants: list[VariantSeries], allowed_wait: float) -> np.ndarray:
-    """Per minute, over all variants: rejected requests plus the served ones that queued past the allowed wait."""
+def _failed(variants: list[_Columns]) -> np.ndarray:
+    """Per minute, over all variants, the failed requests (_Columns.failed), added in the variants' order."""
     failed = np.zeros(len(variants[0].demand))
-    for v in variants:
-        rejected = np.asarray(v.rejected, dtype=float)
-        late = np.asarray(v.wait_seconds, dtype=float) > allowed_wait
-        failed += rejected + np.where(late, np.asarray(v.demand, dtype=float) - rejected, 0.0)
+    for c in variants:
+        failed += c.failed
     return failed
 
 
@@ -104,7 +128,7 @@ def worst_share(part: np.ndarray, whole: np.ndarray, window: int) -> float:
 def weighted_percentile(values: np.ndarray, weights: np.ndarray, fraction: float) -> float:
     """The value below which `fraction` of the total weight lies."""
     total = weights.sum()
-    if total <= 0:
+    if total <= 0 or not values.any():  # no wait at all (most runs): every percentile is 0
         return 0.0
     order = np.lexsort((weights, values))  # by value, then weight
     reached = np.cumsum(weights[order]) >= fraction * total

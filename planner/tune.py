@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, replace
 
 from config.schema import Catalog, EnvironmentConfig
-from planner.build import totals, variant_models
+from planner.build import limits, totals, variant_models
 from planner.calendar import scheduled_actions
 from planner.results import Plan, Scenario
 from planner.simulate import simulate
@@ -128,8 +128,7 @@ def evaluate(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile, 
     models = variant_models(candidate, catalog, traffic, with_schedules=True)
     configured = simulate(
         models, demand, traffic.start, key="configured", title="tune",
-        provisioning_minutes=cfg.planning.provisioning_minutes,
-        timeout_seconds=cfg.planning.request_timeout_seconds,
+        provisioning_minutes=cfg.planning.provisioning_minutes, **limits(cfg),
     )  # fmt: skip
     plan = _plan(candidate, traffic, configured)
     totals(plan, [configured], candidate, catalog)

@@ -1,8 +1,8 @@
 """Is the configured fleet good enough? Met only when users are served within the budget AND the cost is
 within reach of the cheapest configuration the planner's own search found meeting the same budget.
 
-A request fails when it is rejected or its queue wait pushes its first token past the objective
-(planner.build.allowed_wait); one that waited less is "delayed within the objective". The budget
+A request fails when it is shed at the admission deadline, rejected, or its queue wait pushes its first
+token past the objective (planner.build.allowed_wait); one that waited less is "delayed within the objective". The budget
 (`planning.budget`): no failed request in the traffic's peak windows (announced: the fleet is expected
 ready), failed requests in the worst 24 h within the allowance for unannounced spikes, shortfall minutes
 in all, and cost at most `cost_vs_frontier` x the frontier (`planning.frontier`, from `bin/plan ENV
@@ -116,8 +116,8 @@ def _unannounced(plan: Plan, configured: Scenario) -> Check:
     passed = round(share, 3) <= budget.unannounced_failed_percent
     where = "the worst hour" if configured.minutes >= 60 else f"the {format_run_length(configured.minutes)} run"
     text = (
-        f"Failed requests: {format_requests(total.failed_requests)} in the run ({format_requests(total.rejected_requests)}"
-        f" rejected); worst hour {format_requests(total.failed_worst_hour)}, {format_percent(share)} % of {where}, against"
+        f"Failed requests: {format_requests(total.failed_requests)} in the run ({format_requests(total.shed_requests)}"
+        f" shed, {format_requests(total.rejected_requests)} rejected); worst hour {format_requests(total.failed_worst_hour)}, {format_percent(share)} % of {where}, against"
         f" the {budget.unannounced_failed_percent:g} % allowed for unannounced spikes: {_met(passed)}; worst 24 h"
         f" {format_percent(total.failed_worst_day_percent)} %; queue wait p95 {format_decimal(total.wait_p95_seconds)} s,"
         f" p99 {format_decimal(total.wait_p99_seconds)} s; {format_requests(total.delayed_within_objective)} delayed"

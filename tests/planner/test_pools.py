@@ -50,9 +50,9 @@ def _profile(minutes: int):
 def test_concurrency_is_littles_law_below_capacity_plus_the_queue() -> None:
     fleet = Fleet(pooled(), timeout_seconds=60)
     fleet.serving = {"ml.g5.xlarge": 2}
-    served, _, _ = fleet.serve(300)  # half of 600/min: 5 requests/s x 4 s = 20 in flight
+    served, _, _, _ = fleet.serve(300)  # half of 600/min: 5 requests/s x 4 s = 20 in flight
     assert fleet.load(300, served).concurrency == pytest.approx(20)
-    served, _, _ = fleet.serve(900)  # 300 over capacity wait: 40 in flight at capacity, plus them
+    served, _, _, _ = fleet.serve(900)  # 300 over capacity wait: 40 in flight at capacity, plus them
     assert fleet.load(900, served).concurrency == pytest.approx(40 + 300)
 
 

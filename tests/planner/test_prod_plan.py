@@ -83,7 +83,7 @@ def test_the_fallback_pool_prevents_the_release_night_shortfall() -> None:
     pooled_plan = unavailable(cfg, window)
     pooled = pooled_plan.scenarios["configured"].total
     single = unavailable(without_fallback(cfg), window).scenarios["configured"].total
-    assert single.failed_in_peaks > 100_000 and single.rejected_requests > 100_000
+    assert single.failed_in_peaks > 100_000 and single.shed_requests > 100_000
     configured = pooled_plan.scenarios["configured"]
     pools = [e.text for e in configured.events if e.kind == "pool"]
     assert pools and all(text.endswith("x ml.g6.xlarge (fallback pool)") for text in pools)
@@ -96,7 +96,7 @@ def test_the_fallback_pool_prevents_the_release_night_shortfall() -> None:
     ]
     in_window = configured.variants["primary"].in_service[opened:closed]
     assert max(in_window) <= release.max_capacity
-    assert pooled.failed_in_peaks == 0 and pooled.rejected_requests == 0 and pooled.shortfall_minutes_in_peaks == 0
+    assert pooled.failed_in_peaks == 0 and pooled.shed_requests == 0 and pooled.shortfall_minutes_in_peaks == 0
 
 
 def test_static_fleets_at_max_capacity_and_at_the_peak_side_by_side(plan) -> None:

@@ -148,13 +148,13 @@ def test_summary_has_one_row_per_scenario_in_plan_order_with_formatted_numbers()
     lines = lines_of(render_summary(make_plan()))
     assert lines[2] == (
         "| Scenario | Instance-hours / 3 h | Monthly cost (USD) | Cost vs oracle | Failed requests"
-        " | of which in peak windows | Failed, worst hour | Failed, worst 24 h | Rejected"
+        " | of which in peak windows | Failed, worst hour | Failed, worst 24 h | Shed | Rejected"
         " | Delayed within the objective | p95 / p99 wait (s) | Shortfall minutes | Scaling activities |"
     )
     assert lines[4:6] == [
-        "| Configured: schedules + reactive policies | 7.0 | $1,180 | 1.18x | 0 | 0 | 0 (0 %) | 0 % | 80 | 0"
+        "| Configured: schedules + reactive policies | 7.0 | $1,180 | 1.18x | 0 | 0 | 0 (0 %) | 0 % | 0 | 80 | 0"
         " | 12.3 / 0.0 | 8 | 2 |",
-        "| Reactive policies only | 6.5 | $1,235 | 1.23x | 0 | 0 | 0 (0 %) | 0 % | 0 | 0 | 0.0 / 0.0 | 42 | 0 |",
+        "| Reactive policies only | 6.5 | $1,235 | 1.23x | 0 | 0 | 0 (0 %) | 0 % | 0 | 0 | 0 | 0.0 / 0.0 | 42 | 0 |",
     ]
     assert lines[7].startswith("| Oracle: perfect foresight (lower bound, redundancy floor only) | 6.0 | $1,000 |")
 
@@ -252,7 +252,7 @@ def test_queueing_within_the_objective_is_delayed_not_failed():
 def test_the_unannounced_allowance_is_the_worst_hours_share():
     plan = with_failures(make_plan(), allowed_wait=3600.0)
     line = next(line for line in lines_of(render_summary(plan)) if line.startswith("- Failed requests: "))
-    assert "80 in the run (80 rejected); worst hour 80," in line and "against the 1 % allowed" in line
+    assert "80 in the run (0 shed, 80 rejected); worst hour 80," in line and "against the 1 % allowed" in line
     plan.budget = PlanBudget(unannounced_failed_percent=0.01)
     assert "unannounced" in [c.name for c in __import__("planner.verdict").verdict.judge(plan).checks if not c.passed]
 
@@ -337,7 +337,9 @@ def test_comparison_change_from_zero_has_no_percentage():
 def test_comparison_verdict_is_computed_from_the_totals():
     base = clean_plan(configured_cost=1000.0)
     more = render_comparison(base, clean_plan(configured_cost=1050.0))
-    assert lines_of(more)[-1] == "**Verdict:** head costs $50/month more and leaves shortfall unchanged at 0 minutes."
+    assert lines_of(more)[-1] == (
+        "**Verdict:** head costs $50/month more and leaves shortfall unchanged at 0 minutes; both meet their budget."
+    )
 
     base = make_plan(configured_cost=1000.0)
     less = render_comparison(base, head_plan(monthly_cost_usd=900.0, shortfall_minutes=11))
@@ -345,8 +347,19 @@ def test_comparison_verdict_is_computed_from_the_totals():
 
     same = render_comparison(base, make_plan(configured_cost=1000.0))
     assert lines_of(same)[-1].startswith(
-        "**Verdict:** head costs the same and leaves shortfall unchanged at 8 minutes; "
+        "**Verdict:** nothing changed (head costs the same and leaves shortfall unchanged at 8 minutes); "
+        "base and head both break their budget: shortfall in all 8 minutes against "
+    )  # not "head breaks its budget": head changed nothing
+
+
+def test_comparison_verdict_says_which_config_breaks_its_budget():
+    """Each way round: head breaking what base met, head meeting what base broke."""
+    broken, clean = make_plan(configured_cost=1000.0), clean_plan(configured_cost=1000.0)
+    assert (
+        "; head breaks its budget: shortfall in all 0 minutes → 8 minutes against "
+        in lines_of(render_comparison(clean, broken))[-1]
     )
+    assert lines_of(render_comparison(broken, clean))[-1].endswith("; head meets its budget, which base breaks.")
 
 
 def test_comparison_verdict_names_what_breaks_the_budget_against_its_limit():
@@ -354,7 +367,7 @@ def test_comparison_verdict_names_what_breaks_the_budget_against_its_limit():
     head = head_plan(monthly_cost_usd=1100.0, shortfall_minutes=2)
     verdict = lines_of(render_comparison(base, head))[-1]
     assert verdict == (
-        "**Verdict:** head costs $100/month more and removes 6 shortfall minutes; head breaks its budget: "
+        "**Verdict:** head costs $100/month more and removes 6 shortfall minutes; base and head both break their budget: "
         "shortfall in all 8 minutes → 2 minutes against 0 for the 3 h run (30 a week, pro rata); "
         "cost vs the frontier 1.00x the frontier → 1.10x the frontier against 1.05x the frontier."
     )
