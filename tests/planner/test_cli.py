@@ -47,6 +47,7 @@ def prod_with(tmp_path: Path, change) -> Path:
     return path
 
 
+@pytest.mark.slow  # bin/plan's real-process twin in tests/test_gate_command.py: `make test-slow` (docs/testing.md)
 def test_plan_writes_summary_and_plot(tmp_path: Path) -> None:
     result = planner("plan", "dev", "--out", str(tmp_path))
     assert result.exit_code == 0, result.stderr  # dev.yaml as the tuner left it: at its frontier
@@ -122,6 +123,7 @@ def test_exported_reference_week_replays_to_the_same_plan(tmp_path: Path) -> Non
     assert configured in (ROOT / "docs/plan/summary.md").read_text()
 
 
+@pytest.mark.slow  # bin/plan's real-process twin in tests/test_gate_command.py: `make test-slow` (docs/testing.md)
 def test_plan_not_met_exits_1_after_writing_its_files(tmp_path: Path) -> None:
     """CI gates on `make plan`: twice the reference week overwhelms prod's ceiling; the verdict says why."""
     week = tmp_path / "week.csv"
