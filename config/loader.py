@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import codecs
+import copy
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -177,6 +178,7 @@ def read_yaml(path: Path) -> Any:
 
     Aliases and anchors are refused before anything is built: a few hundred bytes of nested
     aliases expand to gigabytes ("billion laughs"), and a settings file has no need for them.
+    Each call returns its own copy: callers may change what they get.
     """
     source = display_path(path)
     try:
@@ -188,23 +190,33 @@ def read_yaml(path: Path) -> Any:
             source, [("(file)", f"is {len(data):,} bytes; a settings file is at most {MAX_FILE_BYTES:,}")]
         )
     text = _decode(data, source)
+    try:
+        return copy.deepcopy(_parse_yaml(text))
+    except _YamlRefused as refused:
+        raise ConfigError(source, [("(file)", str(refused))]) from None
+
+
+class _YamlRefused(Exception):
+    """Text read_yaml refuses; read_yaml names the file."""
+
+
+# Keyed by the text alone (a copy of a file in another directory hits too): a file read again
+# unchanged is not parsed again. The pure-Python parser takes ~40 ms of CPU for prod.yaml (two passes:
+# the alias check, then the load); an ops command reads its environment's file twice (identity, then
+# the whole config), a test process hundreds of times. A refusal raises, so it is never cached.
+@lru_cache(maxsize=32)
+def _parse_yaml(text: str) -> Any:
     yaml = YAML(typ="safe", pure=True)
     try:
         for event in yaml.parse(text):
             if isinstance(event, AliasEvent) or getattr(event, "anchor", None) is not None:
                 where = _line(event.start_mark)
-                raise ConfigError(
-                    source,
-                    [
-                        (
-                            "(file)",
-                            f"{where}YAML anchors and aliases (&name, *name) are not allowed; write the values out",
-                        )
-                    ],
+                raise _YamlRefused(
+                    f"{where}YAML anchors and aliases (&name, *name) are not allowed; write the values out"
                 )
         return yaml.load(text)
     except YAMLError as error:
-        raise ConfigError(source, [("(file)", f"not valid YAML: {_yaml_message(error)}")]) from None
+        raise _YamlRefused(f"not valid YAML: {_yaml_message(error)}") from None
 
 
 def _decode(data: bytes, source: str) -> str:

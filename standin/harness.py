@@ -173,10 +173,17 @@ def start_standin(
     return Process([*argv, *extra], env, workdir / f"{name}.log")
 
 
+# One client for every status poll: httpx.get builds a client, and with it an SSL context that loads
+# certifi's CA bundle (~25 ms of CPU), at each of the hundreds of polls a test run makes. No keep-alive:
+# each poll still opens its own connection, so "nothing accepts the connection" means what it says.
+# httpx's Client "can be shared between threads" (its docstring).
+_POLL_CLIENT = httpx.Client(timeout=2.0, limits=httpx.Limits(max_keepalive_connections=0))
+
+
 def http_status(url: str) -> int | None:
     """Status of a GET, or None when nothing accepts the connection."""
     try:
-        return httpx.get(url, timeout=2.0).status_code
+        return _POLL_CLIENT.get(url).status_code
     except httpx.TransportError:
         return None
 

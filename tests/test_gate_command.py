@@ -5,8 +5,10 @@ failures: GNU make's "Error N" is the only trace of the code)."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
+
+from planner.reference_week import reference_week
+from planner.traffic import write_csv
 
 REPO = Path(__file__).resolve().parents[1]
 GATE = REPO / "bin" / "plan"
@@ -17,9 +19,10 @@ def gate(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_not_met_exits_1_after_writing_its_files(tmp_path: Path) -> None:
-    """Twice the reference week: prod's ceiling fails requests in the peak windows."""
+    """Twice the reference week: prod's ceiling fails requests in the peak windows and the worst hour.
+    (tests/planner/test_cli.py's in-process twin runs in `make test-slow`.)"""
     week = tmp_path / "week.csv"
-    subprocess.run([sys.executable, "-m", "planner", "export-traffic", str(week)], cwd=REPO, check=True)
+    write_csv(reference_week(), week)  # what `python -m planner export-traffic` writes
     header, *rows = week.read_text().splitlines()
     week.write_text("\n".join([header, *(f"{ts},{float(n) * 2:g}" for ts, n in (r.split(",") for r in rows))]))
 
@@ -27,23 +30,31 @@ def test_not_met_exits_1_after_writing_its_files(tmp_path: Path) -> None:
 
     assert result.returncode == 1, result.stderr
     assert "verdict: not met (prod, planning.budget): failed requests in peak windows " in result.stderr
+    assert "failed requests in the worst hour " in result.stderr and "of the worst hour against 1 %" in result.stderr
+    assert "Traceback" not in result.stderr
     assert "### Verdict: not met" in (tmp_path / "summary.md").read_text()
     assert (tmp_path / "plot.png").is_file()
 
 
 def test_met_exits_0(tmp_path: Path) -> None:
-    """dev on its own planning.traffic, as the tuner sized it, meets every figure."""
+    """dev on its own planning.traffic, as the tuner sized it (at its frontier), meets every figure; the
+    summary and plot are written. (tests/planner/test_cli.py's in-process twin runs in `make test-slow`.)"""
     result = gate("dev", "--out", str(tmp_path))
 
     assert result.returncode == 0, result.stderr
-    assert "### Verdict: met" in (tmp_path / "summary.md").read_text()
+    assert result.stdout.startswith("## Capacity plan: dev (reference week × 0.1)")
+    assert "- Margin: holds down to " in result.stdout
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.startswith("## Capacity plan: dev")
+    assert "### Verdict: met" in summary
+    assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_other_traffic_makes_the_frontier_stale(tmp_path: Path) -> None:
     """dev on 6 % of the reference week (its own is 10 %): the frontier was found on other traffic, so the
     cost is not judged until `bin/plan dev --tune` runs on it."""
     week = tmp_path / "week.csv"
-    subprocess.run([sys.executable, "-m", "planner", "export-traffic", str(week)], cwd=REPO, check=True)
+    write_csv(reference_week(), week)  # what `python -m planner export-traffic` writes
     header, *rows = week.read_text().splitlines()
     week.write_text("\n".join([header, *(f"{ts},{float(n) * 0.06:g}" for ts, n in (r.split(",") for r in rows))]))
 

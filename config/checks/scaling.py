@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from functools import lru_cache
 from itertools import islice
 from zoneinfo import ZoneInfo
 
@@ -177,20 +179,39 @@ def _check_window_capacity(where: str, window: ScheduledWindow, scaling: Variant
 
 def _parse_window(where: str, window: ScheduledWindow) -> tuple | list[Problem]:
     """(name, zone, start, end) ready to simulate, or the problems of its time zone, crons and DST."""
+    parsed = _parse_window_text(where, window.timezone, window.start, window.end)
+    if isinstance(parsed, _ParsedWindow):
+        return window.name, parsed.zone, parsed.start, parsed.end
+    return list(parsed)
+
+
+@dataclass(frozen=True)
+class _ParsedWindow:
+    zone: ZoneInfo
+    start: Cron
+    end: Cron
+
+
+# The DST walk and the simulated timeline depend on the windows' text alone, and a process that loads
+# one config many times (an ops command reads it more than once, a test process hundreds of times)
+# computes them once: ~28 ms of the ~34 ms prod's checks take. A value that failed validation
+# (config.sections.INVALID) refuses to be hashed, so the check is skipped as before.
+@lru_cache(maxsize=1024)
+def _parse_window_text(where: str, timezone: str, start: str, end: str) -> _ParsedWindow | tuple[Problem, ...]:
     parsed, problems = {}, []
-    for field, value in (("timezone", window.timezone), ("start", window.start), ("end", window.end)):
+    for field, value in (("timezone", timezone), ("start", start), ("end", end)):
         try:
             parsed[field] = time_zone(value) if field == "timezone" else Cron(value)
         except CronError as error:
             problems.append((f"{where}.{field}", str(error)))
     if problems:
-        return problems
+        return tuple(problems)
     zone = parsed["timezone"]
     for field in ("start", "end"):
         problems += _check_dst(f"{where}.{field}", parsed[field], zone)
     if problems:
-        return problems
-    return window.name, zone, parsed["start"], parsed["end"]
+        return tuple(problems)
+    return _ParsedWindow(zone, parsed["start"], parsed["end"])
 
 
 def _check_dst(where: str, cron: Cron, zone: ZoneInfo) -> list[Problem]:
@@ -217,6 +238,13 @@ def _check_dst(where: str, cron: Cron, zone: ZoneInfo) -> list[Problem]:
 
 def _check_timeline(path: str, windows: list) -> list[Problem]:
     """Simulate the firings: every raise returns before it fires again, no overlaps, no shared instants."""
+    texts = tuple((name, zone.key, start.expression, end.expression) for name, zone, start, end in windows)
+    return list(_simulated_timeline(path, texts))
+
+
+@lru_cache(maxsize=256)
+def _simulated_timeline(path: str, texts: tuple[tuple[str, str, str, str], ...]) -> tuple[Problem, ...]:
+    windows = [(name, time_zone(zone), Cron(start), Cron(end)) for name, zone, start, end in texts]
     spans, problems = list(SIMULATION_STARTS), []
     for name, zone, start, _ in windows:
         first = start.next_firing(zone, datetime.combine(FIRST_DAY, time(), zone))
@@ -225,12 +253,12 @@ def _check_timeline(path: str, windows: list) -> list[Problem]:
         elif not any(_fires_in(start, zone, day) for day in spans):
             spans.append(first.date())
     if problems:
-        return problems
+        return tuple(problems)
     for first_day in spans:
         problems += _check_span(path, windows, first_day)
         if problems:
             break
-    return list(dict.fromkeys(problems))
+    return tuple(dict.fromkeys(problems))
 
 
 def _fires_in(cron: Cron, zone: ZoneInfo, first_day: date) -> bool:

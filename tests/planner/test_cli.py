@@ -1,4 +1,8 @@
-"""`python -m planner` as a user runs it: real processes, files written, exit codes and messages."""
+"""`python -m planner` as a user runs it: files written, exit codes and messages.
+
+The commands run in-process through typer's runner (the CLI's own code path, without a Python start-up
+and imports per run); `test_unknown_environment` and the slow replay run the real `python -m planner`
+process, and tests/test_gate_command.py runs it through `bin/plan` (exit codes 0, 1 and 2)."""
 
 import copy
 import subprocess
@@ -7,14 +11,28 @@ from pathlib import Path
 
 import pytest
 from ruamel.yaml import YAML
+from typer.testing import CliRunner, Result
 
 from config.loader import ENVIRONMENTS_DIR
+from planner.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
 PROD = YAML(typ="safe", pure=True).load((ENVIRONMENTS_DIR / "prod.yaml").read_text())
 
 
-def planner(*args: str) -> subprocess.CompletedProcess:
+@pytest.fixture(autouse=True)
+def _in_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # where a user runs it: relative paths in messages as they would see them
+
+
+def planner(*args: str) -> Result:
+    result = CliRunner().invoke(app, list(args))
+    # Anything but the CLI's own exit would be a traceback in a real run.
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    return result
+
+
+def planner_process(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "planner", *args], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
     )
@@ -29,9 +47,10 @@ def prod_with(tmp_path: Path, change) -> Path:
     return path
 
 
+@pytest.mark.slow  # bin/plan's real-process twin in tests/test_gate_command.py: `make test-slow` (docs/testing.md)
 def test_plan_writes_summary_and_plot(tmp_path: Path) -> None:
     result = planner("plan", "dev", "--out", str(tmp_path))
-    assert result.returncode == 0, result.stderr  # dev.yaml as the tuner left it: at its frontier
+    assert result.exit_code == 0, result.stderr  # dev.yaml as the tuner left it: at its frontier
     assert result.stdout.startswith("## Capacity plan: dev (reference week × 0.1)")
     assert "- Margin: holds down to " in result.stdout
     assert (tmp_path / "summary.md").read_text().startswith("## Capacity plan: dev")
@@ -47,13 +66,13 @@ def test_diff_shows_what_a_bigger_off_peak_floor_costs(tmp_path: Path) -> None:
 
     base = prod_with(tmp_path, off_peak_floor_at_the_max)
     result = planner("diff", "prod", "--base", str(base), "--out", str(tmp_path / "diff.md"))
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.stderr
     assert "head costs" in result.stdout and "/month less" in result.stdout
     assert (tmp_path / "diff.md").read_text() == result.stdout.rstrip("\n") + "\n"
 
 
 def test_unknown_environment(tmp_path: Path) -> None:
-    result = planner("plan", "qa", "--out", str(tmp_path))
+    result = planner_process("plan", "qa", "--out", str(tmp_path))
     assert result.returncode == 2
     assert "error: unknown environment 'qa'; known: dev, prod, staging" in result.stderr
     assert "Traceback" not in result.stderr
@@ -63,7 +82,7 @@ def test_bad_traffic_file_names_the_line(tmp_path: Path) -> None:
     csv = tmp_path / "week.csv"
     csv.write_text("timestamp,requests\n2026-10-29T00:00:00Z,500\n2026-10-29T00:01:00Z,-3\n")
     result = planner("plan", "prod", "--traffic", str(csv), "--out", str(tmp_path))
-    assert result.returncode == 2
+    assert result.exit_code == 2
     assert "line 3: requests must be a non-negative number, got '-3'" in result.stderr
     assert "Traceback" not in result.stderr
 
@@ -75,7 +94,7 @@ def test_instance_type_without_a_capacity_figure(tmp_path: Path) -> None:
         raw["endpoint_instance_quotas"]["ml.g5.2xlarge"] = 226
 
     result = planner("diff", "prod", "--base", str(prod_with(tmp_path, g5_2xlarge)))
-    assert result.returncode == 2
+    assert result.exit_code == 2
     assert (
         "planning.capacity has no entry for ml.g5.2xlarge (variants.primary.fallback_instance_types)" in result.stderr
     )
@@ -88,7 +107,7 @@ def test_invalid_config_lists_its_problems(tmp_path: Path) -> None:
         raw["planning"] = {"provisioning_minutes": -1}
 
     result = planner("diff", "prod", "--base", str(prod_with(tmp_path, bad)))
-    assert result.returncode == 2
+    assert result.exit_code == 2
     assert "autoscaling.primary.schedules[0].timezone: 'JST' is not an IANA time zone name" in result.stderr
     assert "planning.provisioning_minutes: Input should be greater than or equal to 0, got -1" in result.stderr
 
@@ -96,24 +115,25 @@ def test_invalid_config_lists_its_problems(tmp_path: Path) -> None:
 @pytest.mark.slow  # an end-to-end run a cheaper test already covers: `make test-slow` (docs/testing.md)
 def test_exported_reference_week_replays_to_the_same_plan(tmp_path: Path) -> None:
     week = tmp_path / "week.csv"
-    assert planner("export-traffic", str(week)).returncode == 0
-    result = planner("plan", "prod", "--traffic", str(week), "--out", str(tmp_path))
+    assert planner_process("export-traffic", str(week)).returncode == 0
+    result = planner_process("plan", "prod", "--traffic", str(week), "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr  # the same minutes: the same plan, frontier included
     assert result.stdout.startswith("## Capacity plan: prod (week.csv)")
     configured = next(line for line in result.stdout.splitlines() if line.startswith("| Configured"))
     assert configured in (ROOT / "docs/plan/summary.md").read_text()
 
 
+@pytest.mark.slow  # bin/plan's real-process twin in tests/test_gate_command.py: `make test-slow` (docs/testing.md)
 def test_plan_not_met_exits_1_after_writing_its_files(tmp_path: Path) -> None:
     """CI gates on `make plan`: twice the reference week overwhelms prod's ceiling; the verdict says why."""
     week = tmp_path / "week.csv"
-    assert planner("export-traffic", str(week)).returncode == 0
+    assert planner("export-traffic", str(week)).exit_code == 0
     rows = week.read_text().splitlines()
     doubled = [rows[0]] + [f"{ts},{float(n) * 2:g}" for ts, n in (row.split(",") for row in rows[1:])]
     week.write_text("\n".join(doubled) + "\n")
 
     result = planner("plan", "prod", "--traffic", str(week), "--out", str(tmp_path))
-    assert result.returncode == 1, result.stderr
+    assert result.exit_code == 1, result.stderr
     assert "### Verdict: not met" in (tmp_path / "summary.md").read_text()
     assert (tmp_path / "plot.png").is_file()
     assert "verdict: not met (prod, planning.budget): failed requests in peak windows " in result.stderr
@@ -129,7 +149,7 @@ def test_diff_verdict_names_what_breaks_the_budget(tmp_path: Path) -> None:
 
     head = prod_with(tmp_path, high_target)
     result = planner("diff", "prod", "--base", str(ENVIRONMENTS_DIR / "prod.yaml"), "--head", str(head))
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.stderr
     verdict = next(line for line in result.stdout.splitlines() if line.startswith("**Verdict:**"))
     assert "; head breaks its budget: " in verdict
     assert "failed requests in the worst hour 0 % of the worst hour → " in verdict
@@ -141,7 +161,7 @@ def test_unavailable_type_states_the_scenario_and_the_fallback(tmp_path: Path) -
         "plan", "prod", "--unavailable", "ml.g5.xlarge@friday-chapters,ml.g5.xlarge@2026-11-02T08:00Z/2026-11-02T09:00Z",
         "--out", str(tmp_path),
     )  # fmt: skip
-    assert result.returncode in (0, 1), result.stderr  # the verdict decides, as without the option
+    assert result.exit_code in (0, 1), result.stderr  # the verdict decides, as without the option
     assert (
         "Scenario (--unavailable): no new ml.g5.xlarge Fri 2026-10-30 09:00–13:00 UTC (friday-chapters); "
         "no new ml.g5.xlarge Mon 2026-11-02 08:00–09:00 UTC (2026-11-02T08:00Z/2026-11-02T09:00Z); "
@@ -161,6 +181,6 @@ def test_unavailable_bad_values_exit_2_naming_the_value_and_what_is_allowed(tmp_
         ("ml.g5.xlarge@2027-01-01T00:00Z/2027-01-02T00:00Z", "the interval lies outside the traffic"),
     ):  # fmt: skip
         result = planner("plan", "prod", "--unavailable", value, "--out", str(tmp_path))
-        assert result.returncode == 2, (value, result.stderr)
+        assert result.exit_code == 2, (value, result.stderr)
         assert message in result.stderr, (value, result.stderr)
         assert "Traceback" not in result.stderr
