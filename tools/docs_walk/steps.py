@@ -1,0 +1,183 @@
+"""What the walk runs, in order, and which printed commands it does not run (each with why).
+
+Every command line README.md and docs/ print in a shell block or as a transcript's `$ ` line
+(tests/test_docs_commands.py reads them the same way) is either one of the steps' `covers` or a key of
+NOT_WALKED; tests/test_docs_walk_steps.py fails on a command line that is neither, so a command added to the
+docs is walked or says why not. A step's `command` is what runs (in bash, in the walk's tree); `covers` are the
+docs' lines it runs (default: the command itself). Steps that are not in the docs (`setup`) set the scene a
+transcript needs, as a person would (an edit of the config, traffic of a given shape).
+
+A long command (`interrupt`) is also run once before, interrupted with Ctrl-C when `ready` shows in its output
+(or after `interrupt` seconds): it must end with exit status 130, one line of its own (indented lines under it,
+such as shift's resume commands, belong to that line), and no traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The ramp's users: enough for the guard's evidence at the canary's 5 % (100 invocations in the window) and
+# few enough that 100 % fits the canary's max_capacity at the assumed capacity (tests check both from config).
+RAMP_PER_MINUTE = 2000
+CANARY_RELEASE = "v0.2.0"
+
+
+@dataclass(frozen=True)
+class Step:
+    command: str
+    expect: int = 0
+    transcript: str | None = None  # the docs' block it is shown in (tools/docs_walk/transcript.py)
+    shown: str | None = None  # how the transcript shows the command, when not as it runs
+    covers: tuple[str, ...] | None = None  # the docs' command lines it runs; None: (command,)
+    interrupt: float | None = None  # long: also run once and interrupted after this many seconds at most
+    ready: str | None = None  # ... or as soon as this regular expression shows in its output
+    interrupt_only: bool = False  # long and covered elsewhere: only the interrupted run (e.g. `make test`)
+    background: bool = False  # runs beside the following steps until a step `stops` it
+    stops: bool = False  # this step is Ctrl-C to the background command (its interrupt check)
+    exports: bool = False  # `eval "$(...)"`: its export/unset lines apply to the steps after it
+    setup: bool = False  # not a docs command: sets the scene for the next ones
+    timeout: float = 600
+
+    def lines(self) -> tuple[str, ...]:
+        return () if self.setup else (self.covers if self.covers is not None else (self.command,))
+
+
+def _sandbox(arguments: str) -> str:
+    return f".venv/bin/python -m sandbox {arguments}"
+
+
+def _set_canary_image(tag: str) -> str:
+    """The docs' "put the tag into variants[canary].image_tag": one line of the walk's own prod.yaml."""
+    return f"sed -i '/- name: canary/,/image_tag:/ s/image_tag: .*/image_tag: {tag}/' config/environments/prod.yaml"
+
+
+STEPS: tuple[Step, ...] = (
+    # README "Two commands"
+    Step("make synth", interrupt=6),
+    Step("make test", interrupt=40, interrupt_only=True),  # run whole by `make test-timing` (its figures)
+    # The sandbox (README "Try it in the sandbox", docs/operations.md "Try it without AWS")
+    Step(
+        "make -s sandbox", exports=True, transcript="sandbox", covers=('eval "$(make -s sandbox)"', "make -s sandbox")
+    ),
+    Step("bin/ops --help"),
+    Step("bin/ops status prod", transcript="status"),
+    Step("bin/ops status prod --json"),
+    Step(
+        'eval "$(bin/ops --show-completion bash)" && complete -o default -F _ops_completion bin/ops',
+        covers=('eval "$(bin/ops --show-completion bash)"', "complete -o default -F _ops_completion bin/ops"),
+    ),
+    Step("bin/ops smoke prod --variant canary", transcript="smoke"),
+    Step(_sandbox("traffic prod --per-minute 2400"), transcript="first-shift"),
+    Step("bin/ops shift prod --canary-weight 10", transcript="first-shift"),
+    Step("bin/ops shift prod --canary-weight 100 --hold 30m --check-every 0", expect=2, transcript="refusals"),
+    Step(
+        "bin/ops shift prod --canary-weight 100 --step 25 --step 50 --step 75 --hold 30m --dry-run",
+        transcript="dry-run",
+    ),
+    Step(_sandbox("traffic prod --per-minute 12000"), transcript="capacity-refusal"),
+    Step("bin/ops shift prod --canary-weight 100", expect=4, transcript="capacity-refusal"),
+    Step("make sandbox-reset", exports=True),
+    # A release on the canary, ramped, promoted (docs/operations.md "A canary rollout", "After a promotion")
+    Step("bin/ops release-tag prod v0.2.0", transcript="release"),
+    Step("bin/ops release-tag prod v0.2.0", transcript="release"),
+    Step("bin/ops release-tag prod v0.2.1 --source src-1a2b3c", expect=6),
+    Step(_set_canary_image(CANARY_RELEASE), setup=True),
+    Step("bin/ops deploy prod", transcript="canary-deploy", interrupt=60, ready=r"^synthesised|Synthesi|cdk"),
+    Step("bin/ops verify prod", transcript="canary-deploy"),
+    Step(_sandbox(f"traffic prod --per-minute {RAMP_PER_MINUTE} --follow"), background=True, interrupt=0),
+    Step("bin/ops status prod", transcript="ramp"),
+    Step(
+        "bin/ops shift prod --canary-weight 100 --step 25 --step 50 --step 75 --hold 10s --check-every 5s "
+        "--raise-canary-capacity",
+        transcript="ramp",
+    ),
+    Step("bin/ops verify prod --skip-weights", transcript="ramp"),
+    Step("bin/ops promote prod", transcript="promote"),
+    Step("bin/ops deploy prod", transcript="promote"),
+    Step("bin/ops verify prod", expect=3, transcript="promote"),
+    Step("bin/ops shift prod --to-config", transcript="promote"),
+    Step("bin/ops verify prod", transcript="promote"),
+    Step("bin/ops smoke prod"),
+    Step(
+        "bin/ops shift prod --canary-weight 100 --step 25 --step 50 --step 75 --hold 30m",
+        interrupt=120,
+        ready=r"hold 30min after|hold, ",
+        interrupt_only=True,
+        transcript="ctrl-c",
+    ),  # fmt: skip
+    Step(_sandbox(f"traffic prod --per-minute {RAMP_PER_MINUTE} --follow"), stops=True),
+    # A failing canary, refused and rolled back; the primary sized for the traffic (docs/operations.md "Rolling back")
+    Step(_sandbox(f"traffic prod --per-minute {RAMP_PER_MINUTE} --canary-5xx-percent 10"), transcript="rollback"),
+    Step("bin/ops shift prod --canary-weight 50", expect=4, transcript="rollback"),
+    Step("bin/ops rollback prod", transcript="rollback"),
+    Step("bin/ops restore-scaling prod", transcript="rollback"),
+    Step("bin/ops promote prod", transcript="nothing-to-promote"),
+    # Provisioning time and the endpoint's own traffic, from what the sandbox did and recorded
+    Step(_sandbox("quota prod ml.g5.xlarge=20"), transcript="scaling-history"),
+    Step(_sandbox("schedule prod tokyo-friday-release"), transcript="scaling-history"),
+    Step("bin/ops scaling-history prod", transcript="scaling-history"),
+    Step(_sandbox("traffic prod --backfill 2 --per-minute 2400"), transcript="traffic"),
+    Step("bin/ops traffic prod --out week.csv", transcript="traffic", covers=("bin/ops traffic prod --out week.csv",)),
+    Step("bin/ops traffic prod --days 7 --out prod-week.csv"),
+    Step("make plan ENV=prod TRAFFIC=week.csv"),
+    Step("make plan ENV=prod TRAFFIC=prod-week.csv"),
+    # Bedrock Custom Model Import against the sandbox's S3
+    Step(
+        "bin/ops bedrock-import s3://mangaassist-bedrock-import/llama3-domain-v1/ --validate-only",
+        expect=3,
+        transcript="bedrock",
+    ),  # fmt: skip
+    Step("bin/ops bedrock-import s3://mangaassist-bedrock-import/llama3-domain-v1-bf16/ --validate-only"),
+    # docs/capacity.md "In the sandbox"
+    Step(
+        "bin/ops capacity prod --variant canary --allow-production --step-seconds 10 --warmup-seconds 10 "
+        "--start-rpm 100 --max-minutes 2 --max-rpm 200",
+        interrupt=25,
+    ),
+    Step("bin/ops smoke prod --variant canary"),
+    Step(
+        "bin/ops capacity prod --variant canary --allow-production --workload capture --step-seconds 10 "
+        "--max-minutes 2 --max-rpm 200"
+    ),
+    Step("make sandbox-stop", transcript="stopped"),
+    Step("bin/ops status prod", expect=2, transcript="stopped"),
+    # The planner and the review (README "Plan capacity and cost", "Review a change", "CI pipelines")
+    Step("make plan ENV=prod", interrupt=3),
+    Step("bin/plan prod"),
+    Step("make plan-diff ENV=prod BASE=main"),
+    Step('make plan-diff ENV=prod BASE="$BASE_SHA"'),
+    Step(
+        ".venv/bin/python -m tools.deploy_window prod --now 2026-11-27T16:50:00+09:00",
+        expect=4,
+        transcript="deploy-window",
+    ),  # fmt: skip
+    Step(".venv/bin/python -m tools.assumed_capacity prod", expect=4),
+    Step(".venv/bin/python -m tools.assumed_capacity staging"),
+    Step('.venv/bin/python -m tools.changed_environments "$BASE_SHA"'),
+    Step("make review BASE=main", interrupt=10),
+    Step('make review BASE="$BASE_SHA"'),
+    Step(".venv/bin/python -m tools.pull_request_comment --gate prod=1"),
+    Step("bin/plan prod --tune --write-config && bin/plan prod", interrupt=10),
+)
+
+# Printed commands the walk does not run, and why. Everything here needs what no sandbox stands in for.
+_NEEDS_AWS = "needs an AWS account: the sandbox stands in for the APIs `bin/ops` calls, not for CloudFormation"
+_STAGING = "staging's account: the walk's sandbox is prod's (the same commands run against it for prod)"
+NOT_WALKED: dict[str, str] = {
+    "make synth && make test": "both run as steps of their own (make synth; make test interrupted)",
+    "make diff ENV=staging": _NEEDS_AWS,
+    "make deploy ENV=staging": _NEEDS_AWS,
+    "make deploy ENV=prod": _NEEDS_AWS + "; in the sandbox `bin/ops deploy prod` runs its stand-in (walked)",
+    "make deploy ENV=staging APPROVAL=never": _NEEDS_AWS,
+    "make deploy ENV=prod APPROVAL=never": _NEEDS_AWS,
+    "make deploy ENV=prod VARIANTS_CHANGED=1": _NEEDS_AWS,
+    "make deploy ENV=prod SCALING_RELEASED=primary": _NEEDS_AWS + "; `bin/ops deploy` runs it (walked)",
+    "make bootstrap ENV=staging": _NEEDS_AWS,
+    "make deploy-ci-access ENV=staging": _NEEDS_AWS,
+    "make deploy-ci-access ENV=prod": _NEEDS_AWS,
+    "bin/ops verify staging": _STAGING,
+    "bin/ops smoke staging": _STAGING,
+    "bin/ops verify staging && bin/ops smoke staging": _STAGING,
+    "bin/ops capacity staging --variant canary --write-config": _STAGING + "; --write-config is refused in a sandbox",
+    "bin/ops verify prod --skip-weights && bin/ops verify prod": "both walked",
+}
