@@ -11,6 +11,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from config import load_environment
+from tools import doc_figures, test_figures
 from tools.docs_walk import findings, run, transcript
 from tools.docs_walk.steps import STEPS, Step
 from tools.docs_walk.tree import git, make_tree
@@ -40,7 +42,8 @@ def environment(tree: Path, tmp: Path) -> dict[str, str]:
     return env
 
 
-def walk(tree: Path, env: dict[str, str], selected: list[tuple[int, Step]]) -> list[Row]:
+def walk(tree: Path, env: dict[str, str], selected: list[tuple[int, Step]], log: Path | None) -> list[Row]:
+    """Runs the steps in order; with `log`, each run's raw transcript is appended to it as it ends."""
     rows: list[Row] = []
     background: run.Running | None = None
     try:
@@ -66,6 +69,10 @@ def walk(tree: Path, env: dict[str, str], selected: list[tuple[int, Step]]) -> l
                         run.apply_exports(result.output, env)
             for row in rows[already:]:
                 print(_line(row), flush=True)
+                if log is not None:
+                    with log.open("a") as out:
+                        shown = ("(Ctrl-C) " if row.interrupted else "") + row.step.command
+                        out.write(transcript.entry(shown, row.result.output, row.result.exit_status) + "\n\n")
     finally:
         if background is not None:
             run.interrupt(background)
@@ -110,6 +117,26 @@ def transcripts(rows: list[Row], tree: Path, tmp: Path) -> dict[str, str]:
     return {name: transcript.block(name, texts) for name, texts in entries.items()}
 
 
+def stale_figures(generated: dict[str, str]) -> list[str]:
+    """Figures of the checkout's docs that its code and config contradict: the rendered ones (tools/doc_figures.py),
+    the test counts against what pytest collects now, and the transcripts of this walk (or the docs' own)."""
+    found = doc_figures.differences()
+    record = test_figures.load()
+    for target in ("test", "test-slow"):
+        if (now := test_figures.collect(target)) != record["collected"].get(target):
+            found.append(
+                f"make {target}: docs/test-runs.json says {record['collected'].get(target)} tests, pytest collects {now}"
+            )
+    for path in DOCUMENTS:
+        if (embedded := test_figures.embedded(path.read_text())) is not None and embedded != test_figures.block(record):
+            found.append(f"{path.name}: the test figures are not docs/test-runs.json's")
+    blocks = {name: text for path in DOCUMENTS for name, text in transcript.blocks_in(path.read_text()).items()}
+    cfg = load_environment("prod", against_deployed=False)
+    for name, text in (blocks | generated).items():
+        found.extend(doc_figures.transcript_differences(name, text, cfg))
+    return found
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.docs_walk", description=__doc__)
     parser.add_argument("--write", action="store_true", help="put the transcripts into the docs (only a clean walk)")
@@ -127,15 +154,17 @@ def main(argv: list[str]) -> int:
         tree = workspace / "repo" if args.reuse else make_tree(ROOT, workspace)
         tmp = workspace / "tmp"
         print(f"docs walk: {len(numbered)} steps in a fresh copy at {tree}", flush=True)
-        rows = walk(tree, environment(tree, tmp), numbered)
+        log = None
+        if args.out:
+            args.out.mkdir(parents=True, exist_ok=True)
+            log = args.out / "walk.txt"
+            log.write_text("")
+        rows = walk(tree, environment(tree, tmp), numbered, log)
         report = summary(rows)
         print("\n" + report)
         generated = transcripts(rows, tree, tmp)
         if args.out:
-            args.out.mkdir(parents=True, exist_ok=True)
             (args.out / "summary.txt").write_text(report + "\n")
-            raw = "\n\n".join(transcript.entry(r.step.command, r.result.output, r.result.exit_status) for r in rows)
-            (args.out / "walk.txt").write_text(raw + "\n")
             (args.out / "transcripts.md").write_text("\n\n".join(generated.values()) + "\n")
         failed = any(row.problems for row in rows)
         if args.write and not failed:

@@ -51,6 +51,15 @@ def _set_canary_image(tag: str) -> str:
     return f"sed -i '/- name: canary/,/image_tag:/ s/image_tag: .*/image_tag: {tag}/' config/environments/prod.yaml"
 
 
+def _swap_primary_pools() -> str:
+    """The primary preferring its fallback type: its instance_type and fallback_instance_types swapped."""
+    return (
+        "sed -i '/- name: primary/,/- name: canary/ { s/instance_type: ml.g5.xlarge/instance_type: ml.g6.xlarge/; "
+        "s/fallback_instance_types: \\[ml.g6.xlarge\\]/fallback_instance_types: [ml.g5.xlarge]/ }' "
+        "config/environments/prod.yaml"
+    )
+
+
 STEPS: tuple[Step, ...] = (
     # README "Two commands"
     Step("make synth", interrupt=6),
@@ -106,12 +115,18 @@ STEPS: tuple[Step, ...] = (
         transcript="ctrl-c",
     ),  # fmt: skip
     Step(_sandbox(f"traffic prod --per-minute {RAMP_PER_MINUTE} --follow"), stops=True),
-    # A failing canary, refused and rolled back; the primary sized for the traffic (docs/operations.md "Rolling back")
+    # A failing canary, refused and rolled back; the primary sized for the traffic (docs/operations.md "Rolling back"),
+    # in a sandbox started clean: the ramp's error-free minutes would otherwise dilute the canary's 5XX rate
+    Step("make sandbox-reset", exports=True),
     Step(_sandbox(f"traffic prod --per-minute {RAMP_PER_MINUTE} --canary-5xx-percent 10"), transcript="rollback"),
     Step("bin/ops shift prod --canary-weight 50", expect=4, transcript="rollback"),
     Step("bin/ops rollback prod", transcript="rollback"),
     Step("bin/ops restore-scaling prod", transcript="rollback"),
     Step("bin/ops promote prod", transcript="nothing-to-promote"),
+    # A scaled variant's instance type changed: scaling moved aside, deployed, put back (docs/operations.md)
+    Step(_swap_primary_pools(), setup=True),
+    Step("bin/ops deploy prod", transcript="type-change"),
+    Step("bin/ops verify prod", transcript="type-change"),
     # Provisioning time and the endpoint's own traffic, from what the sandbox did and recorded
     Step(_sandbox("quota prod ml.g5.xlarge=20"), transcript="scaling-history"),
     Step(_sandbox("schedule prod tokyo-friday-release"), transcript="scaling-history"),
