@@ -74,9 +74,10 @@ def walk(tree: Path, env: dict[str, str], selected: list[tuple[int, Step]], log:
                         shown = ("(Ctrl-C) " if row.interrupted else "") + row.step.command
                         out.write(transcript.entry(shown, row.result.output, row.result.exit_status) + "\n\n")
     finally:
-        if background is not None:
+        if background is not None and background in run.STARTED:
             run.interrupt(background)
             run.finish(background, timeout=time.monotonic() - background.started + 30)
+        run.stop_all()  # a step the walk's own Ctrl-C interrupted
         if (tree / ".sandbox").is_dir():  # a sandbox the walk left running: stopped, never the user's
             for state in (tree / ".sandbox").glob("*.json"):
                 if "-" not in state.stem:

@@ -9,6 +9,7 @@ sandbox server started in the background is not counted.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -48,6 +49,18 @@ class Running:
         return "".join(self.chunks)
 
 
+# Commands started and not yet finished: the walk, interrupted itself, ends their groups (they are in sessions
+# of their own, so its own Ctrl-C never reached them).
+STARTED: list[Running] = []
+
+
+def stop_all() -> None:
+    for running in list(STARTED):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(running.process.pid, signal.SIGKILL)
+        STARTED.remove(running)
+
+
 def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
@@ -58,6 +71,7 @@ def start(command: str, tree: Path, env: dict[str, str]) -> Running:
         stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_default_sigint,
     )  # fmt: skip
     running = Running(command, process, time.monotonic())
+    STARTED.append(running)
 
     def read() -> None:
         for raw in iter(lambda: process.stdout.read1(65536), b""):  # type: ignore[union-attr]
@@ -83,6 +97,7 @@ def finish(running: Running, timeout: float, interrupted_at: int | None = None) 
             break
         time.sleep(0.05)
     seconds = time.monotonic() - running.started
+    STARTED.remove(running)
     running.process.returncode = os.waitstatus_to_exitcode(status)
     assert running.reader is not None
     running.reader.join(timeout=10)
