@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from config import load_environment
-from tests.test_docs_commands import DOCUMENTS, shell_commands
+from tests.test_docs_commands import DOCUMENTS, ROOT, shell_commands
 from tools import doc_figures, test_figures
 from tools.docs_walk import transcript
 from tools.docs_walk.steps import NOT_WALKED, RAMP_PER_MINUTE, STEPS
@@ -71,7 +71,18 @@ def test_transcripts_show_the_configs_figures(name: str) -> None:
     cfg = load_environment("prod", against_deployed=False)
     bodies = [text for block_name, text in walk_blocks() if block_name == name]
     assert bodies, f"no block {name!r} in the docs"
+    assert "\n$ " in bodies[0], f"block {name!r} is empty: run `make docs`"
     assert doc_figures.transcript_differences(name, bodies[0], cfg) == []
+
+
+def test_the_operations_prose_shows_the_configs_figures() -> None:
+    """The examples quoted in docs/operations.md's prose, outside the generated blocks, by the same checks."""
+    text = (ROOT / "docs" / "operations.md").read_text()
+    prose = transcript.BLOCK.sub("", text)
+    assert (
+        doc_figures.transcript_differences("operations.md", prose, load_environment("prod", against_deployed=False))
+        == []
+    )
 
 
 def test_the_transcript_check_finds_a_stale_figure() -> None:
