@@ -66,9 +66,11 @@ deps: $(VENV)/.installed node_modules/.installed
 # runs inside the synth and fails it on any unacknowledged finding. cfn-lint then checks every
 # template written. It writes to cdk.out/all.new and swaps it in only when the synth succeeded: a broken
 # environment, or Ctrl-C, leaves the last good templates (the sandbox and every ops command read them).
+# tools/quiet_child.py: Ctrl-C ends the CDK CLI and the app under it in one line, no Python or Node traceback.
 synth: deps
 	@rm -rf cdk.out/all.new
-	@$(CDK) synth $(CDK_FLAGS) --quiet -c env=all $(RELEASED_FLAG) -o cdk.out/all.new >/dev/null
+	@$(PY) -m tools.quiet_child "make synth: interrupted; cdk.out/all keeps the last templates" -- \
+		$(CDK) synth $(CDK_FLAGS) --quiet -c env=all $(RELEASED_FLAG) -o cdk.out/all.new >/dev/null
 	@rm -rf cdk.out/all && mv cdk.out/all.new cdk.out/all
 	@echo "synthesised: $$(ls cdk.out/all/*.template.json | xargs -n1 basename | tr '\n' ' ')"
 	@$(MAKE) --no-print-directory cfn-lint

@@ -4,10 +4,13 @@ say; `--write` (`make docs`) puts the rendering in place, the default lists the 
 tests/test_doc_figures.py runs the same check in `make test`.
 
 Rendered here: the README diagram's variants (instance count, type and fallback pools, weight) and its scaling
-line (the policy kinds some environment has, the schedules' zones), the assumed capacity sentence (config,
-config/physics.py, config/calibration.py), staging's first-deploy fleet, the instance-outlier threshold's
-spread. Elsewhere: the quota sentence (tests/test_docs_quotas.py), the alarm table (tools/alarm_table.py), the
-prod plan (`make plan-docs`), test counts and times (tools/test_figures.py), transcripts (tools/docs_walk).
+line (the policy kinds some environment has, the schedules' zones), the assumed capacity (config,
+config/physics.py, config/calibration.py), prod's plan cost and ratios (docs/plan/summary.md, which `make
+plan-docs` writes first), a blue/green deploy's length (config/deploy_window.py), staging's first-deploy fleet,
+the instance-outlier threshold's spread. `transcript_differences` checks the figures the walk's transcripts (and
+operations.md's prose) show against the config. Elsewhere: the quota sentence (tests/test_docs_quotas.py), the
+alarm table (tools/alarm_table.py), the prod plan (`make plan-docs`), test counts and times
+(tools/test_figures.py), the transcripts themselves (tools/docs_walk).
 """
 
 from __future__ import annotations
@@ -118,6 +121,41 @@ def review_deploy_consequence() -> str:
     )
 
 
+PLAN_SUMMARY = (
+    DOCS / "plan" / "summary.md"
+)  # prod's plan, written by `make plan-docs` (tests/planner/test_prod_plan.py)
+
+
+def plan_costs() -> dict[str, str]:
+    """prod's monthly cost and its ratios, as the generated plan states them."""
+    text = PLAN_SUMMARY.read_text()
+    frontier = re.search(r"Cost vs the frontier: \$([\d,]+)/month, ([\d.]+)x .*?against ([\d.]+)x the frontier", text)
+    figures = re.search(r"Cost as figures \(not judged\): ([\d.]+)x the oracle.*?, ([\d.]+)x the causal baseline", text)
+    if not frontier or not figures:
+        raise ValueError(f"{PLAN_SUMMARY}: no cost lines (run `make plan-docs`)")
+    cost, ratio, allowed = frontier.groups()
+    oracle, causal = figures.groups()
+    return {"cost": cost, "ratio": ratio, "allowed": allowed, "oracle": oracle, "causal": causal}
+
+
+def readme_plan_costs() -> str:
+    c = plan_costs()
+    return f"${c['cost']} a month, {c['ratio']}× the frontier, {c['oracle']}× the oracle"
+
+
+def planning_plan_costs() -> str:
+    c = plan_costs()
+    return (
+        f"week costs ${c['cost']} ({c['ratio']}× the frontier, within its {c['allowed']}×), {c['oracle']}× the oracle, "
+        f"{c['causal']}× the causal baseline"
+    )
+
+
+def readme_assumed_rate() -> str:
+    cfg = env("prod")
+    return f"prod at the assumed {cfg.planning.capacity[cfg.variants[0].instance_type].requests_per_minute:,.0f}/min"
+
+
 RULES = (
     Rule("README diagram: primary", README, r"primary +\d+ × [^\n]*?, w\d+", variant_line("primary")),
     Rule("README diagram: canary", README, r"canary +\d+ × [^\n]*?, w\d+", variant_line("canary")),
@@ -139,6 +177,19 @@ RULES = (
         DOCS / "alarms.md",
         r"ml\.\S+ and ml\.\S+ at [\d,]+ and [\d,]+/min: [\d.]+ × [\d.]+ = [\d.]+",
         outlier_spread,
+    ),
+    Rule(
+        "README: prod's plan cost",
+        README,
+        r"\$[\d,]+ a month, [\d.]+× the frontier, [\d.]+× the oracle",
+        readme_plan_costs,
+    ),
+    Rule("README: prod's assumed rate", README, r"prod at the assumed [\d,]+/min", readme_assumed_rate),
+    Rule(
+        "scaling-and-planning.md: prod's plan cost",
+        DOCS / "scaling-and-planning.md",
+        r"week costs \$[\d,]+ \([\d.]+× the frontier, within its [\d.]+×\), [\d.]+× the oracle, [\d.]+× the causal baseline",
+        planning_plan_costs,
     ),
     Rule(
         "reviewing.md: a blue/green deploy's length",

@@ -9,7 +9,8 @@ transcript needs, as a person would (an edit of the config, traffic of a given s
 
 A long command (`interrupt`) is also run once before, interrupted with Ctrl-C when `ready` shows in its output
 (or after `interrupt` seconds): it must end with exit status 130, one line of its own (indented lines under it,
-such as shift's resume commands, belong to that line), and no traceback.
+such as shift's resume commands, belong to that line; GNU make's own "*** [...] Interrupt" report under a make
+target is make's), and no traceback.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class Step:
     stops: bool = False  # this step is Ctrl-C to the background command (its interrupt check)
     exports: bool = False  # `eval "$(...)"`: its export/unset lines apply to the steps after it
     setup: bool = False  # not a docs command: sets the scene for the next ones
+    test_runner: bool = False  # pytest: its interrupted summary is several lines of its own (never a traceback)
     timeout: float = 600
 
     def lines(self) -> tuple[str, ...]:
@@ -67,7 +69,9 @@ def _swap_primary_pools() -> str:
 STEPS: tuple[Step, ...] = (
     # README "Two commands"
     Step("make synth", interrupt=6),
-    Step("make test", interrupt=40, interrupt_only=True),  # run whole by `make test-timing` (its figures)
+    Step(
+        "make test", interrupt=40, interrupt_only=True, test_runner=True
+    ),  # run whole by `make test-timing` (its figures)
     # The sandbox (README "Try it in the sandbox", docs/operations.md "Try it without AWS")
     Step(
         "make -s sandbox", exports=True, transcript="sandbox", covers=('eval "$(make -s sandbox)"', "make -s sandbox")
