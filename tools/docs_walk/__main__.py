@@ -58,6 +58,7 @@ def walk(tree: Path, env: dict[str, str], selected: list[tuple[int, Step]], log:
                 rows.append(Row(number, step, result, True, findings.problems(step, result, interrupted=True)))
             elif step.background:
                 background = run.start(step.command, tree, env)
+                run.wait_for(background, step.ready, step.interrupt or 0)
             else:
                 if step.interrupt is not None:
                     result = run.run_interrupted(step.command, tree, env, step.interrupt, step.ready)

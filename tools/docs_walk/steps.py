@@ -33,7 +33,7 @@ class Step:
     interrupt: float | None = None  # long: also run once and interrupted after this many seconds at most
     ready: str | None = None  # ... or as soon as this regular expression shows in its output
     interrupt_only: bool = False  # long and covered elsewhere: only the interrupted run (e.g. `make test`)
-    background: bool = False  # runs beside the following steps until a step `stops` it
+    background: bool = False  # runs beside the following steps until a step `stops` it (they wait for `ready`)
     stops: bool = False  # this step is Ctrl-C to the background command (its interrupt check)
     exports: bool = False  # `eval "$(...)"`: its export/unset lines apply to the steps after it
     setup: bool = False  # not a docs command: sets the scene for the next ones
@@ -101,7 +101,12 @@ STEPS: tuple[Step, ...] = (
     Step(_set_canary_image(CANARY_RELEASE), setup=True),
     Step("bin/ops deploy prod", transcript="canary-deploy", interrupt=60, ready=r"^synthesised|Synthesi|cdk"),
     Step("bin/ops verify prod", transcript="canary-deploy"),
-    Step(_sandbox(f"traffic prod --per-minute {RAMP_PER_MINUTE} --follow"), background=True, interrupt=0),
+    Step(  # its first minute served, its streams' metrics arrived, before the steps that judge them
+        _sandbox(f"traffic prod --per-minute {RAMP_PER_MINUTE} --follow"),
+        background=True,
+        ready=r"^sandbox traffic, last minute",
+        interrupt=120,
+    ),  # fmt: skip
     Step("bin/ops status prod", transcript="ramp"),
     Step(
         "bin/ops shift prod --canary-weight 100 --step 25 --step 50 --step 75 --hold 10s --check-every 5s "
