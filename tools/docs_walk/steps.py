@@ -123,7 +123,7 @@ STEPS: tuple[Step, ...] = (
     Step(
         "bin/ops shift prod --canary-weight 100 --step 25 --step 50 --step 75 --hold 30m",
         interrupt=120,
-        ready=r"hold 30min after|hold, ",
+        ready=r"✓ canary at 25%",
         interrupt_only=True,
         transcript="ctrl-c",
     ),  # fmt: skip
@@ -135,6 +135,7 @@ STEPS: tuple[Step, ...] = (
     Step("bin/ops shift prod --canary-weight 50", expect=4, transcript="rollback"),
     Step("bin/ops rollback prod", transcript="rollback"),
     Step("bin/ops restore-scaling prod", transcript="rollback"),
+    Step("bin/ops shift prod --to-config", transcript="rollback"),
     Step("bin/ops promote prod", transcript="nothing-to-promote"),
     # A scaled variant's instance type changed: scaling moved aside, deployed, put back (docs/operations.md)
     Step(_swap_primary_pools(), setup=True),
