@@ -98,6 +98,7 @@ STEPS: tuple[Step, ...] = (
     Step("bin/ops release-tag prod v0.2.0", transcript="release"),
     Step("bin/ops release-tag prod v0.2.0", transcript="release"),
     Step("bin/ops release-tag prod v0.2.1 --source src-1a2b3c", expect=6, transcript="release"),
+    Step('cp config/environments/prod.yaml "$TMPDIR/prod.yaml"', setup=True),  # the checked-in config, for later
     Step(_set_canary_image(CANARY_RELEASE), setup=True),
     Step("bin/ops deploy prod", transcript="canary-deploy", interrupt=60, ready=r"^synthesised|Synthesi|cdk"),
     Step("bin/ops verify prod", transcript="canary-deploy"),
@@ -141,6 +142,7 @@ STEPS: tuple[Step, ...] = (
     Step(_swap_primary_pools(), setup=True),
     Step("bin/ops deploy prod", transcript="type-change"),
     Step("bin/ops verify prod", transcript="type-change"),
+    Step('cp "$TMPDIR/prod.yaml" config/environments/prod.yaml', setup=True),  # the experiments undone: plans judge it
     # Provisioning time and the endpoint's own traffic, from what the sandbox did and recorded
     Step(_sandbox("quota prod ml.g5.xlarge=20"), transcript="scaling-history"),
     Step(_sandbox("schedule prod tokyo-friday-release"), transcript="scaling-history"),
