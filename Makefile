@@ -161,9 +161,10 @@ sandbox-stop: deps
 
 # The docs walk (tools/docs_walk): every command README.md and docs/ print, run as printed in a fresh copy of this
 # checkout against a fresh sandbox of its own, each long one also interrupted once; fails on a traceback, raw
-# HTML, an unexpected exit status or a stale figure (tools/doc_figures.py), and prints the summary table.
+# HTML, an unexpected exit status or a stale figure (tools/doc_figures.py), and prints the summary table;
+# docs-walk-out/ keeps it with every command's raw output (walk.txt) and the transcripts it rendered.
 docs-walk: deps
-	$(PY) -m tools.docs_walk
+	$(PY) -m tools.docs_walk --out docs-walk-out
 
 # Every generated figure and transcript of README.md and docs/: the prod plan, the alarm table, the figures
 # rendered from config, the test counts (collected now) and the last measured times (docs/test-runs.json,
@@ -172,7 +173,7 @@ docs: deps plan-docs
 	$(PY) -m tools.alarm_table --write
 	$(PY) -m tools.doc_figures --write
 	$(PY) -m tools.test_figures --collect --write
-	$(PY) -m tools.docs_walk --write
+	$(PY) -m tools.docs_walk --write --out docs-walk-out
 
 # `make test` run once and measured (tests passed, wall and CPU seconds, date, machine, load) into
 # docs/test-runs.json, which `make docs` renders; TIER=test-slow or test-engine measures that tier instead.
