@@ -121,6 +121,18 @@ def review_deploy_consequence() -> str:
     )
 
 
+def step_scaling_users() -> str:
+    """Which environments have step scaling (scaling-and-planning.md says it stays available)."""
+    users = [name for name in known_environments() if any(s.step_scaling for s in env(name).autoscaling.values())]
+    who = f"{', '.join(users)} and" if users else "no environment uses it today,"
+    return f"available (`step_scaling`; {who} the tests use it)"
+
+
+def prod_primary_range() -> str:
+    scaling = env("prod").autoscaling["primary"]
+    return f"{scaling.min_capacity}–{scaling.max_capacity} at its end"
+
+
 PLAN_SUMMARY = (
     DOCS / "plan" / "summary.md"
 )  # prod's plan, written by `make plan-docs` (tests/planner/test_prod_plan.py)
@@ -192,6 +204,18 @@ RULES = (
         planning_plan_costs,
     ),
     Rule(
+        "scaling-and-planning.md: who has step scaling",
+        DOCS / "scaling-and-planning.md",
+        r"available \(`step_scaling`[^)]*\)",
+        step_scaling_users,
+    ),
+    Rule(
+        "scaling-and-planning.md: prod primary's range",
+        DOCS / "scaling-and-planning.md",
+        r"(?<=returns it to\n  )\d+–\d+ at its end",
+        prod_primary_range,
+    ),
+    Rule(
         "reviewing.md: a blue/green deploy's length",
         DOCS / "reviewing.md",
         r"about \d+ min \(green fleet start .*?\(config: [^)]*\)",
@@ -200,9 +224,39 @@ RULES = (
 )
 
 
+WINDOW_ROW = re.compile(r"^\| (?:(\w+): )?([a-z0-9-]+)[^|]*\| [^|]+ \| ([\w/]+) \| (\d+)–(\d+) \|", re.MULTILINE)
+
+
+def window_table_differences() -> list[str]:
+    """scaling-and-planning.md's table of prod's scheduled windows: zone and min–max of each, and none missing."""
+    cfg = env("prod")
+    windows = {(variant, w.name): (w, s) for variant, s in cfg.autoscaling.items() for w in s.schedules}
+    rows = {
+        (m.group(1) or "primary", m.group(2)): m
+        for m in WINDOW_ROW.finditer((DOCS / "scaling-and-planning.md").read_text())
+    }
+    found = [
+        f"scaling-and-planning.md: no row for {variant}'s window {name}"
+        for variant, name in windows
+        if (variant, name) not in rows
+    ]
+    for key, row in rows.items():
+        if key not in windows:
+            found.append(
+                f"scaling-and-planning.md: the window table names {key[0]}'s {key[1]}, which prod does not have"
+            )
+            continue
+        w, scaling = windows[key]
+        wanted = (w.timezone, w.min_capacity, w.max_capacity or scaling.max_capacity)
+        said = (row.group(3), int(row.group(4)), int(row.group(5)))
+        if said != wanted:
+            found.append(f"scaling-and-planning.md: window {key[1]} says {said}, the config {wanted}")
+    return found
+
+
 def differences(rules=RULES) -> list[str]:
     """What each rule's document says against what the config says, for every figure that differs."""
-    found = []
+    found = window_table_differences() if rules is RULES else []
     for rule in rules:
         text = rule.document.read_text()
         matches = rule.found(text)
