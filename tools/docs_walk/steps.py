@@ -207,6 +207,10 @@ NOT_WALKED: dict[str, str] = {
     "make deploy ENV=staging APPROVAL=never": _NEEDS_AWS,
     "make deploy ENV=prod APPROVAL=never": _NEEDS_AWS,
     "make deploy ENV=prod VARIANTS_CHANGED=1": _NEEDS_AWS,
+    # what `bin/ops deploy prod` prints it runs (in the sandbox its stand-in runs instead): in its transcripts
+    "make deploy ENV=prod FORCE_PEAK=1": _NEEDS_AWS + "; `bin/ops deploy prod` prints it (walked)",
+    "make deploy ENV=prod SCALING_RELEASED=primary FORCE_PEAK=1": _NEEDS_AWS
+    + "; `bin/ops deploy prod` prints it (walked)",
     "make bootstrap ENV=staging": _NEEDS_AWS,
     "make deploy-ci-access ENV=staging": _NEEDS_AWS,
     "make deploy-ci-access ENV=prod": _NEEDS_AWS,
