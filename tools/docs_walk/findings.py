@@ -30,7 +30,7 @@ def problems(step: Step, result: Result, interrupted: bool) -> list[str]:
         found.extend(
             _interrupt_problems(result, one_line=not step.test_runner, make_target=step.command.startswith("make "))
         )
-    elif result.exit_status != step.expect:
+    elif result.exit_status not in (step.expect if isinstance(step.expect, tuple) else (step.expect,)):
         found.append(f"exit status {result.exit_status}, expected {step.expect}")
     return found
 
