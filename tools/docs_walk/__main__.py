@@ -168,17 +168,20 @@ def main(argv: list[str]) -> int:
         if args.out:
             (args.out / "summary.txt").write_text(report + "\n")
             (args.out / "transcripts.md").write_text("\n\n".join(generated.values()) + "\n")
-        failed = any(row.problems for row in rows)
-        if args.write and not failed:
-            placed = transcript.write(DOCUMENTS, generated)
-            missing = sorted(set(generated) - set(placed))
-            print(
-                f"transcripts written: {', '.join(sorted(placed))}"
-                + (f"; no place in the docs for {missing}" if missing else "")
-            )
-        elif args.write:
-            print("transcripts NOT written: the walk failed", file=sys.stderr)
-        return 1 if failed else 0
+        failing = {row.step.transcript for row in rows if row.problems}
+        if args.write:  # a block is written only when every step that makes it passed
+            written = {name: text for name, text in generated.items() if name not in failing}
+            placed = transcript.write(DOCUMENTS, written)
+            print(f"transcripts written: {', '.join(sorted(placed)) or 'none'}")
+            if unplaced := sorted(set(written) - set(placed)):
+                print(f"no place in the docs for the transcripts {unplaced}", file=sys.stderr)
+            if held := sorted(set(generated) & failing):
+                print(f"transcripts NOT written (a step failed): {', '.join(held)}", file=sys.stderr)
+        stale = [] if args.steps else stale_figures({} if args.write else generated)
+        for problem in stale:
+            print(f"stale figure: {problem}")
+        print("stale figures: not checked (--steps)" if args.steps else f"stale figures: {len(stale)}")
+        return 1 if any(row.problems for row in rows) or stale else 0
     except KeyboardInterrupt:
         print("docs walk: interrupted; its sandbox stopped", file=sys.stderr)
         return 130
