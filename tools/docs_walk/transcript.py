@@ -20,11 +20,10 @@ BLOCK = re.compile(
 )
 
 
-def _same_width(replacement: str):
-    def replace(match: re.Match[str]) -> str:
-        return replacement.ljust(len(match.group(0)))
-
-    return replace
+def _latency(match: re.Match[str]) -> str:
+    """A measured latency; a limit (`+50 ms`) stays. In a table column (two spaces after it) the mask keeps
+    the width, so the columns stay aligned."""
+    return "N ms".ljust(len(match.group(0))) if match.group(2) else "N ms"
 
 
 def normalise(text: str, tree: Path, tmp: Path) -> str:
@@ -33,7 +32,7 @@ def normalise(text: str, tree: Path, tmp: Path) -> str:
     text = re.sub(r"\b\d{8}T\d{6}Z\b", "YYYYMMDDThhmmssZ", text)
     text = re.sub(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([+-]\d{2}:?\d{2}|Z)?", _datetime, text)
     text = re.sub(r"\b\d{4}-\d{2}-\d{2}\b", "YYYY-MM-DD", text)
-    text = re.sub(r"\b\d+(\.\d+)? ms\b", _same_width("N ms"), text)
+    text = re.sub(r"(?<![+\d.])\d+(\.\d+)? ms\b(?=(  +)?)", _latency, text)
     return "\n".join(line.rstrip() for line in text.splitlines())
 
 
