@@ -138,15 +138,18 @@ STEPS: tuple[Step, ...] = (
     Step("bin/ops restore-scaling prod", transcript="rollback"),
     Step("bin/ops shift prod --to-config", expect=4, transcript="rollback"),  # not while its 5XX are in the window
     Step("bin/ops promote prod", transcript="nothing-to-promote"),
+    # Provisioning time from what the sandbox's scaling recorded: a window's raise, then one over the quotas
+    Step(_sandbox("schedule prod tokyo-evening-peak"), transcript="scaling-history"),
+    Step(_sandbox("quota prod ml.g5.xlarge=30"), transcript="scaling-history"),
+    Step(_sandbox("quota prod ml.g6.xlarge=30"), transcript="scaling-history"),
+    Step(_sandbox("schedule prod tokyo-friday-release"), transcript="scaling-history"),
+    Step("bin/ops scaling-history prod", transcript="scaling-history"),
     # A scaled variant's instance type changed: scaling moved aside, deployed, put back (docs/operations.md)
     Step(_swap_primary_pools(), setup=True),
     Step("bin/ops deploy prod", transcript="type-change"),
     Step("bin/ops verify prod --skip-weights", transcript="type-change"),  # the canary still at 0 % after the rollback
     Step('cp "$TMPDIR/prod.yaml" config/environments/prod.yaml', setup=True),  # the experiments undone: plans judge it
-    # Provisioning time and the endpoint's own traffic, from what the sandbox did and recorded
-    Step(_sandbox("quota prod ml.g5.xlarge=20"), transcript="scaling-history"),
-    Step(_sandbox("schedule prod tokyo-friday-release"), transcript="scaling-history"),
-    Step("bin/ops scaling-history prod", transcript="scaling-history"),
+    # The endpoint's own traffic, from minutes the sandbox backfilled
     Step(_sandbox("traffic prod --backfill 2 --per-minute 2400"), transcript="traffic"),
     Step("bin/ops traffic prod --days 1 --out week.csv", transcript="traffic"),
     Step("make plan ENV=prod TRAFFIC=week.csv"),

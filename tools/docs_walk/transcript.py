@@ -3,7 +3,8 @@ that regenerating on unchanged code changes nothing but what the run measured.
 
 Normalised: the walk's temporary paths (its tree reads `.`, its TMPDIR `/tmp`, as for a user), the sandbox's
 ports (`<port>`), dates and the stamps built from them (`YYYY-MM-DD hh:mm`, `YYYYMMDDThhmmssZ`), latencies
-(`N ms`, padded to the width they had so tables stay aligned). Times of day alone (a schedule's 17:45 there) stay.
+(`N ms`, padded to the width they had in a table), clock times in UTC. A schedule's times of day (17:45 there =
+09:45 CET here) stay.
 A block lives in a document between `<!-- walk: NAME ... -->` and `<!-- end of walk: NAME -->`.
 """
 
@@ -32,6 +33,7 @@ def normalise(text: str, tree: Path, tmp: Path) -> str:
     text = re.sub(r"\b\d{8}T\d{6}Z\b", "YYYYMMDDThhmmssZ", text)
     text = re.sub(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([+-]\d{2}:?\d{2}|Z)?", _datetime, text)
     text = re.sub(r"\b\d{4}-\d{2}-\d{2}\b", "YYYY-MM-DD", text)
+    text = re.sub(r"\b\d{2}:\d{2} UTC\b", "hh:mm UTC", text)  # a clock time (schedules show "there" and "here")
     text = re.sub(r"(?<![+\d.])\d+(\.\d+)? ms\b(?=(  +)?)", _latency, text)
     return "\n".join(line.rstrip() for line in text.splitlines())
 
