@@ -168,7 +168,9 @@ def main(argv: list[str]) -> int:
         if args.out:
             (args.out / "summary.txt").write_text(report + "\n")
             (args.out / "transcripts.md").write_text("\n\n".join(generated.values()) + "\n")
-        failing = {row.step.transcript for row in rows if row.problems}
+        # the runs a transcript shows: a step's whole run (its Ctrl-C run is a check of its own) or, for a long
+        # command only interrupted, that run
+        failing = {r.step.transcript for r in rows if r.problems and (r.step.interrupt_only or not r.interrupted)}
         if args.write:  # a block is written only when every step that makes it passed
             written = {name: text for name, text in generated.items() if name not in failing}
             placed = transcript.write(DOCUMENTS, written)
