@@ -32,7 +32,7 @@ def normalise(text: str, tree: Path, tmp: Path) -> str:
     text = re.sub(r"(127\.0\.0\.1|localhost):\d+", r"\1:<port>", text)
     text = re.sub(r"\b\d{8}T\d{6}Z\b", "YYYYMMDDThhmmssZ", text)
     text = re.sub(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([+-]\d{2}:?\d{2}|Z)?", _datetime, text)
-    text = re.sub(r"\b\d{4}-\d{2}-\d{2}\b", "YYYY-MM-DD", text)
+    text = re.sub(r"(?<![/\w-])\d{4}-\d{2}-\d{2}(?![\w/-])", "YYYY-MM-DD", text)  # not a date in a path or name
     text = re.sub(r"\b\d{2}:\d{2} UTC\b", "hh:mm UTC", text)  # a clock time (schedules show "there" and "here")
     text = re.sub(r"(?<![+\d.])\d+(\.\d+)? ms\b(?=(  +)?)", _latency, text)
     return "\n".join(line.rstrip() for line in text.splitlines())
