@@ -114,7 +114,8 @@ def transcripts(rows: list[Row], tree: Path, tmp: Path) -> dict[str, str]:
             cut = len(output) - len(row.result.interrupted_output)
             output = output[:cut].rstrip("\n") + "\n^C\n" + output[cut:].lstrip("\n")
         shown = row.step.shown or row.step.command
-        text = transcript.entry(shown, transcript.normalise(output, tree, tmp), row.result.exit_status)
+        normalised = transcript.normalise(output, tree, tmp, clock=row.step.clock)
+        text = transcript.entry(shown, normalised, row.result.exit_status)
         entries.setdefault(row.step.transcript, []).append(text)
     return {name: transcript.block(name, texts) for name, texts in entries.items()}
 

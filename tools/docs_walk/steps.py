@@ -37,6 +37,7 @@ class Step:
     stops: bool = False  # this step is Ctrl-C to the background command (its interrupt check)
     exports: bool = False  # `eval "$(...)"`: its export/unset lines apply to the steps after it
     setup: bool = False  # not a docs command: sets the scene for the next ones
+    clock: bool = True  # its output shows the clock (dates and times masked in the transcript); False: fixed times
     test_runner: bool = False  # pytest: its interrupted summary is several lines of its own (never a traceback)
     timeout: float = 600
 
@@ -138,7 +139,8 @@ STEPS: tuple[Step, ...] = (
     Step("bin/ops restore-scaling prod", transcript="rollback"),
     Step("bin/ops shift prod --to-config", expect=4, transcript="rollback"),  # not while its 5XX are in the window
     Step("bin/ops promote prod", transcript="nothing-to-promote"),
-    # Provisioning time from what the sandbox's scaling recorded: a window's raise, then one over the quotas
+    # Provisioning time from what the sandbox's scaling recorded: a window's scale-in, a raise, one over the quotas
+    Step(_sandbox("schedule prod tokyo-off-peak"), transcript="scaling-history"),  # 16 after the rollback: in to 10
     Step(_sandbox("schedule prod tokyo-evening-peak"), transcript="scaling-history"),
     Step(_sandbox("quota prod ml.g5.xlarge=30"), transcript="scaling-history"),
     Step(_sandbox("quota prod ml.g6.xlarge=30"), transcript="scaling-history"),
@@ -188,10 +190,11 @@ STEPS: tuple[Step, ...] = (
     Step("bin/plan prod"),
     Step("make plan-diff ENV=prod BASE=main"),
     Step('make plan-diff ENV=prod BASE="$BASE_SHA"'),
-    Step(
+    Step(  # at a fixed time: its dates are the transcript's, not the clock's
         ".venv/bin/python -m tools.deploy_window prod --now 2026-11-27T16:50:00+09:00",
         expect=4,
         transcript="deploy-window",
+        clock=False,
     ),  # fmt: skip
     Step(".venv/bin/python -m tools.assumed_capacity prod", expect=4),
     Step(".venv/bin/python -m tools.assumed_capacity staging"),

@@ -27,14 +27,17 @@ def _latency(match: re.Match[str]) -> str:
     return "N ms".ljust(len(match.group(0))) if match.group(2) else "N ms"
 
 
-def normalise(text: str, tree: Path, tmp: Path) -> str:
+def normalise(text: str, tree: Path, tmp: Path, clock: bool = True) -> str:
+    """`clock=False`: a command given its time (`--now`) keeps its dates and times."""
     text = text.replace(str(tmp), "/tmp").replace(f"{tree}/", "").replace(str(tree), ".")
     text = re.sub(r"(127\.0\.0\.1|localhost):\d+", r"\1:<port>", text)
+    text = re.sub(r"(?<![+\d.])\d+(\.\d+)? ms\b(?=(  +)?)", _latency, text)
+    if not clock:
+        return "\n".join(line.rstrip() for line in text.splitlines())
     text = re.sub(r"\b\d{8}T\d{6}Z\b", "YYYYMMDDThhmmssZ", text)
     text = re.sub(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([+-]\d{2}:?\d{2}|Z)?", _datetime, text)
     text = re.sub(r"(?<![/\w-])\d{4}-\d{2}-\d{2}(?![\w/-])", "YYYY-MM-DD", text)  # not a date in a path or name
     text = re.sub(r"\b\d{2}:\d{2} UTC\b", "hh:mm UTC", text)  # a clock time (schedules show "there" and "here")
-    text = re.sub(r"(?<![+\d.])\d+(\.\d+)? ms\b(?=(  +)?)", _latency, text)
     return "\n".join(line.rstrip() for line in text.splitlines())
 
 
