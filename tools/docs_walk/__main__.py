@@ -21,7 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # As a new user's shell: no AWS or sandbox variables, no activated virtualenv; a clock other than UTC, so the
 # transcripts show times "on your clock"; output as wide as the status lines are written for.
-DROPPED = ("AWS_", "MANGAASSIST_", "VIRTUAL_ENV", "PYTHON")
+# make's own variables too: run from `make docs`, they would make every make in the walk a sub-make ("make[1]:
+# Entering directory").
+DROPPED = ("AWS_", "MANGAASSIST_", "VIRTUAL_ENV", "PYTHON", "MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES")
 WALK_ENV = {"TZ": "Europe/Berlin", "COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1"}
 
 
@@ -144,14 +146,16 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.docs_walk", description=__doc__)
     parser.add_argument("--write", action="store_true", help="put the transcripts into the docs (only a clean walk)")
     parser.add_argument("--keep", action="store_true", help="keep the walk's tree and print where it is")
-    parser.add_argument("--steps", help="FIRST-LAST: only these steps (numbers in the summary), to work on the walk")
+    parser.add_argument(
+        "--steps", help="N,FIRST-LAST,...: only these steps (numbers in the summary), to work on the walk"
+    )
     parser.add_argument("--reuse", type=Path, help="a workspace --keep left (its tree as it is), to work on the walk")
     parser.add_argument("--out", type=Path, help="also write the summary and the raw transcripts to this folder")
     args = parser.parse_args(argv)
     numbered = list(enumerate(STEPS, start=1))
-    if args.steps:
-        first, _, last = args.steps.partition("-")
-        numbered = [(n, s) for n, s in numbered if int(first) <= n <= int(last or first)]
+    if args.steps:  # "3,63-64": the sandbox started, then the steps that stop it
+        ranges = [part.partition("-") for part in args.steps.split(",")]
+        numbered = [(n, s) for n, s in numbered if any(int(a) <= n <= int(b or a) for a, _, b in ranges)]
     workspace = args.reuse or Path(tempfile.mkdtemp(prefix="docs-walk-"))
     try:
         tree = workspace / "repo" if args.reuse else make_tree(ROOT, workspace)
