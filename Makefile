@@ -26,11 +26,11 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export JSII_NODE := $(CURDIR)/$(VENV)/bin/node
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help deps synth cfn-lint diff deploy deploy-image deploy-ci-access bootstrap pin-base-image test test-slow lint ops sandbox sandbox-reset sandbox-stop plan plan-diff plan-docs bench clean review test-engine
+.PHONY: help deps synth cfn-lint diff deploy deploy-image deploy-ci-access bootstrap pin-base-image test test-slow lint ops sandbox sandbox-reset sandbox-stop plan plan-diff plan-docs bench clean review test-engine docs docs-walk test-timing
 
 help:
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
-	@echo "make test             every test but the long end-to-end runs (~4-5 min here)"
+	@echo "make test             every test but the long end-to-end runs (count and time: docs/testing.md)"
 	@echo "make test-slow        the long end-to-end runs (sandbox, capacity sweep, real reviews, docs/testing.md)"
 	@echo "make test-engine      the serving layer against the real vLLM engine (CPU build, tiny model)"
 	@echo "make lint             ruff, hadolint, shellcheck"
@@ -47,6 +47,9 @@ help:
 	@echo "  UNAVAILABLE=ml.g5.xlarge@friday-chapters   the same with a type that cannot be provisioned"
 	@echo "make plan-diff ENV=prod BASE=main   cost and shortfall of this config vs BASE's"
 	@echo "make bench            serving-layer benchmark against the stand-in engine (~10 min)"
+	@echo "make docs             regenerate every figure and transcript in README.md and docs/ (runs make docs-walk)"
+	@echo "make docs-walk        run every command the docs print in a fresh copy and sandbox; fail on a traceback,"
+	@echo "                      raw HTML, an unexpected exit status or a stale figure"
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -63,9 +66,11 @@ deps: $(VENV)/.installed node_modules/.installed
 # runs inside the synth and fails it on any unacknowledged finding. cfn-lint then checks every
 # template written. It writes to cdk.out/all.new and swaps it in only when the synth succeeded: a broken
 # environment, or Ctrl-C, leaves the last good templates (the sandbox and every ops command read them).
+# tools/quiet_child.py: Ctrl-C ends the CDK CLI and the app under it in one line, no Python or Node traceback.
 synth: deps
 	@rm -rf cdk.out/all.new
-	@$(CDK) synth $(CDK_FLAGS) --quiet -c env=all $(RELEASED_FLAG) -o cdk.out/all.new >/dev/null
+	@$(PY) -m tools.quiet_child "make synth: interrupted; cdk.out/all keeps the last templates" -- \
+		$(CDK) synth $(CDK_FLAGS) --quiet -c env=all $(RELEASED_FLAG) -o cdk.out/all.new >/dev/null
 	@rm -rf cdk.out/all && mv cdk.out/all.new cdk.out/all
 	@echo "synthesised: $$(ls cdk.out/all/*.template.json | xargs -n1 basename | tr '\n' ' ')"
 	@$(MAKE) --no-print-directory cfn-lint
@@ -153,6 +158,28 @@ sandbox-reset:
 
 sandbox-stop: deps
 	@$(PY) -m sandbox stop $(SANDBOX_ENV)
+
+# The docs walk (tools/docs_walk): every command README.md and docs/ print, run as printed in a fresh copy of this
+# checkout against a fresh sandbox of its own, each long one also interrupted once; fails on a traceback, raw
+# HTML, an unexpected exit status or a stale figure (tools/doc_figures.py), and prints the summary table;
+# docs-walk-out/ keeps it with every command's raw output (walk.txt) and the transcripts it rendered.
+docs-walk: deps
+	$(PY) -m tools.docs_walk --out docs-walk-out
+
+# Every generated figure and transcript of README.md and docs/: the prod plan, the alarm table, the figures
+# rendered from config, the test counts (collected now) and the last measured times (docs/test-runs.json,
+# `make test-timing`), then the walk's transcripts (written only when the walk is clean).
+docs: deps plan-docs
+	$(PY) -m tools.alarm_table --write
+	$(PY) -m tools.doc_figures --write
+	$(PY) -m tools.test_figures --collect --write
+	$(PY) -m tools.docs_walk --write --out docs-walk-out
+
+# `make test` run once and measured (tests passed, wall and CPU seconds, date, machine, load) into
+# docs/test-runs.json, which `make docs` renders; TIER=test-slow or test-engine measures that tier instead.
+TIER ?= test
+test-timing: deps
+	$(PY) -m tools.test_figures --measure $(TIER) --write
 
 # Capacity planner (python -m planner --help). TRAFFIC=file.csv replays your own per-minute counts.
 TRAFFIC_FLAG := $(if $(TRAFFIC),--traffic $(TRAFFIC))

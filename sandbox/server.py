@@ -66,7 +66,11 @@ class State:
         return boto3.Session(region_name=self.region, **CREDENTIALS)
 
     def save(self, path: Path) -> None:
-        path.write_text(json.dumps(asdict(self), indent=2) + "\n")
+        """Whole or not at all: `start` reads the file as soon as it exists (written, then renamed into place;
+        a reader of a half-written file failed `make sandbox-reset` with a JSONDecodeError, found by the docs walk)."""
+        partial = path.with_name(f".{path.name}.partial")
+        partial.write_text(json.dumps(asdict(self), indent=2) + "\n")
+        partial.replace(path)
 
     @classmethod
     def load(cls, path: Path) -> State:
