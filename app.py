@@ -16,8 +16,6 @@ import aws_cdk as cdk
 
 from config import ConfigError, known_environments, load_catalog, load_environment
 from config.checks.capacity import measured_capacity_warnings
-from stacks.ci_access_stack import build_ci_access
-from stacks.environment import add_compliance_checks, build_environment
 
 # What a synth writes into the cloud assembly directory; removed when the synth is refused.
 ASSEMBLY_FILES = ("*.template.json", "*.assets.json", "manifest.json", "tree.json")
@@ -58,6 +56,11 @@ def synthesise(app: cdk.App, env_name: str) -> int:
     for cfg in configs:  # a measured capacity that may no longer fit: said, never refused
         for warning in measured_capacity_warnings(cfg, load_catalog()):
             print(f"warning: {warning}", file=sys.stderr)
+    # Imported once the configs are valid: the construct tree's modules take ~1.2 s of CPU to import,
+    # which a refused config (the common mistake) need not wait for.
+    from stacks.ci_access_stack import build_ci_access
+    from stacks.environment import add_compliance_checks, build_environment
+
     for cfg in configs:
         _, serving = build_environment(app, cfg, guarded=not variants_changed)
         build_ci_access(app, cfg, serving)  # with a `ci` section only (docs/deploying.md "CI pipelines")
