@@ -1,5 +1,8 @@
 """Every test runs Node from the pinned toolchain (config/toolchain.py), also when pytest is started
-without make: set before any test module imports aws_cdk."""
+without make, and synthesises as app.py does, without aws-cdk-lib's built-in CloudFormation validation
+(cfn-lint is the template validator; see app.py): both set before any test module imports aws_cdk."""
+
+import os
 
 import pytest
 
@@ -7,6 +10,9 @@ from config.toolchain import use_pinned_node
 from tests import shared_synthesis
 
 use_pinned_node()
+# What app.py's `cdk.App(builtin_cloud_formation_validation=False)` does, for every App a test builds
+# (aws-cdk-lib: "Set CDK_VALIDATION=false in your environment"); read by jsii's Node process at its start.
+os.environ["CDK_VALIDATION"] = "false"
 
 
 @pytest.fixture(scope="session", autouse=True)
