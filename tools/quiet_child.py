@@ -1,6 +1,6 @@
 """`python -m tools.quiet_child MESSAGE -- COMMAND...`: runs COMMAND (`make synth`'s CDK CLI); Ctrl-C stops it and
 everything under it (the CLI, the Python app, jsii's Node) without a traceback from any of them, prints MESSAGE as
-one line and exits 130 (ops/child_process.py says how). Stopped by its own parent instead (SIGTERM: `bin/ops
+one line and exits 130 (ops/operations/child_process.py says how). Stopped by its own parent instead (SIGTERM: `bin/ops
 deploy` interrupted), it stops COMMAND the same way and says nothing: the interrupted program says it, once."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
-from ops.child_process import ParentStopped, run_child
+from ops.operations.child_process import ParentStopped, run_child
 
 
 def main(argv: list[str]) -> int:
