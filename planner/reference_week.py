@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
+from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 from zoneinfo import ZoneInfo
@@ -174,7 +175,15 @@ class _Surge:
 def reference_week(path: Path = REFERENCE_WEEK) -> TrafficProfile:
     """Build the minute series the YAML describes. Same file, same series."""
     path = Path(path)
-    week = _load(path)
+    name = "reference week" if path.resolve() == REFERENCE_WEEK else path.name
+    return _built(path, name, _read_text(path))
+
+
+# A profile is immutable (frozen, tuples) and a pure function of the file's text, and building it takes
+# ~70 ms of CPU: a process that plans, tunes or reviews several times builds each text once.
+@lru_cache(maxsize=8)
+def _built(path: Path, name: str, text: str) -> TrafficProfile:
+    week = _load(path, text)
     series = _audience_series(week)
     events = []
     surges = _release_surges(week, week.first_minute, week.end) + [_spike_surge(spike) for spike in week.spikes]
@@ -183,7 +192,6 @@ def reference_week(path: Path = REFERENCE_WEEK) -> TrafficProfile:
         if event is not None:
             events.append(event)
     _add_noise(series, week.noise.seed, week.noise.percent)
-    name = "reference week" if path.resolve() == REFERENCE_WEEK else path.name
     events.sort(key=lambda e: (e.start_minute, e.name))
     peaks = _peaks(week, week.first_minute, len(series))
     return TrafficProfile(name, week.first_minute, tuple(series), tuple(events), peaks, _zones(week))
@@ -224,8 +232,8 @@ def _peaks(week: Week, first: datetime, minutes: int) -> tuple[TrafficEvent, ...
     return tuple(sorted(peaks, key=lambda p: (p.start_minute, p.name)))
 
 
-def _load(path: Path) -> Week:
-    raw = _read_yaml(path)
+def _load(path: Path, text: str | None = None) -> Week:
+    raw = _parse_yaml(path, _read_text(path) if text is None else text)
     try:
         week = Week.model_validate(raw)
     except ValidationError as error:
@@ -238,11 +246,16 @@ def _load(path: Path) -> Week:
     return week
 
 
-def _read_yaml(path: Path) -> Any:
+def _read_text(path: Path) -> str:
     try:
-        return YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+        return path.read_text(encoding="utf-8")
     except OSError as error:
         raise TrafficError(f"{path}: cannot read: {error.strerror}") from None
+
+
+def _parse_yaml(path: Path, text: str) -> Any:
+    try:
+        return YAML(typ="safe", pure=True).load(text)
     except YAMLError as error:
         raise TrafficError(f"{path.name}: not valid YAML: {' '.join(str(error).split())}") from None
 

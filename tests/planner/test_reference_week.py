@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from ruamel.yaml import YAML
 
+import planner.reference_week
 from planner.reference_week import REFERENCE_WEEK, reference_week
 from planner.traffic import TrafficError, TrafficProfile
 
@@ -67,7 +68,16 @@ def test_reference_week_is_seven_days_from_thursday_midnight_tokyo(week):
 
 
 def test_reference_week_is_deterministic(week):
+    planner.reference_week._built.cache_clear()  # built again, not the profile kept for this process
     assert reference_week() == week
+
+
+def test_an_edited_file_is_built_again(tmp_path, week):
+    path = tmp_path / "week.yaml"
+    path.write_text(REFERENCE_WEEK.read_text())
+    assert reference_week(path).requests_per_minute == week.requests_per_minute
+    edited = edited_week(tmp_path, "seed: ", "seed: 1")  # the same file, another noise seed
+    assert edited == path and reference_week(path).requests_per_minute != week.requests_per_minute
 
 
 def test_noise_changes_with_the_seed(tmp_path, week):
