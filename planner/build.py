@@ -28,7 +28,7 @@ from planner.autoscaling import (
 from planner.baselines import causal, oracle, static_for_peak
 from planner.calendar import peak_minutes, scheduled_actions
 from planner.fleet import Pool, VariantModel
-from planner.frontier import frontier_of
+from planner.frontier import FrontierStanding, frontier_of
 from planner.margin import margin_of
 from planner.outages import Outage, availability, describe
 from planner.results import Plan, Scenario
@@ -83,29 +83,46 @@ def build_plan(
         budget=cfg.planning.budget,
         warnings=measured_capacity_warnings(cfg, catalog) + ceiling_warnings(cfg, configured, demand),
         outages=describe(list(outages), start, {v.name: v.instance_types for v in cfg.variants}) if outages else "",
+        traffic_file=traffic.source,
     )
-    plan.frontier_cost, plan.frontier_stale = frontier_of(cfg, catalog, traffic)
+    frontier = frontier_of(cfg, catalog, traffic)  # once: the checks below replay the same traffic
+    judged_against(plan, frontier)
     totals(plan, scenarios, cfg, catalog, scheduled)
     error = cfg.planning.budget.capacity_error_percent / 100
-    plan.at_capacity_error = checks_at(cfg, catalog, traffic, outages, 1 - error, cfg.planning.provisioning_minutes)
+    provisioning = cfg.planning.provisioning_minutes
+    plan.at_capacity_error = checks_at(cfg, catalog, traffic, outages, 1 - error, provisioning, frontier)
     if with_margin:
         rates = {t: c.requests_per_minute for t, c in cfg.planning.capacity.items() if t in _types(cfg)}
+        checks = judge(plan).checks
         plan.margin = margin_of(
-            {check.name for check in judge(plan).checks if check.passed},
-            cfg.planning.provisioning_minutes,
+            {check.name for check in checks if check.passed and not check.not_judged},
+            provisioning,
             rates,
-            lambda factor, minutes: checks_at(cfg, catalog, traffic, outages, factor, minutes),
+            lambda factor, minutes: checks_at(cfg, catalog, traffic, outages, factor, minutes, frontier),
+            not_judged={check.name for check in checks if check.not_judged},
         )
-        plan.at_seeds_provisioning = at_seeds_provisioning(cfg, catalog, traffic, outages)
+        plan.at_seeds_provisioning = at_seeds_provisioning(cfg, catalog, traffic, outages, frontier)
     return plan
 
 
-def at_seeds_provisioning(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile, outages) -> str:
+def judged_against(plan: Plan, frontier: FrontierStanding) -> None:
+    """What the plan's cost check judges against (planner.verdict)."""
+    plan.frontier_cost, plan.frontier_stale, plan.frontier_found_on = (
+        frontier.monthly_cost_usd,
+        frontier.stale,
+        frontier.found_on,
+    )
+
+
+def at_seeds_provisioning(
+    cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile, outages, frontier: FrontierStanding
+) -> str:
     """The verdict's checks again with the seeds' 8 min provisioning, in one line."""
-    held = checks_at(cfg, catalog, traffic, outages, 1.0, SEEDS_PROVISIONING_MINUTES)
+    held = checks_at(cfg, catalog, traffic, outages, 1.0, SEEDS_PROVISIONING_MINUTES, frontier)
     missed = [CHECK_NAMES[name] for name in CHECK_NAMES if name not in held]
+    met = "every check met" + (" (cost not judged: supplied traffic)" if frontier.found_on else "")
     return f"with the seeds' {SEEDS_PROVISIONING_MINUTES} min provisioning: " + (
-        "every check met" if not missed else f"not met: {', '.join(missed)}"
+        met if not missed else f"not met: {', '.join(missed)}"
     )
 
 
@@ -152,9 +169,11 @@ def checks_at(
     outages: Sequence[Outage],
     capacity_factor: float,
     provisioning_minutes: int,
+    frontier: FrontierStanding | None = None,
 ) -> set[str]:
     """The checks the configured fleet meets with every type's capacity x `capacity_factor` (the targets as
-    configured: the template keeps them) and this provisioning delay."""
+    configured: the template keeps them) and this provisioning delay; `frontier`: frontier_of's answer for
+    this traffic, when the caller has it (it reads planning.traffic to tell stale from other traffic)."""
     demand, start = list(traffic.requests_per_minute), traffic.start
     available = availability(list(outages))
     models = variant_models(cfg, catalog, traffic, with_schedules=True, capacity_factor=capacity_factor)
@@ -170,7 +189,7 @@ def checks_at(
         peak_windows=[(p.name, p.start_minute, p.end_minute) for p in traffic.peaks],
         budget=cfg.planning.budget,
     )
-    plan.frontier_cost, plan.frontier_stale = frontier_of(cfg, catalog, traffic)
+    judged_against(plan, frontier or frontier_of(cfg, catalog, traffic))
     scenarios = [configured]
     totals(plan, scenarios, cfg, catalog)
     return {check.name for check in judge(plan).checks if check.passed}

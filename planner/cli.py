@@ -23,7 +23,7 @@ from config.loader import (
     load_environment,
 )
 from config.naming import environment_label
-from config.schema import EnvironmentConfig
+from config.schema import Catalog, EnvironmentConfig
 from planner.build import PlanError, build_plan
 from planner.compare import render_comparison
 from planner.doc_block import PLAN_DOC, with_summary
@@ -81,7 +81,11 @@ def plan(
         bool, typer.Option("--tune", help="search for the cheapest scaling meeting the budget (planner/tune.py)")
     ] = False,
     write_config: Annotated[
-        bool, typer.Option("--write-config", help="with --tune: write the chosen point and planning.frontier")
+        bool,
+        typer.Option(
+            "--write-config",
+            help="with --tune: write the chosen point and planning.frontier (refused on a --traffic other than planning.traffic)",
+        ),
     ] = False,
 ) -> None:
     """Simulate ENV's scaling and write summary.md and plot.png (default directory: plan-out/ENV).
@@ -174,6 +178,8 @@ def _tune(env: str, traffic: Path | None, out: Path, write_config: bool) -> None
     cfg = _config(env)
     profile = _traffic(traffic, cfg)
     catalog = load_catalog()
+    if write_config and traffic is not None:
+        _refuse_frontier_of_other_traffic(cfg, catalog, profile, traffic)
     started = time.monotonic()
     try:
         result = tune.search(cfg, catalog, profile)
@@ -194,6 +200,20 @@ def _tune(env: str, traffic: Path | None, out: Path, write_config: bool) -> None
         except (ConfigError, UnsafeEdit) as error:
             _fail(str(error))
         typer.echo(f"wrote the chosen point and planning.frontier into {environment_label(env)}")
+
+
+def _refuse_frontier_of_other_traffic(
+    cfg: EnvironmentConfig, catalog: Catalog, profile: TrafficProfile, path: Path
+) -> None:
+    """planning.frontier judges plans of planning.traffic: one found on other traffic (a few hours' export)
+    would make every plan of the environment's own week stale."""
+    reference = _traffic(None, cfg)
+    if inputs_digest(cfg, catalog, profile) != inputs_digest(cfg, catalog, reference):
+        _fail(
+            f"--write-config with --traffic {path}: planning.frontier judges the plans of {cfg.name}'s planning.traffic"
+            f" ({reference.name}) and {profile.name} is other traffic; drop --write-config to see its frontier, or"
+            f" set planning.traffic.profile to {path} to plan {cfg.name} on it"
+        )
 
 
 def _config(env: str, path: Path | None = None, name: str | None = None) -> EnvironmentConfig:

@@ -83,7 +83,7 @@ def _budget(base: Verdict, head: Verdict) -> str:
 
     def outcome(verdict: Verdict) -> str:
         failed = [CHECK_NAMES[check.name] for check in verdict.checks if not check.passed]
-        return "met" if verdict.met else f"not met ({', '.join(failed)})"
+        return verdict.headline if verdict.met else f"not met ({', '.join(failed)})"
 
     return f"**Budget:** base {outcome(base)}; head {outcome(head)}."
 

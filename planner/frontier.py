@@ -2,18 +2,23 @@
 budget (planning.frontier), and whether it still applies. The search's result depends on the traffic,
 the capacities, prices, provisioning, the objective, the budget and the search space, not on the
 scaling config it replaces; a digest of those is stored with the frontier, and a plan whose digest
-differs calls the frontier stale (re-run the search) instead of judging against an old figure."""
+differs calls the frontier stale (re-run the search) instead of judging against an old figure. The
+search runs on planning.traffic; a plan of other traffic (`--traffic week.csv`) whose digest differs
+only by its traffic leaves the cost not judged, without failing: that traffic's frontier is unknown, and
+re-tuning on it would replace the environment's frontier with one found on a few hours of counts."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 
 import numpy as np
 
 from config.prices import prices_for
 from config.schema import Catalog, EnvironmentConfig
-from planner.traffic import TrafficProfile
+from planner.environment_traffic import traffic_of
+from planner.traffic import TrafficError, TrafficProfile
 
 # Bump when the tuner's search space or its rules change (planner/tune.py): old frontiers become stale.
 SEARCH_SPACE_VERSION = 2  # 2: window floors no lower than the variant's min_capacity
@@ -39,15 +44,36 @@ def inputs_digest(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProf
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def frontier_of(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> tuple[float | None, str]:
-    """(the frontier's monthly cost, why it is stale or "")."""
+@dataclass(frozen=True)
+class FrontierStanding:
+    """What the cost check may do with planning.frontier on one plan's traffic."""
+
+    monthly_cost_usd: float | None  # planning.frontier's; None: never tuned
+    stale: str = ""  # why the frontier no longer applies: the cost check fails ("" when it applies)
+    # planning.traffic's name when the frontier still applies to it but the plan replays other traffic
+    # (`--traffic`): the cost is not judged and does not fail, as the frontier of that traffic is not known.
+    found_on: str = ""
+
+
+def frontier_of(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> FrontierStanding:
+    """Judged when the plan's inputs are the frontier's; stale when planning.traffic's are not either (the
+    search's other inputs changed: re-run it); else found on planning.traffic, not this traffic."""
     frontier = cfg.planning.frontier
     if frontier is None:
-        return None, "no frontier in planning.frontier"
+        return FrontierStanding(None, "no frontier in planning.frontier")
     digest = inputs_digest(cfg, catalog, traffic)
-    if frontier.inputs != digest:
-        return frontier.monthly_cost_usd, (
-            f"planning.frontier is stale: found on inputs {frontier.inputs}, the plan's are {digest} (traffic, "
-            "capacity, prices, provisioning, objective, budget or search space changed)"
+    if frontier.inputs == digest:
+        return FrontierStanding(frontier.monthly_cost_usd)
+    try:
+        reference = traffic_of(cfg)
+    except TrafficError as error:
+        return FrontierStanding(frontier.monthly_cost_usd, f"planning.frontier not checked: {error}")
+    reference_digest = inputs_digest(cfg, catalog, reference)
+    if frontier.inputs != reference_digest:
+        whose = "the plan's" if reference_digest == digest else f"planning.traffic's ({reference.name})"
+        return FrontierStanding(
+            frontier.monthly_cost_usd,
+            f"planning.frontier is stale: found on inputs {frontier.inputs}, {whose} are {reference_digest} (traffic,"
+            " capacity, prices, provisioning, objective, budget or search space changed)",
         )
-    return frontier.monthly_cost_usd, ""
+    return FrontierStanding(frontier.monthly_cost_usd, found_on=reference.name)

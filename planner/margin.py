@@ -22,8 +22,16 @@ LONGEST_PROVISIONING_MINUTES = 60
 ChecksAt = Callable[[float, int], set[str]]  # (capacity factor, provisioning minutes) -> names of the met checks
 
 
-def margin_of(held: set[str], provisioning: int, capacities: dict[str, float], checks_at: ChecksAt) -> str:
-    """One line: 'holds down to 225/min per ml.g5.xlarge (−18 %); up to 11 min provisioning (assumed 8)'."""
+def margin_of(
+    held: set[str],
+    provisioning: int,
+    capacities: dict[str, float],
+    checks_at: ChecksAt,
+    not_judged: set[str] = frozenset(),
+) -> str:
+    """One line: 'holds down to 225/min per ml.g5.xlarge (−18 %); up to 11 min provisioning (assumed 8)'.
+    `not_judged`: checks the verdict did not judge (planner.verdict's cost on supplied traffic): neither
+    held nor missed."""
     if not held:
         return "no check is met at the assumptions, so there is no margin to state"
 
@@ -37,7 +45,7 @@ def margin_of(held: set[str], provisioning: int, capacities: dict[str, float], c
     capacity = f"down to {_rates(capacities, percent)}" + (" or less" if percent == LOWEST_FACTOR_PERCENT else "")
     delay = f"{minutes}+ min" if minutes == LONGEST_PROVISIONING_MINUTES else f"{minutes} min"
     core = f"{capacity}; up to {delay} provisioning (assumed {provisioning})"
-    missed = [CHECK_NAMES[name] for name in CHECK_NAMES if name not in held]
+    missed = [CHECK_NAMES[name] for name in CHECK_NAMES if name not in held | not_judged]
     if not missed:
         return f"holds {core}"
     kept = ", ".join(CHECK_NAMES[name] for name in CHECK_NAMES if name in held)

@@ -230,7 +230,7 @@ def build_figure(plan: Plan, scenario_key: str = "configured") -> Figure:
         f" {format_count(total.shortfall_minutes)} shortfall minutes"
     )
     if scenario_key == "configured":  # the verdict judges the configured fleet only
-        title += f" — budget {'met' if judge(plan).met else 'not met'}"
+        title += f" — budget {judge(plan).headline}"
     figure.suptitle(title, fontsize=12)
     return figure
 

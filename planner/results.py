@@ -111,6 +111,9 @@ class Plan:
     margin: str = ""  # how far capacity and provisioning can move before the verdict flips (planner.margin)
     frontier_cost: float | None = None  # planning.frontier's monthly cost: what the cost check judges against
     frontier_stale: str = ""  # why planning.frontier no longer applies ("" when it does)
+    # planning.traffic's name when the frontier applies to it but not to this plan's traffic: cost not judged.
+    frontier_found_on: str = ""
+    traffic_file: str = ""  # the CSV the traffic was read from, as given ("" for a built profile)
     at_seeds_provisioning: str = ""  # the verdict again at the seeds' 8 min provisioning, one line
     # The checks met with every capacity lower by planning.budget.capacity_error_percent; None: not computed.
     at_capacity_error: set[str] | None = None

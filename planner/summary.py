@@ -92,7 +92,7 @@ def render_summary(plan: Plan) -> str:
         lines += ["", f"### Variant {name}", ""]
         lines += _table("Scenario", variant_rows, columns)
     verdict = judge(plan)
-    lines += ["", f"### Verdict: {'met' if verdict.met else 'not met'}", ""]
+    lines += ["", f"### Verdict: {verdict.headline}", ""]
     lines += [f"- {check.text}" for check in verdict.checks]
     lines += [f"- Cost as figures (not judged): {figures}." for figures in [cost_figures(plan)] if figures]
     lines += [f"- Margin: {plan.margin}." for _ in [plan.margin] if plan.margin]

@@ -60,6 +60,7 @@ class TrafficProfile:
     # judges shortfall in, whatever the config being judged schedules.
     peaks: tuple[TrafficEvent, ...] = ()
     zones: tuple[tuple[str, str], ...] = ()  # (audience, IANA time zone): the clocks a report shows
+    source: str = ""  # the CSV file it was read from, as given (a command naming it works from the same place)
 
     def __post_init__(self) -> None:
         # A naive start would be read as the machine's local time somewhere downstream.
@@ -93,7 +94,7 @@ def read_csv(path: Path) -> TrafficProfile:
         series.append(requests)
     if start is None or len(series) < MIN_MINUTES:
         raise TrafficError(f"{path.name}: {len(series)} data rows; at least {MIN_MINUTES} (one per minute) are needed")
-    return TrafficProfile(path.name, start, tuple(series))
+    return TrafficProfile(path.name, start, tuple(series), source=str(path))
 
 
 def write_csv(profile: TrafficProfile, path: Path) -> None:

@@ -6,13 +6,16 @@ token past the objective (planner.build.allowed_wait); one that waited less is "
 (`planning.budget`): no failed request in the traffic's peak windows (announced: the fleet is expected
 ready), failed requests in the worst 24 h within the allowance for unannounced spikes, shortfall minutes
 in all, and cost at most `cost_vs_frontier` x the frontier (`planning.frontier`, from `bin/plan ENV
---tune`). The clairvoyant oracle and the causal baseline are reported as figures, never judged: no
-policy that knows only the past can match the oracle on a spike (Lin et al., INFOCOM 2011).
+--tune`; on traffic other than planning.traffic, e.g. `--traffic week.csv`, the cost is not judged and
+does not fail the verdict: the frontier was found on planning.traffic, planner.frontier). The
+clairvoyant oracle and the causal baseline are reported as figures, never judged: no policy that knows
+only the past can match the oracle on a spike (Lin et al., INFOCOM 2011).
 """
 
 from __future__ import annotations
 
 import math
+import shlex
 from dataclasses import dataclass
 
 from planner.formatting import (
@@ -46,6 +49,7 @@ class Check:
     text: str  # the verdict line, without the leading "- "
     figure: str = ""  # the judged figure, short: "6,005 (0.18 % in the worst 24 h)"
     limit: str = ""  # what it is judged against: "0.1 %"
+    not_judged: str = ""  # why a check that does not fail the verdict was not judged: "supplied traffic"
 
     def against_limit(self, before: Check | None = None) -> str:
         """'rejected requests 6,005 (0.18 % in the worst 24 h) against 0.1 %': why a check failed, in one
@@ -61,6 +65,14 @@ class Verdict:
     @property
     def met(self) -> bool:
         return all(check.passed for check in self.checks)
+
+    @property
+    def headline(self) -> str:
+        """'met', 'not met', or 'met (cost not judged: supplied traffic)'."""
+        if not self.met:
+            return "not met"
+        unjudged = [f"{check.name} not judged: {check.not_judged}" for check in self.checks if check.not_judged]
+        return f"met ({'; '.join(unjudged)})" if unjudged else "met"
 
 
 def shortfall_allowance(per_week: int, minutes: int) -> int:
@@ -157,6 +169,8 @@ def _cost(plan: Plan) -> Check:
             "cost", False, f"Cost vs the frontier: not judged ({why}; run `bin/plan {plan.env} --tune --write-config`):"
             " not met.", "unknown", goal,
         )  # fmt: skip
+    if plan.frontier_found_on:
+        return Check("cost", True, _other_traffic(plan), "not judged", goal, not_judged="supplied traffic")
     ratio = cost / plan.frontier_cost
     passed = round(ratio, 2) <= plan.budget.cost_vs_frontier  # as printed: "1.05x against 1.05x" is met
     text = (
@@ -164,6 +178,21 @@ def _cost(plan: Plan) -> Check:
         f" search found meeting this budget ({format_usd(plan.frontier_cost)}), against {goal}: {_met(passed)}"
     )
     return Check("cost", passed, text + ".", f"{format_ratio(ratio)} the frontier", goal)
+
+
+def _other_traffic(plan: Plan) -> str:
+    """The frontier applies to planning.traffic, the plan replays other traffic: say so, and how to find
+    that traffic's frontier without writing it over the environment's (no --write-config)."""
+    tune = (
+        f"`bin/plan {plan.env} --traffic {shlex.quote(plan.traffic_file)} --tune`"
+        if plan.traffic_file
+        else f"`bin/plan {plan.env} --traffic FILE --tune` (FILE: a CSV of this traffic)"
+    )
+    return (
+        f"Cost vs the frontier: not judged: planning.frontier was found on {plan.env}'s planning.traffic"
+        f" ({plan.frontier_found_on}) and this plan replays {plan.traffic_name}; {tune} finds this traffic's"
+        " frontier without writing config."
+    )
 
 
 def cost_figures(plan: Plan) -> str:

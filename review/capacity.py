@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 from config.calibration import capacity_provenance
@@ -13,9 +12,8 @@ from config.prices import describe_prices
 from config.schema import EnvironmentConfig
 from planner.build import PlanError, build_plan
 from planner.compare import render_comparison
-from planner.environment_traffic import with_release_calendar
-from planner.reference_week import reference_week
-from planner.traffic import TrafficProfile
+from planner.environment_traffic import traffic_for, with_release_calendar
+from planner.traffic import TrafficError
 
 
 @dataclass(frozen=True)
@@ -24,13 +22,9 @@ class PlanComparison:
     markdown: str  # the comparison, headings one level down; or why there is none
 
 
-@cache
-def _week() -> TrafficProfile:
-    return reference_week()
-
-
 def compare_plans(env: str, base_file: Path, head_file: Path) -> PlanComparison:
-    """Both configs on the reference week, with this checkout's planner and catalog (like plan-diff)."""
+    """Both configs on head's planning.traffic, with this checkout's planner and catalog (like plan-diff):
+    each environment on its own traffic, so its cost is judged against the frontier found on it."""
     if not head_file.exists():
         return PlanComparison(True, "environment removed: no plan")
     if not base_file.exists():
@@ -43,16 +37,17 @@ def compare_plans(env: str, base_file: Path, head_file: Path) -> PlanComparison:
         return PlanComparison(False, f"{environment_label(env)} unchanged: same plan; it stands on {stands_on}")
     try:
         base_cfg, head_cfg = (load_config_file(f, env) for f in (base_file, head_file))
+        week = traffic_for(head_cfg.planning.traffic)
         # Each side judged in its own release calendar's peak windows, as `make plan` judges it.
         base, head = (
-            build_plan(cfg, load_catalog(), with_release_calendar(_week(), cfg.release_calendar))
+            build_plan(cfg, load_catalog(), with_release_calendar(week, cfg.release_calendar))
             for cfg in (base_cfg, head_cfg)
         )
         comparison = render_comparison(base, head)
         comparison += f"\n\nThe plans stand on: {_stands_on((('base', base_cfg), ('head', head_cfg)))}\n"
     except ConfigError as error:
         return PlanComparison(True, f"not compared: {error}")
-    except (PlanError, ValueError) as error:
+    except (PlanError, TrafficError, ValueError) as error:
         return PlanComparison(True, f"not compared: {env}: {error}")
     return PlanComparison(
         True, "\n".join("#" + line if line.startswith("#") else line for line in comparison.splitlines())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 import sys
 import tempfile
 from collections.abc import Callable
@@ -43,8 +44,17 @@ def sandbox_deploy(env_name: str, released: list[str]) -> int:
     command = [sys.executable, "-m", "sandbox", "deploy", env_name] + (
         ["--released", ",".join(released)] if released else []
     )
-    typer.echo(f"(in the sandbox: python {' '.join(command[1:])} instead of make deploy)")
+    typer.echo(f"(in the sandbox: {as_typed(command)} instead of make deploy)")
     return run_child(command, REPO_ROOT)
+
+
+def as_typed(command: list[str]) -> str:
+    """A command as a reader at the repository root runs it (bin/ops runs from there): the interpreter
+    relative to it, as the docs write sandbox commands (`.venv/bin/python -m sandbox ...`)."""
+    interpreter = Path(command[0])
+    if interpreter.is_absolute() and interpreter.is_relative_to(REPO_ROOT):
+        interpreter = interpreter.relative_to(REPO_ROOT)
+    return shlex.join([str(interpreter), *command[1:]])
 
 
 def default_deployer() -> Deployer:

@@ -18,9 +18,11 @@ SageMaker's DescribeEndpoint gives only the current split (`ProductionVariants[]
 a variant with several instance pools reports them together, labelled as such, with today's split.
 
 Direction is not a field either: an activity's target comes from its Description ("Setting desired
-instance count to N."); a target-tracking alarm's name says AlarmHigh (out) or AlarmLow (in), and any
-other cause (a schedule, a changed minimum, step scaling) is compared with the count the previous
-successful activity set. Scale-ins and activities of unknown direction are counted apart, never mixed
+instance count to N."); a target-tracking alarm's name says AlarmHigh (out) or AlarmLow (in); a range
+change says which bound moved the count ("minimum capacity was set to N": a raised floor only adds
+instances, so out; "maximum capacity was set to N": in), which also tells the first activity of the
+record, before which no count is known; any other cause (a schedule, step scaling) is compared with
+the count the previous successful activity set. Scale-ins and activities of unknown direction are counted apart, never mixed
 into provisioning time. Failed and Unfulfilled activities are listed with their StatusMessage: the
 account's instance quota shows there as ResourceLimitExceeded (SageMaker guide,
 "endpoint-scaling-query-history"); how insufficient capacity shows is not documented.
@@ -51,6 +53,11 @@ FAILED = ("Failed", "Unfulfilled")
 UNFINISHED = ("Pending", "InProgress")
 OUT, IN, UNKNOWN = "out", "in", "unknown"
 TARGET = re.compile(r"desired (?:instance )?count to (\d+)", re.IGNORECASE)
+# Application Auto Scaling moving the count into a changed range names the bound it moved it to: the SageMaker
+# guide's example (endpoint-scaling-query-history) is a scale-out with Cause "minimum capacity was set to 110"
+# and "a request delta of 20 Instances". "maximum capacity was set to N" is the same wording for the other
+# bound (as the sandbox records it; AWS's pages show no example of it).
+RANGE_CAUSE = re.compile(r"^(minimum|maximum) capacity was set to \d+", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -257,12 +264,16 @@ def _target(text: str) -> int | None:
 
 
 def direction(cause: str, target: int | None, before: int | None) -> str:
-    """Target tracking names its alarms ...-AlarmHigh-... (scale out) and ...-AlarmLow-... (scale in);
-    anything else is compared with the count before it."""
+    """Target tracking names its alarms ...-AlarmHigh-... (scale out) and ...-AlarmLow-... (scale in); a
+    range change its bound (a raised minimum: out; a lowered maximum: in), whether or not an earlier count
+    is known; anything else is compared with the count before it."""
     if "-AlarmHigh-" in cause:
         return OUT
     if "-AlarmLow-" in cause:
         return IN
+    bound = RANGE_CAUSE.match(cause.strip())
+    if bound:
+        return OUT if bound.group(1).lower() == "minimum" else IN
     if target is None or before is None or target == before:
         return UNKNOWN
     return OUT if target > before else IN

@@ -6,21 +6,27 @@ own world or says what to do first.
 - the runtime front writes data-capture files that `--workload capture` reads back;
 - `bedrock-import --validate-only` finds the artifacts the sandbox seeds;
 - `release-tag` finds the image stack the sandbox seeds, and points at the sandbox's deploy;
-- a sandbox deploy is not judged by the real clock's peak windows unless asked;
+- a sandbox deploy is not judged by the real clock's peak windows unless asked, and prints what it runs
+  as a reader can run it;
 - after `make sandbox-stop`, the exported variables make a command say the sandbox is stopped, at once.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import socket
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import boto3
 import httpx
 import pytest
 
 from capacity.capture import captured_workload
+from ops.commands import common
+from ops.operations.deploy import REPO_ROOT
 from ops.operations.errors import OpsError
 from ops.operations.sandbox_guard import require_running
 from sandbox.capture import DataCapture, sampled
@@ -234,6 +240,28 @@ def test_a_sandbox_deploy_is_not_judged_by_the_real_clock_s_peak_windows_unless_
     asked = cli("deploy", "prod")
     assert asked.exit_code == 4 and "refusing to deploy prod at Mon 2026-11-23 17:20 JST" in asked.stderr
     assert deployed == ["prod"]
+
+
+@pytest.mark.parametrize("released", [[], ["primary"]])
+def test_a_sandbox_deploy_prints_the_command_it_runs_as_a_reader_can_run_it(released, capsys, monkeypatch):
+    """The line names what runs, typed as from the repository root, where bin/ops runs it (not `python -m`,
+    which a reader's shell may not have, or not with the project's packages)."""
+    ran = []
+    monkeypatch.setattr(common, "run_child", lambda command, cwd: ran.append((command, cwd)) or 0)
+
+    assert common.sandbox_deploy("prod", released) == 0
+
+    (line,) = capsys.readouterr().out.splitlines()
+    printed = shlex.split(line.removeprefix("(in the sandbox: ").removesuffix(" instead of make deploy)"))
+    [(command, cwd)] = ran
+    assert (
+        printed[1:]
+        == command[1:]
+        == ["-m", "sandbox", "deploy", "prod", *(["--released", *released] if released else [])]
+    )
+    assert cwd / printed[0] == Path(command[0])  # the same interpreter, relative to where it runs
+    if Path(sys.executable).is_relative_to(REPO_ROOT):
+        assert printed[0] == str(Path(sys.executable).relative_to(REPO_ROOT))  # .venv/bin/python, as the docs write
 
 
 def test_the_alarm_topic_is_seeded_and_its_output_is_its_arn(moto):

@@ -40,15 +40,16 @@ def instances(world: World, variant: str) -> int:
 
 
 def test_a_raised_floor_scales_out_and_scaling_history_reads_it(prod: World, cli: Cli, sandbox_scaling: dict) -> None:
-    set_range(prod, "primary", 2, 36)  # the first record: its direction is unknown (no earlier count)
-    set_range(prod, "primary", 6, 36)  # 4 (the config's initial count) -> 6
-    set_range(prod, "primary", 9, 36)  # 6 -> 9: a scale-out compared with the count the previous one set
+    set_range(prod, "primary", 2, 36)  # holds the config's initial count: no activity
+    set_range(prod, "primary", 6, 36)  # the first activity, 4 -> 6: no earlier count, the raised floor says out
+    set_range(prod, "primary", 9, 36)  # 6 -> 9
     assert instances(prod, "primary") == 9
     result = cli("scaling-history", "prod")
     assert result.exit_code == 0, result.output
     assert "<!doctype html>" not in result.output
-    scale_outs = result.output.split("Successful scale-outs")[1].split("Provisioning time")[0]
-    assert "6->9" in scale_outs.replace(" ", "")
+    scale_outs = result.output.split("Successful scale-outs")[1].split("Provisioning time")[0].replace(" ", "")
+    assert "?->6" in scale_outs and "6->9" in scale_outs  # the first from an unknown count, still a scale-out
+    assert "direction unknown 0" in result.output
     assert "Failed or unfulfilled (capacity that did not arrive)\n  none" in result.output
 
 

@@ -281,6 +281,10 @@ def test_direction_from_the_alarm_name_then_from_the_count_before() -> None:
     assert direction(SCHEDULED, 5, 2) == OUT
     assert direction(SCHEDULED, 5, None) == UNKNOWN
     assert direction(SCHEDULED, 5, 5) == UNKNOWN
+    # A range change names its bound: a raised floor adds instances, a lowered ceiling removes them, with no
+    # earlier count to compare with (the first activity of the record).
+    assert direction("minimum capacity was set to 27", 27, None) == OUT
+    assert direction("maximum capacity was set to 3", 3, None) == "in"
     found = classify("primary", list(reversed(PRIMARY[:3])))
     assert [(a.before, a.target, a.direction) for a in found] == [(None, 5, UNKNOWN), (5, 2, "in"), (2, 5, OUT)]
 

@@ -13,7 +13,7 @@ import pytest
 from ruamel.yaml import YAML
 from typer.testing import CliRunner, Result
 
-from config.loader import ENVIRONMENTS_DIR
+from config.loader import ENVIRONMENTS_DIR, load_environment
 from planner.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -184,3 +184,54 @@ def test_unavailable_bad_values_exit_2_naming_the_value_and_what_is_allowed(tmp_
         assert result.exit_code == 2, (value, result.stderr)
         assert message in result.stderr, (value, result.stderr)
         assert "Traceback" not in result.stderr
+
+
+def two_hours(tmp_path: Path) -> Path:
+    """The reference week's first two hours, halved: a supplied file of other traffic than planning.traffic."""
+    week = tmp_path / "week.csv"
+    assert planner("export-traffic", str(week)).exit_code == 0
+    header, *rows = week.read_text().splitlines()
+    week.write_text("\n".join([header, *(f"{ts},{float(n) / 2:g}" for ts, n in (r.split(",") for r in rows[:120]))]))
+    return week
+
+
+def test_tune_refuses_to_write_a_frontier_found_on_supplied_traffic(tmp_path: Path) -> None:
+    """planning.frontier judges plans of planning.traffic: written from two hours it would make every plan of
+    prod's own week stale. Refused before the search; the file is not touched."""
+    prod_file = ENVIRONMENTS_DIR / "prod.yaml"
+    before = prod_file.read_bytes()
+    week = two_hours(tmp_path)
+
+    result = planner("plan", "prod", "--traffic", str(week), "--tune", "--write-config", "--out", str(tmp_path))
+
+    assert result.exit_code == 2
+    assert f"error: --write-config with --traffic {week}: planning.frontier judges the plans of prod's" in result.stderr
+    assert "drop --write-config to see its frontier" in result.stderr
+    assert prod_file.read_bytes() == before
+    assert not (tmp_path / "tune.md").exists()
+
+
+def test_diff_on_supplied_traffic_fails_a_stale_base_and_leaves_a_fresh_head_unjudged(tmp_path: Path) -> None:
+    """plan-diff judges each side as `make plan` does: base's capacity edited (an input of the search: its
+    frontier is stale, the cost fails), head as shipped (its frontier applies to planning.traffic, not to
+    the supplied file: not judged, met)."""
+
+    shipped = load_environment("prod", against_deployed=False).planning.capacity  # the assumed figures
+
+    def lower_capacity(raw: dict) -> None:
+        raw["planning"]["capacity"] = {
+            name: {
+                **figure.model_dump(mode="json", exclude_none=True),
+                "requests_per_minute": figure.requests_per_minute * 0.9,
+            }
+            for name, figure in shipped.items()
+        }
+
+    base = prod_with(tmp_path, lower_capacity)
+    result = planner("diff", "prod", "--base", str(base), "--traffic", str(two_hours(tmp_path)))
+
+    assert result.exit_code == 0, result.stderr
+    assert "**Budget:** base not met (cost vs the frontier); head met (cost not judged: supplied traffic)." in (
+        result.stdout.splitlines()
+    )
+    assert "head meets its budget, which base breaks" in result.stdout

@@ -112,6 +112,8 @@ def test_margin_bisects_capacity_and_provisioning() -> None:
     partial = margin_of({"peaks", "unannounced"}, 8, {"ml.g5.xlarge": 500}, checks_at)
     assert partial.startswith("failed requests in peak windows, failed requests in the worst hour hold down to 410/min")
     assert partial.endswith("not met at the assumptions: shortfall in all, cost vs the frontier")
+    unjudged = margin_of({"peaks", "unannounced"}, 8, {"ml.g5.xlarge": 500}, checks_at, not_judged={"cost"})
+    assert unjudged.endswith("not met at the assumptions: shortfall in all")  # cost: neither held nor missed
 
 
 def test_the_high_resolution_target_follows_the_capacity_of_the_type_that_saturates_first() -> None:

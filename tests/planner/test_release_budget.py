@@ -1,15 +1,19 @@
 """Issue 37's budget, broken each way: a failed request in a peak window (rejected, or queued past the
-TTFT objective), a configuration 10 % above the planner's own frontier, a frontier found on other inputs."""
+TTFT objective), a configuration 10 % above the planner's own frontier, a frontier found on other inputs
+(stale: fails), and a frontier found on planning.traffic judged against other traffic (not judged: no failure)."""
 
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from config.loader import load_catalog, load_environment
 from planner.build import build_plan, totals
+from planner.environment_traffic import traffic_of
 from planner.reference_week import reference_week
 from planner.summary import render_summary
+from planner.traffic import write_csv
 from planner.verdict import judge
 
 PROD = load_environment("prod", against_deployed=False)
@@ -83,6 +87,43 @@ def test_a_frontier_found_on_other_inputs_is_stale_and_not_judged_against() -> N
     plan = build_plan(cfg, load_catalog(), reference_week())
     assert "cost" in failed_checks(plan)
     assert "planning.frontier is stale" in render_summary(plan)
+
+
+def lower_capacity(cfg):
+    """Every capacity 10 % under the config's: an input of the search, so the frontier no longer applies."""
+    capacity = {
+        name: figure.model_copy(update={"requests_per_minute": figure.requests_per_minute * 0.9})
+        for name, figure in cfg.planning.capacity.items()
+    }
+    return cfg.model_copy(update={"planning": cfg.planning.model_copy(update={"capacity": capacity})})
+
+
+def two_hours(tmp_path: Path) -> Path:
+    """Half the reference week's first two hours, as a CSV: other traffic than planning.traffic."""
+    week = reference_week()
+    path = tmp_path / "week.csv"
+    write_csv(replace(week, requests_per_minute=[n / 2 for n in week.requests_per_minute[:120]]), path)
+    return path
+
+
+def test_supplied_traffic_leaves_the_cost_not_judged_when_the_frontier_applies_to_planning_traffic(tmp_path) -> None:
+    plan = build_plan(PROD, load_catalog(), traffic_of(PROD, two_hours(tmp_path)))
+    (cost,) = [check for check in judge(plan).checks if check.name == "cost"]
+    assert cost.passed and cost.not_judged == "supplied traffic"
+    assert judge(plan).headline == "met (cost not judged: supplied traffic)"
+    assert plan.frontier_found_on == traffic_of(PROD).name
+
+
+def test_a_frontier_whose_inputs_changed_is_stale_on_planning_traffic_and_on_supplied_traffic(tmp_path) -> None:
+    cfg = lower_capacity(PROD)
+    on_reference = build_plan(cfg, load_catalog(), traffic_of(cfg))
+    on_supplied = build_plan(cfg, load_catalog(), traffic_of(cfg, two_hours(tmp_path)))
+    for plan in (on_reference, on_supplied):
+        assert "cost" in failed_checks(plan)
+        assert "planning.frontier is stale" in render_summary(plan)
+        assert "run `bin/plan prod --tune --write-config`): not met." in render_summary(plan)
+    assert f"found on inputs {cfg.planning.frontier.inputs}, the plan's are" in render_summary(on_reference)
+    assert f"planning.traffic's ({traffic_of(cfg).name}) are" in render_summary(on_supplied)
 
 
 def test_the_oracle_keeps_only_a_redundancy_floor_and_the_causal_baseline_is_a_figure(plan) -> None:

@@ -217,6 +217,19 @@ def test_without_a_frontier_the_cost_is_not_judged_and_says_how_to_get_one():
     ) in lines_of(render_summary(plan))
 
 
+def test_on_other_traffic_than_the_frontiers_the_cost_is_not_judged_and_says_how_to_find_its_own():
+    plan = clean_plan(configured_cost=5000.0)  # far above the frontier: not judged, so no failure
+    plan.frontier_found_on = "reference week"
+    plan.traffic_file = "exports/my week.csv"
+    lines = lines_of(render_summary(plan))
+    assert "### Verdict: met (cost not judged: supplied traffic)" in lines
+    assert (
+        "- Cost vs the frontier: not judged: planning.frontier was found on prod's planning.traffic (reference week)"
+        " and this plan replays golden-week; `bin/plan prod --traffic 'exports/my week.csv' --tune` finds this"
+        " traffic's frontier without writing config."
+    ) in lines
+
+
 def test_cost_goal_comes_from_the_budget():
     plan = clean_plan(configured_cost=1100.0)
     plan.budget = PlanBudget(cost_vs_frontier=1.1)
