@@ -220,9 +220,13 @@ BENCH_ARGS ?= --body realistic --setups ab
 bench: deps
 	$(PY) -m benchmarks.serving_overhead --rounds 9 --requests-per-client 4 $(BENCH_ARGS)
 
-# Every test but the long end-to-end runs, on two workers (a file stays on one: its fixtures run once).
+# Every test but the long end-to-end runs, on TEST_WORKERS pytest-xdist workers (a file stays on one: its
+# fixtures run once). Three on this 2-core machine: much of the suite waits on real processes (the stand-in
+# engine's streams, stall and drain timeouts, a sweep's steps), and a third worker computes meanwhile
+# (2, 3 and 4 workers measured side by side: docs/testing.md).
+TEST_WORKERS ?= 3
 test: deps
-	$(PY) -m pytest -q -n 2 --dist loadfile -m "not slow"
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow"
 
 # The long end-to-end runs (sandbox day two, latency guard and capacity on the SageMaker path, the
 # known-capacity sweep, real reviews, and end-to-end runs a cheaper test in `make test` covers: listed
