@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from planner.reference_week import reference_week
 from planner.traffic import write_csv
 
@@ -50,6 +52,7 @@ def test_met_exits_0(tmp_path: Path) -> None:
     assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow  # in-process: tests/planner/test_release_budget.py's stale frontier; `make test-slow` (docs/testing.md)
 def test_other_traffic_makes_the_frontier_stale(tmp_path: Path) -> None:
     """dev on 6 % of the reference week (its own is 10 %): the frontier was found on other traffic, so the
     cost is not judged until `bin/plan dev --tune` runs on it."""

@@ -83,6 +83,9 @@ def test_a_frontier_found_on_other_inputs_is_stale_and_not_judged_against() -> N
     plan = build_plan(cfg, load_catalog(), reference_week())
     assert "cost" in failed_checks(plan)
     assert "planning.frontier is stale" in render_summary(plan)
+    # The reason `bin/plan` prints with its exit 1 (tests/test_gate_command.py runs the process).
+    (cost,) = [check for check in judge(plan).checks if check.name == "cost"]
+    assert cost.against_limit().startswith("cost vs the frontier unknown against ")
 
 
 def test_the_oracle_keeps_only_a_redundancy_floor_and_the_causal_baseline_is_a_figure(plan) -> None:
