@@ -20,9 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import boto3
-import botocore.client
-import botocore.loaders
-import botocore.session
 import httpx
 import pytest
 from moto import mock_aws
@@ -45,28 +42,6 @@ from tests.operator_policy_check import every_cli_call_is_allowed_by_the_operato
 REAL_ENVIRONMENTS = Path(config_loader.ENVIRONMENTS_DIR)
 MOTO_INSTANCE_TYPE = "ml.g4dn.xlarge"
 REPOSITORY = "mangaassist-llm"
-
-
-@pytest.fixture(scope="session", autouse=True)
-def shared_service_models() -> Iterator[None]:
-    """Every boto3 session parses botocore's JSON service models anew, and every client builds its class
-    anew (a method per operation: ~5 ms for SageMaker's); the CLI opens one session per command, so tests
-    share one loader and one class per service to stay fast. Behaviour is unchanged: the loader is
-    read-only, and a class is what the same session type's handlers built (no test adds its own)."""
-    loader = botocore.loaders.create_loader()
-    build_class = botocore.client.ClientCreator._create_client_class
-    classes: dict[tuple[str, str], type] = {}
-
-    def shared_class(creator: botocore.client.ClientCreator, service_name: str, service_model: Any) -> type:
-        key = (service_name, service_model.api_version)
-        if key not in classes:
-            classes[key] = build_class(creator, service_name, service_model)
-        return classes[key]
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(botocore.session, "create_loader", lambda *args, **kwargs: loader)
-        patch.setattr(botocore.client.ClientCreator, "_create_client_class", shared_class)
-        yield
 
 
 @pytest.fixture(autouse=True)
