@@ -4,6 +4,8 @@ botocore's own start-up was a large part of the ops tests' CPU.
 
 Shared, each the same value botocore would build anew (behaviour unchanged; nothing here is a stand-in):
 - the loader of botocore's JSON service models (read-only once loaded);
+- one service model per service and API version (botocore builds a ServiceModel of the loader's JSON per
+  client, and its caches with it: every client looks through all its operations for endpoint discovery);
 - one client class per service and API version (a method per operation: ~5 ms for SageMaker's), as the
   same session type's handlers build it (no test adds its own);
 - a new session's built-in event handlers (botocore.handlers.BUILTIN_HANDLERS plus what moto appended):
@@ -26,6 +28,7 @@ import botocore.client
 import botocore.handlers
 import botocore.hooks
 import botocore.loaders
+import botocore.model
 import botocore.session
 import pytest
 
@@ -35,12 +38,20 @@ EMPTY_TRIE = {"chunk": None, "children": {}, "values": None}  # botocore.hooks._
 @contextmanager
 def shared_botocore() -> Iterator[None]:
     loader = botocore.loaders.create_loader()
+    load_model = botocore.client.ClientCreator._load_service_model
     build_class = botocore.client.ClientCreator._create_client_class
     register_builtin = botocore.session.Session._register_builtin_handlers
     alias_init = botocore.hooks.EventAliaser.__init__
+    models: dict[tuple[str, str | None], botocore.model.ServiceModel] = {}
     classes: dict[tuple[str, str], type] = {}
     emitters: dict[tuple, botocore.hooks.HierarchicalEmitter] = {}
     aliased_names: dict[str, str] = {}
+
+    def shared_model(creator: botocore.client.ClientCreator, service_name: str, api_version: str | None = None) -> Any:
+        key = (service_name, api_version)
+        if key not in models:
+            models[key] = load_model(creator, service_name, api_version)
+        return models[key]
 
     def shared_class(creator: botocore.client.ClientCreator, service_name: str, service_model: Any) -> type:
         key = (service_name, service_model.api_version)
@@ -70,6 +81,7 @@ def shared_botocore() -> Iterator[None]:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(botocore.session, "create_loader", lambda *args, **kwargs: loader)
+        patch.setattr(botocore.client.ClientCreator, "_load_service_model", shared_model)
         patch.setattr(botocore.client.ClientCreator, "_create_client_class", shared_class)
         patch.setattr(botocore.session.Session, "_register_builtin_handlers", copied_builtin_handlers)
         patch.setattr(botocore.hooks.EventAliaser, "__init__", shared_alias_cache)
