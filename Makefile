@@ -220,9 +220,16 @@ BENCH_ARGS ?= --body realistic --setups ab
 bench: deps
 	$(PY) -m benchmarks.serving_overhead --rounds 9 --requests-per-client 4 $(BENCH_ARGS)
 
-# Every test but the long end-to-end runs, on two workers (a file stays on one: its fixtures run once).
+# Every test but the long end-to-end runs, on TEST_WORKERS pytest-xdist workers (a file stays on one: its
+# fixtures run once). Three on this 2-core machine: much of the suite waits on real processes (the stand-in
+# engine's streams, stall and drain timeouts, a sweep's steps), and a third worker computes meanwhile
+# (2, 3 and 4 workers measured side by side: docs/testing.md).
+# Bytecode is written for this run (PYTHONDONTWRITEBYTECODE emptied; __pycache__ is git-ignored and left out
+# of every asset): pytest keeps each test module's rewritten assertions there, so a later run's workers do
+# not parse and rewrite ~170 modules again (~3 s of CPU each).
+TEST_WORKERS ?= 3
 test: deps
-	$(PY) -m pytest -q -n 2 --dist loadfile -m "not slow"
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow"
 
 # The long end-to-end runs (sandbox day two, latency guard and capacity on the SageMaker path, the
 # known-capacity sweep, real reviews, and end-to-end runs a cheaper test in `make test` covers: listed

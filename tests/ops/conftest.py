@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import boto3
-import botocore.loaders
-import botocore.session
 import httpx
 import pytest
 from moto import mock_aws
@@ -44,16 +42,6 @@ from tests.operator_policy_check import every_cli_call_is_allowed_by_the_operato
 REAL_ENVIRONMENTS = Path(config_loader.ENVIRONMENTS_DIR)
 MOTO_INSTANCE_TYPE = "ml.g4dn.xlarge"
 REPOSITORY = "mangaassist-llm"
-
-
-@pytest.fixture(scope="session", autouse=True)
-def shared_service_models() -> Iterator[None]:
-    """Every boto3 session parses botocore's JSON service models anew; the CLI opens one session per
-    command, so tests share one loader to stay fast. Behaviour is unchanged: the loader is read-only."""
-    loader = botocore.loaders.create_loader()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(botocore.session, "create_loader", lambda *args, **kwargs: loader)
-        yield
 
 
 @pytest.fixture(autouse=True)
