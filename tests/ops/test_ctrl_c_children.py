@@ -86,6 +86,42 @@ def test_a_child_that_runs_children_of_its_own_stops_them_too() -> None:
     assert gone(grandchild)
 
 
+# make runs a sub-make whose recipe prints to stderr, then says it is ready and waits: what `bin/ops deploy` ->
+# the sandbox's deploy -> make synth -> make cfn-lint looks like when Ctrl-C lands.
+NESTED_MAKEFILE = """
+outer:
+\t@$(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) inner
+inner:
+\t@echo "building" >&2; echo "ready"; sleep 120
+"""
+
+
+def interrupted_make(tmp_path: Path, levels: int) -> tuple[int, str]:
+    """Ctrl-C to `levels` commands, each running the next with run_child, the last running the nested make."""
+    makefile = tmp_path / "Makefile"
+    makefile.write_text(NESTED_MAKEFILE)
+    command = ["make", "--no-print-directory", "-f", str(makefile)]
+    for _ in range(levels):
+        command = parent_script(command)
+    process = start_in_own_group(command)
+    wait_for_line(process, "ready")
+    return ctrl_c(process)
+
+
+def test_make_interrupted_under_a_command_reports_nothing_of_its_own(tmp_path: Path) -> None:
+    """GNU make reports each recipe a signal ended ("make[1]: *** [Makefile:5: inner] Terminated", one line per
+    level): after Ctrl-C only the command's line shows. What make wrote before it shows in full."""
+    assert interrupted_make(tmp_path, levels=1) == (130, "building\nerror: interrupted\n")
+
+
+def test_make_interrupted_under_nested_commands_reports_nothing_of_its_own(tmp_path: Path) -> None:
+    """`bin/ops deploy` -> the sandbox's deploy -> make synth: the sandbox's deploy, stopped by its parent, shows
+    nothing of make's either. ("building" may or may not have passed the middle command when Ctrl-C lands.)"""
+    code, stderr = interrupted_make(tmp_path, levels=2)
+    assert code == 130
+    assert [line for line in stderr.splitlines() if line != "building"] == ["error: interrupted"]
+
+
 def test_without_it_the_child_s_traceback_reaches_the_terminal() -> None:
     """The failure the helper prevents, shown: a plain child in the same group prints its own traceback."""
     code = f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {SLEEPER!r}])"
