@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -120,6 +121,33 @@ def test_make_interrupted_under_nested_commands_reports_nothing_of_its_own(tmp_p
     code, stderr = interrupted_make(tmp_path, levels=2)
     assert code == 130
     assert [line for line in stderr.splitlines() if line != "building"] == ["error: interrupted"]
+
+
+def test_what_the_child_writes_to_stderr_shows_as_it_comes_a_prompt_without_its_newline_too() -> None:
+    """The relay copies bytes as they arrive, not lines: a question such as the CDK CLI's "(y/n)" shows while the
+    child waits for the answer. (Relayed by lines, this read would wait until the watchdog ends the command.)"""
+    prompt = "Do you wish to deploy these changes (y/n)? "
+    child = f"import sys, time; sys.stderr.write({prompt!r}); sys.stderr.flush(); time.sleep(120)"
+    command = start_in_own_group(parent_script([sys.executable, "-c", child]))
+    watchdog = threading.Timer(PATIENCE_SECONDS, lambda: os.killpg(command.pid, signal.SIGKILL))
+    watchdog.start()
+    try:
+        shown = command.stderr.read(len(prompt))
+    finally:
+        watchdog.cancel()
+    assert shown == prompt
+    code, stderr = ctrl_c(command)
+    assert (code, stderr) == (130, "error: interrupted\n")
+
+
+def test_a_child_s_exit_code_and_all_it_wrote_come_through() -> None:
+    """More than a pipe holds (64 KiB on Linux), written just before the child exits: all of it is shown before
+    run_child returns the child's exit code."""
+    child = "import sys; sys.stderr.write('x' * 300_000); sys.exit(3)"
+    done = subprocess.run(
+        parent_script([sys.executable, "-c", child]), cwd=REPO, capture_output=True, text=True, timeout=PATIENCE_SECONDS
+    )
+    assert (done.returncode, done.stderr) == (3, "x" * 300_000)
 
 
 def test_without_it_the_child_s_traceback_reaches_the_terminal() -> None:
