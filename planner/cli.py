@@ -97,7 +97,7 @@ def plan(
     cfg = _config(env)
     profile = _traffic(traffic, cfg)
     outages = _outages(unavailable or [], profile, cfg)
-    _working(f"planning {env} over the {profile.name}")
+    _working(f"planning {env}", profile)
     result = _plan(cfg, profile, outages, with_margin=True)
     out.mkdir(parents=True, exist_ok=True)
     summary = render_summary(result)
@@ -176,7 +176,7 @@ def _tune(env: str, traffic: Path | None, out: Path, write_config: bool) -> None
     cfg = _config(env)
     profile = _traffic(traffic, cfg)
     catalog = load_catalog()
-    _working(f"tuning {env} over the {profile.name}: searching the documented space")
+    _working(f"tuning {env}", profile, "searching the documented space")
     started = time.monotonic()
     try:
         result = tune.search(cfg, catalog, profile)
@@ -253,10 +253,10 @@ def _draw_plot(result: Plan, path: Path) -> None:
     draw_plot(result, path)
 
 
-def _working(what: str) -> None:
+def _working(what: str, traffic: TrafficProfile, how: str = "simulating") -> None:
     """On stderr, once the inputs are read and checked: the seconds of work that follow are under way (and a
     Ctrl-C from here on lands in the work: the docs walk interrupts at this line)."""
-    typer.echo(f"{what}...", err=True)
+    typer.echo(f"{what}: {traffic.name}, {len(traffic.requests_per_minute):,} minutes; {how}...", err=True)
 
 
 def _fail(message: str) -> None:

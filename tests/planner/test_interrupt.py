@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.parametrize(
     ("options", "working", "would_write"),
-    [([], "planning prod over ", "summary.md"), (["--tune"], "tuning prod over ", "tune.md")],
+    [([], "planning prod: ", "summary.md"), (["--tune"], "tuning prod: ", "tune.md")],
     ids=["plan", "tune"],
 )
 def test_ctrl_c_while_it_works_is_one_line_and_exit_130(
