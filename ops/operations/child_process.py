@@ -1,5 +1,5 @@
 """A child program (make deploy, make synth and the CDK CLI, jsii and the Python app under them) that Ctrl-C
-stops without a traceback from any of them.
+stops without a word from any of them: the interrupted command says it, in one line.
 
 A terminal's Ctrl-C sends SIGINT to every process of its foreground process group: Python under the CDK CLI
 prints a KeyboardInterrupt traceback, jsii's Node prints its own, and the CLI echoes them again as bytes.
@@ -7,17 +7,35 @@ So the child runs in a session of its own (the terminal's SIGINT reaches only th
 process is interrupted it ends the child's whole group with SIGTERM, which Python and Node end on quietly
 (default action, no handler), then SIGKILL after a grace period; KeyboardInterrupt then goes on up to the
 command, which says so in one line and exits 130.
+
+Stopped by a signal, a program still has its say: GNU make reports each recipe a signal ended ("make: ***
+[Makefile:75: synth] Terminated", one line per make level, on stderr), and nothing but not showing its stderr
+keeps that from the terminal. So the child's stderr comes through a pipe and this process copies it to its own,
+byte for byte and as it arrives (progress output shows as it is drawn), until the interrupt: what the child
+wrote before it is shown, nothing after. Only stderr: stdout stays the terminal itself, because the CDK CLI
+decides from stdout whether a person is there (aws-cdk 2.1148 lib/index.js, CliIoHost: `isTTY =
+process.stdout.isTTY`): `--require-approval` asks only then ("terminal (TTY) is not attached so we are unable
+to get a confirmation") and the stack progress display is chosen by it; stdin stays the terminal for that
+answer. What the pipe changes: a child that colours or animates its stderr only at a terminal does not (the
+CDK CLI colours only when stdout and stderr both are one), and a child's stdout and stderr lines written within
+the same instant may show in the other order.
 """
 
 from __future__ import annotations
 
 import os
+import selectors
 import signal
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
 GRACE_SECONDS = 10.0  # for the child to end on SIGTERM before SIGKILL
+# After the child ended, for the rest of its stderr: a process it left running (its own children) may hold the
+# pipe open, and this command does not wait for those.
+DRAIN_SECONDS = 5.0
+PIPE_BYTES = 1 << 20  # more than a pipe holds: one read takes all of it
 
 
 class ParentStopped(KeyboardInterrupt):
@@ -27,6 +45,73 @@ class ParentStopped(KeyboardInterrupt):
 
 def _raise_parent_stopped(signum: int, frame: object) -> None:
     raise ParentStopped
+
+
+def _show(chunk: bytes) -> None:
+    sys.stderr.flush()  # this process's own text first, in order
+    if binary := getattr(sys.stderr, "buffer", None):
+        binary.write(chunk)
+        binary.flush()
+    else:  # a text-only stream (a test's capture)
+        sys.stderr.write(chunk.decode(errors="replace"))
+        sys.stderr.flush()
+
+
+class StderrRelay:
+    """A pipe for the child's stderr, copied to this process's stderr as it arrives, until `silence()`.
+
+    It is read from before the child starts, and under a lock, so `silence()` knows all the child wrote before the
+    interrupt: that is shown, then nothing. The pipe is drained to its end all the same: a child never blocks on it.
+    """
+
+    def __init__(self) -> None:
+        self._fd, self.write_end = os.pipe()  # neither inherited by children (PEP 446) but as the child's stderr
+        os.set_blocking(self._fd, False)
+        self._lock = threading.Lock()
+        self._quiet = False
+        self._ended = False
+        self._thread = threading.Thread(target=self._run, name="child-stderr", daemon=True)
+        self._thread.start()
+
+    def close_write_end(self) -> None:
+        """Once the child has its copy: the pipe ends when the child (and whatever it left running) closes it."""
+        os.close(self.write_end)
+
+    def _run(self) -> None:
+        readable = selectors.DefaultSelector()  # not select(): it cannot watch a descriptor numbered over 1023
+        readable.register(self._fd, selectors.EVENT_READ)
+        while True:
+            readable.select()
+            with self._lock:
+                if not self._copy_available():
+                    self._ended = True
+                    readable.close()
+                    os.close(self._fd)
+                    return
+
+    def _copy_available(self) -> bool:
+        """One read of what the pipe holds now, shown unless silenced; False at its end."""
+        try:
+            chunk = os.read(self._fd, PIPE_BYTES)
+        except BlockingIOError:
+            return True
+        if chunk and not self._quiet:
+            try:
+                _show(chunk)
+            except (OSError, ValueError):  # this process's stderr is gone (a closed terminal): nothing can show
+                self._quiet = True
+        return bool(chunk)
+
+    def silence(self) -> None:
+        """At the interrupt, before the child is stopped: what it wrote until now is shown, nothing after."""
+        with self._lock:
+            if not self._ended:
+                self._copy_available()
+            self._quiet = True
+
+    def finish(self) -> None:
+        """Once the child ended: the rest of its output shown before the caller goes on."""
+        self._thread.join(timeout=DRAIN_SECONDS)
 
 
 def stop_group(process: subprocess.Popen, grace_seconds: float = GRACE_SECONDS) -> None:
@@ -44,18 +129,33 @@ def stop_group(process: subprocess.Popen, grace_seconds: float = GRACE_SECONDS) 
 
 
 def run_child(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> int:
-    """Runs `command` to its end with the terminal's output, and returns its exit code; on Ctrl-C, stops its
-    process group quietly and raises KeyboardInterrupt."""
-    process = subprocess.Popen(command, cwd=cwd, env=env, start_new_session=True)
+    """Runs `command` to its end with the terminal's stdin and stdout and its stderr relayed, and returns its exit
+    code; on Ctrl-C, stops its process group quietly (nothing it says from then on is shown) and raises
+    KeyboardInterrupt."""
     # A program run by run_child (the sandbox's deploy under `bin/ops deploy`) is itself in a session of its
     # own: the SIGTERM its parent sends must reach this child's group too, so it is turned into an interrupt.
     main = threading.current_thread() is threading.main_thread()  # only the main thread may set a handler
     previous = signal.signal(signal.SIGTERM, _raise_parent_stopped) if main else None
     try:
-        return process.wait()
-    except KeyboardInterrupt:
-        stop_group(process)
-        raise
+        return _run_until_interrupted(command, cwd, env)
     finally:
         if main:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _run_until_interrupted(command: list[str], cwd: Path, env: dict[str, str] | None) -> int:
+    relay = StderrRelay()
+    process = None
+    try:
+        try:
+            process = subprocess.Popen(command, cwd=cwd, env=env, stderr=relay.write_end, start_new_session=True)
+        finally:
+            relay.close_write_end()
+        code = process.wait()
+        relay.finish()
+        return code
+    except KeyboardInterrupt:
+        relay.silence()
+        if process is not None:
+            stop_group(process)
+        raise

@@ -42,7 +42,8 @@ def make_deploy_command(env_name: str, released: list[str]) -> list[str]:
 
 
 def make_deploy(env_name: str, released: list[str]) -> int:
-    """`make deploy ENV=<env>` from the repository root; its output streams straight to the terminal."""
+    """`make deploy ENV=<env>` from the repository root; its output streams to the terminal as it comes (stderr
+    relayed, so that Ctrl-C shows only this command's line: ops/operations/child_process.py)."""
     return run_child(make_deploy_command(env_name, released), REPO_ROOT)
 
 

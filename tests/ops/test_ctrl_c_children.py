@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -84,6 +85,69 @@ def test_a_child_that_runs_children_of_its_own_stops_them_too() -> None:
     code, stderr = ctrl_c(command)
     assert (code, stderr) == (130, "error: interrupted\n")
     assert gone(grandchild)
+
+
+# make runs a sub-make whose recipe prints to stderr, then says it is ready and waits: what `bin/ops deploy` ->
+# the sandbox's deploy -> make synth -> make cfn-lint looks like when Ctrl-C lands.
+NESTED_MAKEFILE = """
+outer:
+\t@$(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) inner
+inner:
+\t@echo "building" >&2; echo "ready"; sleep 120
+"""
+
+
+def interrupted_make(tmp_path: Path, levels: int) -> tuple[int, str]:
+    """Ctrl-C to `levels` commands, each running the next with run_child, the last running the nested make."""
+    makefile = tmp_path / "Makefile"
+    makefile.write_text(NESTED_MAKEFILE)
+    command = ["make", "--no-print-directory", "-f", str(makefile)]
+    for _ in range(levels):
+        command = parent_script(command)
+    process = start_in_own_group(command)
+    wait_for_line(process, "ready")
+    return ctrl_c(process)
+
+
+def test_make_interrupted_under_a_command_reports_nothing_of_its_own(tmp_path: Path) -> None:
+    """GNU make reports each recipe a signal ended ("make[1]: *** [Makefile:5: inner] Terminated", one line per
+    level): after Ctrl-C only the command's line shows. What make wrote before it shows in full."""
+    assert interrupted_make(tmp_path, levels=1) == (130, "building\nerror: interrupted\n")
+
+
+def test_make_interrupted_under_nested_commands_reports_nothing_of_its_own(tmp_path: Path) -> None:
+    """`bin/ops deploy` -> the sandbox's deploy -> make synth: the sandbox's deploy, stopped by its parent, shows
+    nothing of make's either. ("building" may or may not have passed the middle command when Ctrl-C lands.)"""
+    code, stderr = interrupted_make(tmp_path, levels=2)
+    assert code == 130
+    assert [line for line in stderr.splitlines() if line != "building"] == ["error: interrupted"]
+
+
+def test_what_the_child_writes_to_stderr_shows_as_it_comes_a_prompt_without_its_newline_too() -> None:
+    """The relay copies bytes as they arrive, not lines: a question such as the CDK CLI's "(y/n)" shows while the
+    child waits for the answer. (Relayed by lines, this read would wait until the watchdog ends the command.)"""
+    prompt = "Do you wish to deploy these changes (y/n)? "
+    child = f"import sys, time; sys.stderr.write({prompt!r}); sys.stderr.flush(); time.sleep(120)"
+    command = start_in_own_group(parent_script([sys.executable, "-c", child]))
+    watchdog = threading.Timer(PATIENCE_SECONDS, lambda: os.killpg(command.pid, signal.SIGKILL))
+    watchdog.start()
+    try:
+        shown = command.stderr.read(len(prompt))
+    finally:
+        watchdog.cancel()
+    assert shown == prompt
+    code, stderr = ctrl_c(command)
+    assert (code, stderr) == (130, "error: interrupted\n")
+
+
+def test_a_child_s_exit_code_and_all_it_wrote_come_through() -> None:
+    """More than a pipe holds (64 KiB on Linux), written just before the child exits: all of it is shown before
+    run_child returns the child's exit code."""
+    child = "import sys; sys.stderr.write('x' * 300_000); sys.exit(3)"
+    done = subprocess.run(
+        parent_script([sys.executable, "-c", child]), cwd=REPO, capture_output=True, text=True, timeout=PATIENCE_SECONDS
+    )
+    assert (done.returncode, done.stderr) == (3, "x" * 300_000)
 
 
 def test_without_it_the_child_s_traceback_reaches_the_terminal() -> None:

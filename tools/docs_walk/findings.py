@@ -13,6 +13,13 @@ TRACEBACK = re.compile(
     r"^\s+at .+[(\s][^()\s]+:\d+:\d+\)?$|UnhandledPromiseRejection",
     re.MULTILINE,
 )
+# pytest's own summary of an interrupted run: its banner, where the main process was (one line, the traceback's
+# last frame only) and how to see the rest. Under a test runner's step these are its report, not a traceback.
+PYTEST_INTERRUPT = re.compile(
+    r"^!+ KeyboardInterrupt !+$\n?|^\S+:\d+: KeyboardInterrupt$\n?|"
+    r"^\(to show a full traceback on KeyboardInterrupt use --full-trace\)$\n?",
+    re.MULTILINE,
+)
 # GNU make's own report that its recipe was interrupted (it always adds one); the command's line is the other one.
 MAKE_REPORT = re.compile(r"^make(\[\d+\])?: \*\*\* \[[^]]*\] (Interrupt|Error 130)$")
 RAW_HTML = re.compile(r"<!doctype|<html|<body|<head>|</(?:p|h1|h2|title|body|html)>", re.IGNORECASE)
@@ -22,7 +29,8 @@ def problems(step: Step, result: Result, interrupted: bool) -> list[str]:
     found = []
     if result.timed_out:
         found.append(f"still running after {result.seconds:.0f} s: killed")
-    if trace := TRACEBACK.search(result.output):
+    output = PYTEST_INTERRUPT.sub("", result.output) if step.test_runner and interrupted else result.output
+    if trace := TRACEBACK.search(output):
         found.append(f"a traceback: {trace.group(0).strip()!r}")
     if html := RAW_HTML.search(result.output):
         found.append(f"raw HTML: {html.group(0)!r}")

@@ -186,7 +186,8 @@ STEPS: tuple[Step, ...] = (
     Step("make sandbox-stop", transcript="stopped"),
     Step("bin/ops status prod", expect=2, transcript="stopped"),
     # The planner and the review (README "Plan capacity and cost", "Review a change", "CI pipelines")
-    Step("make plan ENV=prod", interrupt=3),
+    # the planner says when its inputs are checked and the work begins (planner/cli.py `_working`): Ctrl-C then
+    Step("make plan ENV=prod", interrupt=60, ready=r"^planning prod: "),
     Step("bin/plan prod"),
     Step("make plan-diff ENV=prod BASE=main"),
     Step('make plan-diff ENV=prod BASE="$BASE_SHA"'),
@@ -202,7 +203,7 @@ STEPS: tuple[Step, ...] = (
     Step("make review BASE=main", interrupt=10),
     Step('make review BASE="$BASE_SHA"'),
     Step(".venv/bin/python -m tools.pull_request_comment --gate prod=1"),
-    Step("bin/plan prod --tune --write-config && bin/plan prod", interrupt=10),
+    Step("bin/plan prod --tune --write-config && bin/plan prod", interrupt=60, ready=r"^tuning prod: "),
 )
 
 # Printed commands the walk does not run, and why. Everything here needs what no sandbox stands in for.
