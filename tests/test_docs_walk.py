@@ -102,6 +102,7 @@ def test_normalising_masks_what_differs_between_runs_and_keeps_columns(tmp_path:
         f"wrote {tree}/week.csv\n  last modified: 2026-11-27 06:49 CET\n"
         "  manga  invoke  canary   207 ms   -       64      ok   \n"
         "  schedule x: Asia/Tokyo, 17:30 there = 09:30 CET here\n"
+        "(Error Code: ResourceLimitExceeded; Request ID: 7a14d524-c442-4daa-b778-71b85905681f).\n"
     )
     assert transcript.normalise(text, tree, tmp).splitlines() == [
         "moto at http://127.0.0.1:<port>",
@@ -110,6 +111,7 @@ def test_normalising_masks_what_differs_between_runs_and_keeps_columns(tmp_path:
         "  last modified: YYYY-MM-DD hh:mm CET",
         "  manga  invoke  canary   N ms     -       64      ok",
         "  schedule x: Asia/Tokyo, 17:30 there = 09:30 CET here",
+        "(Error Code: ResourceLimitExceeded; Request ID: <request-id>).",
     ]
 
 

@@ -2,7 +2,7 @@
 that regenerating on unchanged code changes nothing but what the run measured.
 
 Normalised: the walk's temporary paths (its tree reads `.`, its TMPDIR `/tmp`, as for a user), the sandbox's
-ports (`<port>`) and process ids, dates and the stamps built from them (`YYYY-MM-DD hh:mm`, `YYYYMMDDThhmmssZ`), latencies
+ports (`<port>`), process ids, AWS request ids (`Request ID: <request-id>`), dates and the stamps built from them (`YYYY-MM-DD hh:mm`, `YYYYMMDDThhmmssZ`), latencies
 (`N ms`, padded to the width they had in a table), clock times in UTC. A schedule's times of day (17:45 there =
 09:45 CET here) stay.
 A block lives in a document between `<!-- walk: NAME ... -->` and `<!-- end of walk: NAME -->`.
@@ -32,6 +32,9 @@ def normalise(text: str, tree: Path, tmp: Path, clock: bool = True) -> str:
     text = text.replace(str(tmp), "/tmp").replace(f"{tree}/", "").replace(str(tree), ".")
     text = re.sub(r"(127\.0\.0\.1|localhost):\d+", r"\1:<port>", text)
     text = re.sub(r"\bpid \d+", "pid N", text)
+    text = re.sub(
+        r"(Request ID: )[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", r"\1<request-id>", text
+    )
     text = re.sub(r"(?<![+\d.])\d+(\.\d+)? ms\b(?=(  +)?)", _latency, text)
     if not clock:
         return "\n".join(line.rstrip() for line in text.splitlines())
