@@ -113,7 +113,7 @@ deploy: deps
 	$(PY) -m tools.paging_check $(ENV) || paging=$$?; \
 	if [ $$capacity -ne 0 ]; then exit $$capacity; fi; exit $$paging
 	$(PY) -m tools.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
-	@$(QUIET) 'make deploy: interrupted; CloudFormation goes on with a stack update already begun (the CDK CLI does not cancel one): `bin/ops verify $(ENV)` shows the serving stack'"'"'s status; config/deployed/$(ENV).json is updated only by a deploy that completes' -- \
+	@$(QUIET) 'make deploy: interrupted; CloudFormation goes on with a stack update already begun (the CDK CLI does not cancel one): `bin/ops verify $(ENV)` shows the status of MangaAssist-$(ENV)-Serving; config/deployed/$(ENV).json is updated only by a deploy that completes' -- \
 		$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV) --require-approval $(APPROVAL) \
 		MangaAssist-$(ENV)-Image MangaAssist-$(ENV)-Serving
 	$(PY) -m tools.record_deployed $(ENV)
