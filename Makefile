@@ -27,6 +27,13 @@ CDK_FLAGS := --ci --no-notices --no-version-reporting --no-asset-metadata --no-p
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export JSII_NODE := $(CURDIR)/tools/jsii_node.py
 export PYTHONDONTWRITEBYTECODE := 1
+# Every recipe that runs the CDK CLI runs it as `$(QUIET) 'MESSAGE' -- $(CDK) ...` (tools/quiet_child.py): Ctrl-C
+# ends the CLI and everything under it (the Python app, jsii's Node) with no traceback from any of them, MESSAGE
+# (what was interrupted, what it leaves) as the one line, exit 130. Otherwise the CLI's own exit code. Its stdin
+# and stdout stay the terminal, so `--require-approval` still asks. The CDK CLI has no SIGTERM handler of its own
+# (aws-cdk 2.1148.1 lib/index.js: only `cdk explore`'s server and the prompt library's cursor listen for it) and
+# never cancels a stack operation on a signal: CloudFormation goes on with one the CLI had begun.
+QUIET := $(PY) -m tools.quiet_child
 
 .PHONY: help deps synth cfn-lint diff deploy deploy-image deploy-ci-access bootstrap pin-base-image test test-slow lint ops sandbox sandbox-reset sandbox-stop plan plan-diff plan-docs bench clean review test-engine docs docs-walk test-timing
 
@@ -68,10 +75,9 @@ deps: $(VENV)/.installed node_modules/.installed
 # runs inside the synth and fails it on any unacknowledged finding. cfn-lint then checks every
 # template written. It writes to cdk.out/all.new and swaps it in only when the synth succeeded: a broken
 # environment, or Ctrl-C, leaves the last good templates (the sandbox and every ops command read them).
-# tools/quiet_child.py: Ctrl-C ends the CDK CLI and the app under it in one line, no Python or Node traceback.
 synth: deps
 	@rm -rf cdk.out/all.new
-	@$(PY) -m tools.quiet_child "make synth: interrupted; cdk.out/all keeps the last templates" -- \
+	@$(QUIET) 'make synth: interrupted; cdk.out/all keeps the last templates' -- \
 		$(CDK) synth $(CDK_FLAGS) --quiet -c env=all $(RELEASED_FLAG) -o cdk.out/all.new >/dev/null
 	@rm -rf cdk.out/all && mv cdk.out/all.new cdk.out/all
 	@echo "synthesised: $$(ls cdk.out/all/*.template.json | xargs -n1 basename | tr '\n' ' ')"
@@ -83,8 +89,11 @@ cfn-lint: deps
 	@$(PY) -m tools.lint_templates cdk.out/all/*.template.json
 	@echo "cfn-lint: no errors in $$(ls cdk.out/all/*.template.json | wc -l) templates"
 
+# cdk diff asks CloudFormation for a read-only change set per stack and deletes it once read (aws-cdk
+# createChangeSetAndCleanup): interrupted between the two, the change set stays, never executed.
 diff: deps
-	$(CDK) diff $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV)
+	@$(QUIET) 'make diff: interrupted; nothing was deployed (a read-only change set cdk diff had created may stay on a stack, never executed)' -- \
+		$(CDK) diff $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV)
 
 # Offline change review (no AWS credentials): BASE and the working tree synthesised, every stack
 # compared with `cdk diff --template`, deploy consequences and the capacity plans (python -m review).
@@ -104,7 +113,8 @@ deploy: deps
 	$(PY) -m tools.paging_check $(ENV) || paging=$$?; \
 	if [ $$capacity -ne 0 ]; then exit $$capacity; fi; exit $$paging
 	$(PY) -m tools.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
-	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV) --require-approval $(APPROVAL) \
+	@$(QUIET) 'make deploy: interrupted; CloudFormation goes on with a stack update already begun (the CDK CLI does not cancel one): `bin/ops verify $(ENV)` shows the status of MangaAssist-$(ENV)-Serving; config/deployed/$(ENV).json is updated only by a deploy that completes' -- \
+		$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV) --require-approval $(APPROVAL) \
 		MangaAssist-$(ENV)-Image MangaAssist-$(ENV)-Serving
 	$(PY) -m tools.record_deployed $(ENV)
 
@@ -113,23 +123,28 @@ deploy: deps
 # tools/execution_policy.py creates or updates them first, with the stack roles' permissions boundary,
 # and prints their ARNs (docs/deploying.md); EXECUTION_POLICIES=arn,arn passes policies your account
 # already manages instead (the boundary, which every stack role names, is created all the same).
+# Run again after an interrupt, it waits for a CDKToolkit update still in progress (aws-cdk 2.1148.1 lib/index.js:
+# BootstrapStack.lookup -> ToolkitInfo.lookup -> stabilizeStack).
 EXECUTION_POLICIES ?=
 bootstrap: deps
 	policies="$(if $(EXECUTION_POLICIES),$(EXECUTION_POLICIES),$$($(PY) -m tools.execution_policy $(ENV)))"; \
-	$(CDK) bootstrap $(CDK_FLAGS) -c env=$(ENV) -o cdk.out/$(ENV) --cloudformation-execution-policies "$$policies"
+	$(QUIET) 'make bootstrap: interrupted; CloudFormation goes on with a CDKToolkit stack update already begun (the CDK CLI does not cancel one): its stack events show it; make bootstrap ENV=$(ENV) again waits for it to end first' -- \
+		$(CDK) bootstrap $(CDK_FLAGS) -c env=$(ENV) -o cdk.out/$(ENV) --cloudformation-execution-policies "$$policies"
 	$(if $(EXECUTION_POLICIES),$(PY) -m tools.execution_policy $(ENV) --boundary-only)
 
 # ENV's CI access stack (config `ci:`): GitHub's OIDC provider and the deploy workflow's role, deployed with an
 # administrator's credentials after ENV's first deploy (docs/deploying.md "CI pipelines"); --exclusively: not
 # the serving stack it comes after.
 deploy-ci-access: deps
-	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) -o cdk.out/$(ENV) --require-approval broadening --exclusively \
+	@$(QUIET) 'make deploy-ci-access: interrupted; CloudFormation goes on with a stack update already begun (the CDK CLI does not cancel one): the stack events of MangaAssist-$(ENV)-CiAccess show it' -- \
+		$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) -o cdk.out/$(ENV) --require-approval broadening --exclusively \
 		MangaAssist-$(ENV)-CiAccess
 
 # The image stack alone (repository and build): a new account's prod needs a build to tag before its
 # first full deploy (docs/deploying.md, "Building an image").
 deploy-image: deps
-	$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) -o cdk.out/$(ENV) --require-approval broadening MangaAssist-$(ENV)-Image
+	@$(QUIET) 'make deploy-image: interrupted; CloudFormation goes on with a stack update already begun (the CDK CLI does not cancel one): the stack events of MangaAssist-$(ENV)-Image show it' -- \
+		$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) -o cdk.out/$(ENV) --require-approval broadening MangaAssist-$(ENV)-Image
 
 # GNU make exits 2 whatever code a recipe fails with ("The exit status of make is always one of three
 # values": GNU make manual, "How to Run make"); its "Error N" line shows the CLI's code. bin/ops runs

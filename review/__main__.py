@@ -1,9 +1,11 @@
+"""`python -m review` (review/cli.py); Ctrl-C, while it loads or works, is one line and exit 130."""
+
 import sys
 
-from review.cli import main
-
 try:
+    from review.cli import main
+
     sys.exit(main())
-except KeyboardInterrupt:  # the synths it started were in its process group: Ctrl-C ended them too
+except KeyboardInterrupt:  # the synths it started are stopped by then (review/cli.py `_synthesise`)
     print("review: interrupted; nothing was written", file=sys.stderr)
     sys.exit(130)

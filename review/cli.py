@@ -19,6 +19,7 @@ from pathlib import Path
 from config import naming
 from config.loader import ConfigError, known_environments, load_environment
 from config.naming import environment_label
+from ops.operations.child_process import stop_group
 from review.capacity import compare_plans
 from review.consequences import deploy_consequences
 from review.report import EnvironmentReview, Review, render
@@ -66,12 +67,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def build_review(base_rev: str, commit: str, envs: list[str], context_env: str, scratch: Path) -> Review:
     base_src = export(commit, scratch / "base-src")
-    print(f"synthesising {base_rev} ({commit[:10]}) and the working tree (-c env={context_env}) …", file=sys.stderr)
-    running = [
-        (start_synth(base_src, scratch / "base.out", context_env), f"BASE {base_rev}", base_src, scratch / "base.out"),
-        (start_synth(ROOT, scratch / "head.out", context_env), "HEAD", ROOT, scratch / "head.out"),
-    ]
-    base, head = (finish_synth(*side) for side in running)
+    base, head = _synthesise(
+        [(f"BASE {base_rev}", base_src, scratch / "base.out"), ("HEAD", ROOT, scratch / "head.out")],
+        context_env,
+        f"synthesising {base_rev} ({commit[:10]}) and the working tree (-c env={context_env})",
+    )
     review = Review(f"`{base_rev}` ({commit[:10]})", _head_label(), _cdk_version(), [])
     review.notes += guard_sources_changed(ROOT, commit)
     pins = pin_differences(base_src)
@@ -84,8 +84,12 @@ def build_review(base_rev: str, commit: str, envs: list[str], context_env: str, 
     diffs: dict[str, StackDiff] = {}
     if not review.failures:
         with ThreadPoolExecutor(max_workers=3) as pool:
-            for diff in pool.map(lambda stack: diff_stack(stack, base, head, scratch), stacks):
-                diffs[diff.stack] = diff
+            try:
+                for diff in pool.map(lambda stack: diff_stack(stack, base, head, scratch), stacks):
+                    diffs[diff.stack] = diff
+            except KeyboardInterrupt:  # the diffs under way had the terminal's SIGINT too; none more starts
+                pool.shutdown(cancel_futures=True)
+                raise
     for env in envs:
         env_diffs = [diffs[s] for s in _stacks(env, base, head) if s in diffs]
         environment = EnvironmentReview(env, env_diffs)
@@ -98,6 +102,23 @@ def build_review(base_rev: str, commit: str, envs: list[str], context_env: str, 
         environment.plan = compare_plans(env, base_src / relative, ROOT / relative)
         review.environments.append(environment)
     return review
+
+
+def _synthesise(sides: list[tuple[str, Path, Path]], context_env: str, what: str) -> list[Assembly]:
+    """Each (label, app directory, output) synthesised, side by side. `what` goes to stderr once they run: the work is
+    under way (and Ctrl-C lands in it: the docs walk interrupts at this line). On Ctrl-C each synth's process group
+    (the CDK CLI, app.py, jsii's Node) is stopped and waited for before KeyboardInterrupt goes on up: the scratch
+    directory they write to is removed next."""
+    running = []
+    try:
+        for _, app_dir, out in sides:
+            running.append(start_synth(app_dir, out, context_env))
+        print(f"{what} …", file=sys.stderr)
+        return [finish_synth(process, *side) for process, side in zip(running, sides, strict=True)]
+    except KeyboardInterrupt:
+        for process in running:
+            stop_group(process)
+        raise
 
 
 def _stacks(env: str, base: Assembly, head: Assembly) -> list[str]:

@@ -89,11 +89,14 @@ def pin_differences(base_dir: Path, head_dir: Path = ROOT) -> list[str]:
 
 
 def start_synth(app_dir: Path, out: Path, env: str) -> subprocess.Popen:
-    """`cdk synth -c env=…` of one revision, in the background (BASE and HEAD run side by side)."""
+    """`cdk synth -c env=…` of one revision, in the background (BASE and HEAD run side by side). In a session of its
+    own: a terminal's Ctrl-C reaches only the review, which stops it (review/cli.py `_synthesise`), instead of app.py
+    printing a traceback into it while the review goes on removing the directory it writes to."""
     command = [str(CDK), "synth", *CDK_FLAGS, "--quiet", "-c", f"env={env}", "-o", str(out)]
     return subprocess.Popen(
-        command, cwd=app_dir, env=tool_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
+        command, cwd=app_dir, env=tool_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
 
 
 def finish_synth(process: subprocess.Popen, label: str, app_dir: Path, out: Path) -> Assembly:

@@ -22,7 +22,9 @@ def test_the_review_uses_the_synths_flags() -> None:
 
 
 def test_make_diff_passes_only_options_cdk_diff_knows() -> None:
-    recipe = re.search(r"^diff: deps\n\t(.*)$", MAKEFILE, re.MULTILINE).group(1)
+    # The CLI's part of the recipe: after `$(CDK) diff`, continuation lines joined (tools/quiet_child.py runs it)
+    rule = re.search(r"^diff: deps\n((?:\t.*\n)+)", MAKEFILE, re.MULTILINE).group(1).replace("\\\n", " ")
+    recipe = rule.split("$(CDK) diff", 1)[1].splitlines()[0]
     options = [word.split("=")[0] for word in recipe.split() if word.startswith("-")]
     options += makefile_flags() + ["--template", "--exclusively", "--fail-on", "--app", "--no-color"]
     help_text = subprocess.run([str(CDK), "diff", "--help"], capture_output=True, text=True, check=True).stdout

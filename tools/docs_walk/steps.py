@@ -200,7 +200,8 @@ STEPS: tuple[Step, ...] = (
     Step(".venv/bin/python -m tools.assumed_capacity prod", expect=4),
     Step(".venv/bin/python -m tools.assumed_capacity staging"),
     Step('.venv/bin/python -m tools.changed_environments "$BASE_SHA"'),
-    Step("make review BASE=main", interrupt=10),
+    # the review says when both synths run (review/cli.py `_synthesise`): Ctrl-C then
+    Step("make review BASE=main", interrupt=60, ready=r"^synthesising main "),
     Step('make review BASE="$BASE_SHA"'),
     Step(".venv/bin/python -m tools.pull_request_comment --gate prod=1"),
     Step("bin/plan prod --tune --write-config && bin/plan prod", interrupt=60, ready=r"^tuning prod: "),

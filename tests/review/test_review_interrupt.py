@@ -1,0 +1,78 @@
+"""Ctrl-C in `python -m review` (`make review`), as a terminal sends it (SIGINT to the whole foreground process
+group), once it says both synths run: its one line, exit 130, no traceback from it or from the CDK CLI, app.py or
+jsii's Node under it, and every process it started ended (each synth is stopped and waited for before the scratch
+directory they write to is removed)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from tools.docs_walk.findings import TRACEBACK
+
+ROOT = Path(__file__).resolve().parents[2]
+PATIENCE_SECONDS = 120.0
+INTERRUPTED = "review: interrupted; nothing was written"
+
+
+def descendants(pid: int) -> dict[int, str]:
+    """Every live process under `pid`, with its command line (proc(5): the parent pid is /proc/PID/stat's 4th field;
+    a process in a session of its own, such as jsii's Node, is still its starter's child)."""
+    parents, commands = {}, {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            commands[int(stat.parent.name)] = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return {child: commands[child] for child in found}
+
+
+def synthesising(pid: int) -> bool:
+    """An app.py under the review's CDK CLIs has started jsii's Node (jsii-runtime.js): a synth is under way."""
+    return any("jsii-runtime" in command for command in descendants(pid).values())
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False
+
+
+def test_ctrl_c_while_it_synthesises_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    out = tmp_path / "review.md"
+    review = subprocess.Popen(
+        [sys.executable, "-m", "review", "HEAD", "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    watchdog = threading.Timer(PATIENCE_SECONDS, lambda: os.killpg(review.pid, signal.SIGKILL))
+    watchdog.start()
+    try:
+        said = review.stderr.readline()  # BASE exported, both synths started: the work is under way
+        assert said.startswith("synthesising HEAD ("), said + review.stderr.read()
+        while review.poll() is None and not synthesising(review.pid):
+            time.sleep(0.05)
+        started = descendants(review.pid)
+        os.killpg(review.pid, signal.SIGINT)
+        stdout, stderr = review.communicate()
+    finally:
+        watchdog.cancel()
+    assert review.returncode == 130, stdout + stderr
+    assert stderr.splitlines() == [INTERRUPTED]
+    assert not TRACEBACK.search(stdout + stderr), stdout + stderr
+    assert not out.exists()
+    deadline = time.monotonic() + PATIENCE_SECONDS
+    while any(alive(pid) for pid in started) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(pid) for pid in started)
