@@ -228,6 +228,10 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print("sandbox: interrupted; the sandbox keeps what was done before", file=sys.stderr)
         return 130
+    except httpx.TransportError as error:  # the sandbox's own servers failed a call: one line, not a traceback
+        print(f"sandbox: a sandbox server did not answer ({type(error).__name__}: {error}); the sandbox keeps"
+              " what was done before; `make sandbox-reset` starts a fresh one", file=sys.stderr)  # fmt: skip
+        return 1
 
 
 def build_parser() -> argparse.ArgumentParser:

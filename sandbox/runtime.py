@@ -91,7 +91,10 @@ class RuntimeFront:
         self.deploy = deploy  # POST /_sandbox/deploy {"templates": DIR}: the sandbox's `make deploy`
         self.sagemaker = sagemaker
         self.cloudwatch = cloudwatch
-        self.http = httpx.Client(timeout=70)
+        # No keep-alive to the model servers: uvicorn closes an idle connection after 5 s, and a relay that
+        # reused one at that moment got "Server disconnected" (seen in a test's holds seconds apart). A new
+        # local connection per invocation costs little.
+        self.http = httpx.Client(timeout=70, limits=httpx.Limits(max_keepalive_connections=0))
         self.server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -145,8 +148,14 @@ class RuntimeHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     front: RuntimeFront  # set on the subclass RuntimeFront._handler makes
 
+    answered = False  # whether a status line went out (http.server makes one handler object per request)
+
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the sandbox runs in the background
         return
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self.answered = True
+        super().send_response(code, message)
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's name)
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -169,10 +178,19 @@ class RuntimeHandler(BaseHTTPRequestHandler):
             self.error(400, "ValidationError", message)
             return
         headers = {"Content-Type": self.headers.get("Content-Type", "application/json")}
-        if kind == "invocations":
-            self.invoke(endpoint, variant, body, headers)
-        else:
-            self.stream(endpoint, variant, body, headers)
+        try:
+            if kind == "invocations":
+                self.invoke(endpoint, variant, body, headers)
+            else:
+                self.stream(endpoint, variant, body, headers)
+        except httpx.TransportError as error:
+            if self.answered:  # mid-stream: the status line has gone out; the caller sees the stream end
+                raise
+            # The container gave no answer at all. SageMaker documents no code for that; ModelError (424, the
+            # container's fault) it is, counted as a failed invocation. Never a dropped connection: the
+            # caller could not tell it from the front failing.
+            self.front.count(endpoint, variant, failed=True)
+            self.error(424, "ModelError", f"the model server of {variant} gave no answer: {type(error).__name__}")
 
     def invoke(self, endpoint: str, variant: str, body: bytes, headers: dict[str, str]) -> None:
         front = self.front

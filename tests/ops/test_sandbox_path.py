@@ -168,6 +168,36 @@ def test_the_runtime_front_captures_what_it_relays(captured_endpoint):
     assert captured_workload(s3, CAPTURE["DestinationS3Uri"], "ep", "canary").captured == (body,)
 
 
+@pytest.mark.parametrize("kind", ["invocations", "invocations-response-stream"])
+def test_a_model_server_that_drops_the_connection_is_a_model_error_not_a_dropped_call(captured_endpoint, kind):
+    """The front answers for the container, as SageMaker does: 424 ModelError with a JSON body, counted as a
+    failed invocation; never a connection closed without an answer (seen as a traceback in `sandbox traffic`)."""
+    sagemaker, s3 = captured_endpoint
+    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+
+    def model_server(request: httpx.Request) -> httpx.Response:
+        raise httpx.RemoteProtocolError("Server disconnected without sending a response.", request=request)
+
+    front = RuntimeFront({"canary": "http://model"}, sagemaker, cloudwatch, deploy=lambda templates: "")
+    front.http = httpx.Client(transport=httpx.MockTransport(model_server))
+    front.start()
+    try:
+        answer = httpx.post(f"{front.url}/endpoints/ep/{kind}", json={"messages": []},
+                            headers={"X-Amzn-SageMaker-Target-Variant": "canary"})  # fmt: skip
+    finally:
+        front.stop()
+    assert answer.status_code == 424
+    assert answer.headers["x-amzn-ErrorType"] == "ModelError"
+    assert answer.json()["message"] == "the model server of canary gave no answer: RemoteProtocolError"
+    now = datetime.now(UTC)
+    failed = cloudwatch.get_metric_statistics(
+        Namespace="AWS/SageMaker", MetricName="Invocation5XXErrors", StartTime=now - timedelta(minutes=5),
+        EndTime=now + timedelta(minutes=1), Period=60, Statistics=["Sum"],
+        Dimensions=[{"Name": "EndpointName", "Value": "ep"}, {"Name": "VariantName", "Value": "canary"}],
+    )["Datapoints"]  # fmt: skip
+    assert sum(point["Sum"] for point in failed) == 1
+
+
 def test_bedrock_import_validates_the_artifacts_the_sandbox_seeds(moto, cli, in_sandbox):
     seed_bedrock_artifacts(boto3.client("s3", region_name="us-east-1"), "us-east-1")
     awq = cli("bedrock-import", f"s3://{BEDROCK_BUCKET}/llama3-domain-v1/", "--validate-only", "--region", "us-east-1")
@@ -287,3 +317,18 @@ def test_the_alarm_topic_is_seeded_and_its_output_is_its_arn(moto):
     assert arn.startswith("arn:aws:sns:us-east-1:123456789012:NotificationsTopicAE679CBD-")
     (subscription,) = sns.list_subscriptions_by_topic(TopicArn=arn)["Subscriptions"]
     assert subscription["Endpoint"] == "oncall@example.com" and subscription["SubscriptionArn"].startswith(arn)
+
+
+def test_a_sandbox_server_that_fails_a_call_is_one_line_not_a_traceback(monkeypatch, capsys):
+    import sandbox.__main__ as sandbox_cli
+
+    def failing(argv: list[str]) -> int:
+        raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+
+    monkeypatch.setattr(sandbox_cli, "run", failing)
+    assert sandbox_cli.main(["traffic", "prod"]) == 1
+    said = capsys.readouterr().err.splitlines()
+    assert said == [
+        "sandbox: a sandbox server did not answer (RemoteProtocolError: Server disconnected without sending a"
+        " response.); the sandbox keeps what was done before; `make sandbox-reset` starts a fresh one"
+    ]
