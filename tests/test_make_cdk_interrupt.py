@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+from tests.processes import alive, descendants
 from tools.docs_walk.findings import MAKE_REPORT, TRACEBACK
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,23 +61,6 @@ def test_every_recipe_that_runs_the_cdk_cli_runs_it_quietly_with_its_own_line() 
             assert quiet, f"make {target} runs the CDK CLI without $(QUIET): {line}"
             assert quiet.group("target") == target, line
             assert line.count("$(CDK)") == 1, line
-
-
-def descendants(pid: int) -> dict[int, str]:
-    """Every live process under `pid`, with its command line (proc(5): the parent pid is /proc/PID/stat's 4th field;
-    a process in a session of its own, such as jsii's Node, is still its starter's child)."""
-    parents, commands = {}, {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-            commands[int(stat.parent.name)] = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    found, frontier = set(), {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return {child: commands[child] for child in found}
 
 
 def synthesising(pid: int) -> bool:
@@ -125,10 +109,3 @@ def all_ended(pids: dict[int, str]) -> bool:
             return False
         time.sleep(0.1)
     return True
-
-
-def alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
-    except FileNotFoundError:
-        return False

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from config.toolchain import JSII_NODE
+from tests.processes import alive, descendants
 
 REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
@@ -89,29 +90,6 @@ def test_the_deploy_path_runs_the_cdk_cli_on_the_pinned_node(tmp_path):
     assert "Need to perform AWS calls for account 111111111111, but no credentials have been configured" in output
     assert "the machine node was used" not in output
     assert "will require node" not in output.lower() and "end-of-life" not in output.lower()
-
-
-def descendants(pid: int) -> set[int]:
-    """Every live process under `pid` (proc(5): the parent pid is /proc/PID/stat's 4th field)."""
-    parents = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    found, frontier = set(), {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
 
 
 def test_ctrl_c_in_a_test_that_started_jsii_is_pytests_summary_and_node_stops(tmp_path):

@@ -13,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+from tests.processes import alive, descendants
 from tools.docs_walk.findings import TRACEBACK
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,33 +21,9 @@ PATIENCE_SECONDS = 120.0
 INTERRUPTED = "review: interrupted; nothing was written"
 
 
-def descendants(pid: int) -> dict[int, str]:
-    """Every live process under `pid`, with its command line (proc(5): the parent pid is /proc/PID/stat's 4th field;
-    a process in a session of its own, such as jsii's Node, is still its starter's child)."""
-    parents, commands = {}, {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-            commands[int(stat.parent.name)] = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    found, frontier = set(), {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return {child: commands[child] for child in found}
-
-
 def synthesising(pid: int) -> bool:
     """An app.py under the review's CDK CLIs has started jsii's Node (jsii-runtime.js): a synth is under way."""
     return any("jsii-runtime" in command for command in descendants(pid).values())
-
-
-def alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
-    except FileNotFoundError:
-        return False
 
 
 def test_ctrl_c_while_it_synthesises_is_one_line_and_exit_130(tmp_path: Path) -> None:
