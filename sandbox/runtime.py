@@ -186,9 +186,11 @@ class RuntimeHandler(BaseHTTPRequestHandler):
         except httpx.TransportError as error:
             if self.answered:  # mid-stream: the status line has gone out; the caller sees the stream end
                 raise
-            # The container gave no answer at all. SageMaker documents no code for that; ModelError (424, the
-            # container's fault) it is, counted as a failed invocation. Never a dropped connection: the
-            # caller could not tell it from the front failing.
+            # The container gave no answer at all. SageMaker documents no code for that: the runtime API's errors
+            # (botocore sagemaker-runtime service-2.json) are ModelError (424, "returned 4xx or 5xx error code"),
+            # InternalFailure (500), ServiceUnavailable (503), ... ModelError it is, the container's fault, and
+            # counted in Invocation5XXErrors (assumed: that metric is documented for 5XX answers). Never a dropped
+            # connection: the caller could not tell it from the front failing.
             self.front.count(endpoint, variant, failed=True)
             self.error(424, "ModelError", f"the model server of {variant} gave no answer: {type(error).__name__}")
 
