@@ -6,6 +6,7 @@ what a reader can hold (70 lines, docstring excluded)."""
 from __future__ import annotations
 
 import ast
+import os
 from functools import cache
 from pathlib import Path
 
@@ -18,12 +19,15 @@ MAX_FUNCTION_LINES = 70
 MAX_OPS_CLI_LINES = 496  # ops/commands/cli.py when issue 26 was filed: commands go to modules of their own
 
 
-def product_files() -> list[Path]:
-    return sorted(
-        path
-        for path in ROOT.rglob("*.py")
-        if not any(part in SKIPPED or part.startswith(".") for part in path.relative_to(ROOT).parts)
-    )
+@cache
+def product_files() -> tuple[Path, ...]:
+    """Every product .py file, read once per run; skipped folders are pruned, not walked (.venv and
+    node_modules hold tens of thousands of files)."""
+    found = []
+    for folder, subfolders, files in os.walk(ROOT):
+        subfolders[:] = [name for name in subfolders if name not in SKIPPED and not name.startswith(".")]
+        found += [Path(folder, name) for name in files if name.endswith(".py") and not name.startswith(".")]
+    return tuple(sorted(found))
 
 
 @cache
