@@ -19,7 +19,7 @@ from pathlib import Path
 from config import naming
 from config.loader import ConfigError, known_environments, load_environment
 from config.naming import environment_label
-from ops.operations.child_process import stop_group
+from ops.operations.child_process import interrupt_held_while_starting, stop_group
 from review.capacity import compare_plans
 from review.consequences import deploy_consequences
 from review.report import EnvironmentReview, Review, render
@@ -112,7 +112,8 @@ def _synthesise(sides: list[tuple[str, Path, Path]], context_env: str, what: str
     running = []
     try:
         for _, app_dir, out in sides:
-            running.append(start_synth(app_dir, out, context_env))
+            with interrupt_held_while_starting():  # a synth started is a synth in `running`, to be stopped
+                running.append(start_synth(app_dir, out, context_env))
         print(f"{what} …", file=sys.stderr)
         return [finish_synth(process, *side) for process, side in zip(running, sides, strict=True)]
     except KeyboardInterrupt:

@@ -29,6 +29,8 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 GRACE_SECONDS = 10.0  # for the child to end on SIGTERM before SIGKILL
@@ -114,6 +116,25 @@ class StderrRelay:
         self._thread.join(timeout=DRAIN_SECONDS)
 
 
+@contextmanager
+def interrupt_held_while_starting() -> Iterator[None]:
+    """Ctrl-C while Popen starts the child is raised once Popen has returned. Raised inside it, after the fork (Popen
+    waits there for the child's exec), it leaves the child running and this code without its Popen to stop it
+    (CPython's Popen.__init__ then closes its pipes, not the child). A handler, not a blocked signal mask: the
+    child would inherit the mask through exec, and exec resets a handler to the default."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        yield  # only the main thread may set a handler; an ignored Ctrl-C has nothing to hold
+        return
+    held: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            signal.raise_signal(signal.SIGINT)  # to the handler that was there: KeyboardInterrupt, now
+
+
 def stop_group(process: subprocess.Popen, grace_seconds: float = GRACE_SECONDS) -> None:
     """SIGTERM to the child's process group, SIGKILL if it is still there after `grace_seconds`."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -148,7 +169,8 @@ def _run_until_interrupted(command: list[str], cwd: Path, env: dict[str, str] | 
     process = None
     try:
         try:
-            process = subprocess.Popen(command, cwd=cwd, env=env, stderr=relay.write_end, start_new_session=True)
+            with interrupt_held_while_starting():
+                process = subprocess.Popen(command, cwd=cwd, env=env, stderr=relay.write_end, start_new_session=True)
         finally:
             relay.close_write_end()
         code = process.wait()

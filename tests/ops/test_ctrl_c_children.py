@@ -12,6 +12,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from sandbox.server import State
 
 REPO = Path(__file__).resolve().parents[2]
@@ -180,3 +182,27 @@ def test_sandbox_traffic_follow_ends_in_one_line_and_130(moto_sandbox: State, tm
     wait_for_line(command, "sandbox traffic, last minute:")  # then it sleeps until the next minute
     code, stderr = ctrl_c(command)
     assert (code, stderr) == (130, "sandbox: interrupted; the sandbox keeps what was done before\n")
+
+
+def test_ctrl_c_while_the_child_starts_still_stops_it(monkeypatch, tmp_path: Path) -> None:
+    """Ctrl-C that lands while Popen waits for the child's exec (the child already running): raised inside Popen, it
+    would leave the child running, unknown to run_child and never stopped. Here the interrupt comes right after the
+    fork, every time, by wrapping Popen's own start of the child."""
+    from ops.operations import child_process
+
+    started: list[int] = []
+    start_child = subprocess.Popen._execute_child
+
+    def start_then_interrupt(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
+        start_child(self, *args, **kwargs)
+        started.append(self.pid)
+        os.kill(os.getpid(), signal.SIGINT)  # this process, as the terminal's Ctrl-C reaches it
+
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", start_then_interrupt)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # a runner started in the background ignores it
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            child_process.run_child([sys.executable, "-c", SLEEPER], tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert started and gone(started[0])
