@@ -31,7 +31,8 @@ Test support only: it is not in the image. Everything the serving layer relies o
 
 Test switches (POST /_standin/mode): crash (engine dead: /health 503, process exits after
 STANDIN_WATCHDOG_SECONDS like vLLM's watchdog), exit (the process dies at once), stall (tokens stop,
-/health stays 200), block (the event loop sleeps for `seconds`), error500, oom (a CUDA out-of-memory error for the next requests), hold (streams
+/health stays 200), block (the event loop sleeps for `seconds`), error500, oom (a CUDA out-of-memory error for the next requests),
+raise (an exception no route handler answers, reaching the middleware), hold (streams
 pause after N tokens until POST /_standin/release), slow (every request's prefill takes `prefill_seconds`
 longer: a slow release), normal. Requests still running when the
 shutdown timeout ends are aborted, as vLLM's engine shutdown does.
@@ -77,7 +78,7 @@ OOM_MESSAGE = (
 # EngineDeadError.CLIENT_MESSAGE-like text (vllm/v1/engine/exceptions.py).
 ENGINE_DEAD_MESSAGE = "EngineCore encountered an issue. See stack trace (above) for the root cause."
 ADAPTER_HEADER = "x-amzn-sagemaker-adapter-identifier"
-MODES = ("normal", "crash", "exit", "stall", "error500", "oom", "hold", "block", "slow")
+MODES = ("normal", "crash", "exit", "stall", "error500", "oom", "raise", "hold", "block", "slow")
 
 
 def error_response(status: int, message: str, err_type: str, param: str | None = None) -> JSONResponse:
@@ -171,6 +172,8 @@ class FakeEngine:
             raise EngineError(ENGINE_DEAD_MESSAGE)
         if self.mode == "error500":
             raise EngineError("Internal server error")
+        if self.mode == "raise":  # an exception no handler of the server answers; its message quotes the prompt
+            raise RuntimeError(f"unexpected engine state for {prompt_text!r}")
         self.requests_by_model[model] += 1
         tokens = len(prompt_text) // 4 + 1
         self.prompt_tokens += tokens

@@ -23,6 +23,7 @@ import atexit
 import itertools
 import json
 import time
+import traceback
 import uuid
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
@@ -313,7 +314,7 @@ class ServingMiddleware:
         try:
             await self.app(scope, replay_receive, tracked_send)
         except Exception as exc:
-            request.outcome, request.error = ENGINE_ERROR, f"unhandled {type(exc).__name__}"
+            request.outcome, request.error = ENGINE_ERROR, f"unhandled {type(exc).__name__}{raised_at(exc)}"
             if response_started:
                 raise  # headers are out; the server closes the connection and logs the traceback
             oom = OOM_MARKER in str(exc).lower().encode()
@@ -352,6 +353,19 @@ class ServingMiddleware:
             request.status = 500
             await send_json(send, 500, error_body(500, "internal error in the serving layer"), (request_id_header,))
         request.complete = True
+
+
+def raised_at(exc: BaseException) -> str:
+    """' at vllm/entrypoints/utils.py:96 in wrapper': where an unhandled exception was raised, for the request's
+    log line. Never its message: an engine's message may quote the request (users' chats are personal data)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    frame = frames[-1]
+    path = frame.filename.rsplit("site-packages/", 1)[-1]
+    if path == frame.filename:  # not an installed package: its last two path parts say enough
+        path = "/".join(path.rsplit("/", 2)[-2:])
+    return f" at {path}:{frame.lineno} in {frame.name}"
 
 
 # How a request ended, in its log line (`outcome`); `error` says why, for all but COMPLETED.

@@ -295,6 +295,28 @@ def test_an_engine_500_keeps_the_one_error_shape_and_is_not_counted_as_oom(ready
     assert ready.stats()["oom_errors"] == before
 
 
+def test_an_exception_no_handler_answers_is_a_json_500_logged_with_where_it_was_raised_never_its_message(ready):
+    """An engine exception that reaches the middleware (seen with the real vLLM: 'unhandled RuntimeError'): the
+    caller gets the one error shape, and the log line says where it was raised, so that on-call can find it,
+    but not its message, which may quote the chat (the stand-in's does)."""
+    secret = "MY-PRIVATE-QUESTION-2718"
+    ready.mode("raise")
+    try:
+        response = ready.client.post("/invocations", json=chat_body(secret), headers={"X-Request-Id": "req-raise-1"})
+    finally:
+        ready.mode("normal")
+    error = assert_error(response, 500, "InternalServerError")
+    assert secret not in error["message"] and response.headers["x-request-id"] == "req-raise-1"
+    record = wait_until(
+        lambda: next((e for e in ready.process.events("request") if e["request_id"] == "req-raise-1"), None),
+        "the request's log line",
+    )
+    assert record["status"] == 500 and record["outcome"] == "engine_error"
+    assert record["error"].startswith("unhandled RuntimeError at standin/engine.py:"), record["error"]
+    assert record["error"].endswith(" in admit")
+    assert secret not in ready.process.output()
+
+
 def test_one_log_line_per_request_with_timings_and_never_the_text(ready):
     secret = "MY-PRIVATE-QUESTION-3141"
     headers = {"X-Request-Id": "req-log-test-1", "X-Amzn-SageMaker-Adapter-Identifier": "manga_domain_v3"}
