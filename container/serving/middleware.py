@@ -356,8 +356,8 @@ class ServingMiddleware:
 
 
 def raised_at(exc: BaseException) -> str:
-    """' at vllm/entrypoints/utils.py:96 in wrapper': where an unhandled exception was raised, for the request's
-    log line. Never its message: an engine's message may quote the request (users' chats are personal data)."""
+    """' at FILE:LINE in FUNCTION' (FILE from site-packages/ on): where an unhandled exception was raised, for
+    the request's log line. Never its message: an engine's may quote the request (users' chats are personal data)."""
     frames = traceback.extract_tb(exc.__traceback__)
     if not frames:
         return ""
