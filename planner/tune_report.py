@@ -94,8 +94,15 @@ def _raise_initial_count(doc, name: str, floor: int) -> None:
 
 
 def write_point(cfg: EnvironmentConfig, outcome: Outcome, digest: str) -> str:
-    """Write the chosen point and planning.frontier into ENV's file (validated, comments kept); the diff."""
+    """Write the chosen point and planning.frontier into ENV's file (validated, comments kept); the diff, and a line
+    for each window maximum kept above the tuner's.
+
+    A configured window maximum is never lowered: the search judges the traffic week, not a night without the
+    preferred instance type, and prod's release maxima were raised by hand for exactly that night (95 and 96
+    against the tuner's 66 and 68: docs/scaling-and-planning.md, tests/planner/test_prod_plan.py). A maximum
+    costs only the instances target tracking starts under it; lowering one stays a decision made by hand."""
     point = outcome.point
+    kept: list[str] = []
 
     def change(doc) -> None:
         windows = iter(point.windows)
@@ -105,7 +112,12 @@ def write_point(cfg: EnvironmentConfig, outcome: Outcome, digest: str) -> str:
             if point.share is not None and "target_share_of_concurrency" in tracking:
                 tracking["target_share_of_concurrency"] = point.share
             for window in scaling.get("schedules", []):
-                window["min_capacity"], window["max_capacity"] = next(windows)
+                floor, maximum = next(windows)
+                configured = window.get("max_capacity")
+                if configured is not None and configured > maximum:
+                    kept.append(f"{window['name']} max_capacity {configured} (the tuner's: {maximum})")
+                    maximum = configured
+                window["min_capacity"], window["max_capacity"] = floor, maximum
                 window["start"] = shift_cron(str(window["start"]), point.shift)
             if index > 0:
                 scaling["min_capacity"] = point.floors[index - 1]
@@ -118,4 +130,9 @@ def write_point(cfg: EnvironmentConfig, outcome: Outcome, digest: str) -> str:
 
     edit = edit_environment_file(environment_file(cfg.name), change)
     edit.write()
-    return edit.diff()
+    notes = [
+        f"kept {line}: --write-config never lowers a window's maximum (a night without the preferred type needs"
+        " it; the search does not judge one); lower it by hand if you mean to"
+        for line in kept
+    ]
+    return "\n".join([edit.diff(), *notes]) if notes else edit.diff()

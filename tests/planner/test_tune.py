@@ -2,6 +2,7 @@
 does, and --write-config writes it through config/editor.py with the file's comments kept."""
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,32 @@ def test_write_config_keeps_comments_and_validates(searched, tmp_path: Path, mon
     written = load_config_file(copy, "dev")
     assert written.planning.frontier.inputs == digest
     assert written.planning.frontier.monthly_cost_usd == pytest.approx(searched.chosen.monthly_cost_usd, abs=0.01)
+
+
+def test_write_config_never_lowers_a_window_maximum(tmp_path: Path, monkeypatch) -> None:
+    """prod's release maxima were raised by hand for a night without ml.g5.xlarge, which the search does not
+    judge: the tuner's lower maxima (66 and 68 when this was written) leave them as they are and say so; a
+    higher one is written."""
+    prod = load_environment("prod", against_deployed=False)
+    copy = tmp_path / "prod.yaml"
+    shutil.copy(environment_file("prod"), copy)
+    monkeypatch.setattr(tune_report, "environment_file", lambda name: copy)
+    configured = tune.configured_point(prod)
+    names = [w.name for s in prod.autoscaling.values() for w in s.schedules]
+    release = names.index("tokyo-friday-release")
+    evening = names.index("tokyo-evening-peak")
+    windows = list(configured.windows)
+    floor, release_max = windows[release]
+    windows[release] = (floor, release_max - 20)  # a tuner's lower maximum, still above 1.2 x the floor
+    evening_floor, evening_max = windows[evening]
+    windows[evening] = (evening_floor, evening_max + 2)
+    outcome = tune.Outcome(replace(configured, windows=tuple(windows)), 29_000.0, 0, 0, 0.0, True)
+
+    said = tune_report.write_point(prod, outcome, "0123456789ab")
+
+    written = load_config_file(copy, "prod")
+    by_name = {w.name: w for s in written.autoscaling.values() for w in s.schedules}
+    assert by_name["tokyo-friday-release"].max_capacity == release_max
+    assert by_name["tokyo-evening-peak"].max_capacity == evening_max + 2
+    assert f"kept tokyo-friday-release max_capacity {release_max} (the tuner's: {release_max - 20})" in said
+    assert "tokyo-evening-peak" not in said.split("kept", 1)[-1]
