@@ -41,6 +41,8 @@ def inputs_digest(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProf
         "objective": cfg.alarms.ttft_p95_ms,
         "budget": planning.budget.model_dump(mode="json", exclude={"cost_vs_frontier"}),
     }
+    if cfg.container.admission_deadline_ms is not None:  # unset, the deadline follows the objective (above)
+        inputs["admission_deadline_ms"] = cfg.container.admission_deadline_ms  # what the replay sheds by
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -74,6 +76,6 @@ def frontier_of(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfil
         return FrontierStanding(
             frontier.monthly_cost_usd,
             f"planning.frontier is stale: found on inputs {frontier.inputs}, {whose} are {reference_digest} (traffic,"
-            " capacity, prices, provisioning, objective, budget or search space changed)",
+            " capacity, prices, provisioning, objective, admission deadline, budget or search space changed)",
         )
     return FrontierStanding(frontier.monthly_cost_usd, found_on=reference.name)

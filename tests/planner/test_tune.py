@@ -87,3 +87,18 @@ def test_write_config_never_lowers_a_window_maximum(tmp_path: Path, monkeypatch)
     assert by_name["tokyo-evening-peak"].max_capacity == evening_max + 2
     assert f"kept tokyo-friday-release max_capacity {release_max} (the tuner's: {release_max - 20})" in said
     assert "tokyo-evening-peak" not in said.split("kept", 1)[-1]
+
+
+def test_the_frontier_goes_stale_when_the_admission_deadline_is_set_or_changed() -> None:
+    """The replay sheds by the admission deadline (planner/fleet.py): a deadline set in config changes the
+    frontier's inputs; unset, it follows alarms.ttft_p95_ms, already among them (today's digests unchanged)."""
+    prod = load_environment("prod", against_deployed=False)
+    catalog, traffic = load_catalog(), traffic_of(prod, None)
+    assert prod.container.admission_deadline_ms is None
+    assert inputs_digest(prod, catalog, traffic) == prod.planning.frontier.inputs  # as tuned, before this input
+
+    def with_deadline(ms: int):
+        return prod.model_copy(update={"container": prod.container.model_copy(update={"admission_deadline_ms": ms})})
+
+    digests = {inputs_digest(with_deadline(ms), catalog, traffic) for ms in (900, 1_500)}
+    assert len(digests) == 2 and prod.planning.frontier.inputs not in digests
