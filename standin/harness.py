@@ -222,16 +222,25 @@ class PingRecorder(threading.Thread):
                 if self.paused:
                     time.sleep(0.01)
                     continue
-                try:
-                    response = client.get(self.url)
-                    observation = (response.status_code, response.json())
-                except httpx.TimeoutException:  # no answer within 2 s: slow, which is not "not ready"
-                    observation = (TIMED_OUT, None)
-                except httpx.TransportError:  # refused or reset: nothing listens
-                    observation = (None, None)
+                observation = self._poll(client)
                 if not self.seen or self.seen[-1] != observation:
                     self.seen.append(observation)
                 time.sleep(0.01)
+
+    def _poll(self, client: httpx.Client) -> tuple[int | str | None, dict | None]:
+        # A transport error is tried once more before it counts as "nothing listens": the poll may have gone out
+        # on a kept-alive connection the server was closing as idle (uvicorn's keep-alive timeout, 5 s, passes
+        # while the polls are paused), and the retry opens a new one (CI saw a None between two 200s).
+        for attempt in (1, 2):
+            try:
+                response = client.get(self.url)
+                return response.status_code, response.json()
+            except httpx.TimeoutException:  # no answer within 2 s: slow, which is not "not ready"
+                return TIMED_OUT, None
+            except httpx.TransportError:  # refused or reset: nothing listens, if a new connection agrees
+                if attempt == 2:
+                    return None, None
+        raise AssertionError("unreachable")
 
     def statuses(self) -> list[int | None]:
         """Every change of /ping's status: an HTTP status, None (refused), never a timed-out poll."""
