@@ -3,7 +3,10 @@ everything under the interrupted command ended."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
 from pathlib import Path
+from typing import Any
 
 
 def descendants(pid: int) -> dict[int, str]:
@@ -29,3 +32,12 @@ def alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def start_foreground_job(command: list[str], **options: Any) -> subprocess.Popen:
+    """`command` started as a terminal starts a foreground job: a process group of its own (so a test's
+    `os.killpg(process.pid, SIGINT)` is a terminal's Ctrl-C) and SIGINT at its default (a test runner started
+    in the background passes it on ignored). `options` go to Popen."""
+    return subprocess.Popen(
+        command, start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **options
+    )

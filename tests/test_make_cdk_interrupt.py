@@ -15,7 +15,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.processes import alive, descendants
+from tests.processes import alive, descendants, start_foreground_job
 from tools.docs_walk.findings import MAKE_REPORT, TRACEBACK
 
 REPO = Path(__file__).resolve().parents[1]
@@ -78,10 +78,9 @@ def test_make_diff_interrupted_while_app_py_synthesises_is_its_line_and_130(tmp_
         AWS_CONFIG_FILE=str(tmp_path / "none"),
         AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
     )
-    make = subprocess.Popen(
+    make = start_foreground_job(
         ["make", "--no-print-directory", "diff", "ENV=dev"],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     watchdog = threading.Timer(PATIENCE_SECONDS, lambda: os.killpg(make.pid, signal.SIGKILL))
     watchdog.start()

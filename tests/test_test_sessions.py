@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from tests.processes import start_foreground_job
 from tools.test_sessions import closing_counts, combined
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,10 +58,9 @@ def test_ctrl_c_ends_both_sessions_in_their_own_words_and_130(tmp_path: Path) ->
     """As a terminal sends it: SIGINT to the whole foreground group, once both sessions are running a test."""
     holding = "import pathlib, time\n\ndef test_holds():\n    pathlib.Path('{0}.started').touch()\n    time.sleep(60)\n"
     suite(tmp_path, computing=holding.format("computing"), waiting=holding.format("waiting"))
-    process = subprocess.Popen(
-        sessions_command(), cwd=tmp_path, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # fmt: skip
+    process = start_foreground_job(
+        sessions_command(), cwd=tmp_path, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + PATIENCE_SECONDS
     while not all((tmp_path / f"{name}.started").exists() for name in ("computing", "waiting")):
         assert time.monotonic() < deadline and process.poll() is None, process.communicate()

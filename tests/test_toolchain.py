@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from config.toolchain import JSII_NODE
-from tests.processes import alive, descendants
+from tests.processes import alive, descendants, start_foreground_job
 
 REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
@@ -98,11 +98,10 @@ def test_ctrl_c_in_a_test_that_started_jsii_is_pytests_summary_and_node_stops(tm
     jsii's exit hook a broken pipe ("Exception ignored in atexit callback"); pytest stops it as it exits."""
     (tmp_path / "test_waits.py").write_text(WAITING_TEST)
     env = {k: v for k, v in os.environ.items() if k != "JSII_NODE"}  # as tests/conftest.py sets it
-    pytest_run = subprocess.Popen(
+    pytest_run = start_foreground_job(
         [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "-p", "tests.conftest",
          "--rootdir", str(tmp_path), str(tmp_path / "test_waits.py")],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     watchdog = threading.Timer(PATIENCE_SECONDS, lambda: os.killpg(pytest_run.pid, signal.SIGKILL))
     watchdog.start()

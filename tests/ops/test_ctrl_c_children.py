@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.server import State
+from tests.processes import start_foreground_job
 
 REPO = Path(__file__).resolve().parents[2]
 PATIENCE_SECONDS = 60.0
@@ -22,16 +23,8 @@ PATIENCE_SECONDS = 60.0
 SLEEPER = "import os, time; print('ready', os.getpid(), flush=True); time.sleep(120)"
 
 
-def default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def start_in_own_group(command: list[str], **options) -> subprocess.Popen:
-    """As a terminal starts a foreground job: a process group of its own, SIGINT at its default."""
-    return subprocess.Popen(
-        command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True, preexec_fn=default_sigint, **options,
-    )  # fmt: skip
+    return start_foreground_job(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **options)
 
 
 def wait_for_line(process: subprocess.Popen, starts: str) -> str:

@@ -22,6 +22,7 @@ from ops.operations.environment import load_environment_config
 from sandbox import moto_fixes
 from tests.ops.conftest import World
 from tests.ops.test_latency_guard import first_tokens, spread
+from tests.processes import start_foreground_job
 
 REPO = Path(__file__).resolve().parents[2]
 RAMP = ["shift", "prod", "--canary-weight", "100", "--step", "25", "--step", "50", "--step", "75", "--hold", "30m"]
@@ -49,16 +50,13 @@ def moto_server(monkeypatch: pytest.MonkeyPatch):
 
 
 def test_ctrl_c_during_a_hold_prints_the_way_on_and_back_and_no_traceback(moto_server):
-    ops = subprocess.Popen(
+    ops = start_foreground_job(
         [sys.executable, "-m", "ops", *RAMP],
         cwd=REPO,
         env=dict(os.environ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        start_new_session=True,  # its own process group, as a terminal's foreground job
-        # SIGINT at its default, as in a terminal: a runner started in the background passes it on ignored.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     watchdog = threading.Timer(120, ops.kill)  # a hung CLI fails the test instead of hanging it
     watchdog.start()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from planner.interrupt import INTERRUPTED
+from tests.processes import start_foreground_job
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,14 +26,12 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_ctrl_c_while_it_works_is_one_line_and_exit_130(
     options: list[str], working: str, would_write: str, tmp_path: Path
 ) -> None:
-    plan = subprocess.Popen(
+    plan = start_foreground_job(
         [str(ROOT / "bin/plan"), "prod", *options, "--out", str(tmp_path)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        start_new_session=True,  # its own process group, as a terminal's foreground job
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     watchdog = threading.Timer(300, plan.kill)  # a hung planner fails the test instead of hanging it
     watchdog.start()

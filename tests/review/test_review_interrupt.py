@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.processes import alive, descendants
+from tests.processes import alive, descendants, start_foreground_job
 from tools.docs_walk.findings import TRACEBACK
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,10 +28,9 @@ def synthesising(pid: int) -> bool:
 
 def test_ctrl_c_while_it_synthesises_is_one_line_and_exit_130(tmp_path: Path) -> None:
     out = tmp_path / "review.md"
-    review = subprocess.Popen(
+    review = start_foreground_job(
         [sys.executable, "-m", "review", "HEAD", "--out", str(out)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     watchdog = threading.Timer(PATIENCE_SECONDS, lambda: os.killpg(review.pid, signal.SIGKILL))
     watchdog.start()
