@@ -13,7 +13,7 @@ Both run in the current directory (make's: the repository). The computing sessio
 waiting session's output follows once both are done, then one closing line in pytest's form with the sum of
 both (tools/test_figures reads it). Exit status: the first session that did not pass (computing, then
 waiting) gives its pytest code. Ctrl-C reaches both sessions from the terminal: each prints its own summary,
-this waits for both and exits 130. SIGTERM is passed on to both.
+this waits for both and exits 130. SIGTERM is passed on to both (exit 143).
 """
 
 from __future__ import annotations
@@ -57,19 +57,19 @@ def combined(sessions: list[list[tuple[str, int]]]) -> str:
 
 class Signals:
     """Ctrl-C is noted, not raised: the terminal sends it to both sessions too, and this waits for them.
-    SIGTERM (a parent stopping this) is passed on to both."""
+    SIGTERM (a parent stopping this) is passed on to both. `exit_code`: 128 + the signal's number, or None."""
 
     def __init__(self) -> None:
-        self.interrupted = False
+        self.exit_code: int | None = None
         self.sessions: list[subprocess.Popen] = []
         signal.signal(signal.SIGINT, self._interrupt)
         signal.signal(signal.SIGTERM, self._terminate)
 
-    def _interrupt(self, *_: object) -> None:
-        self.interrupted = True
+    def _interrupt(self, signum: int, _: object) -> None:
+        self.exit_code = 128 + signum
 
-    def _terminate(self, *_: object) -> None:
-        self.interrupted = True
+    def _terminate(self, signum: int, _: object) -> None:
+        self.exit_code = 128 + signum
         for session in self.sessions:
             session.terminate()
 
@@ -86,9 +86,9 @@ def relay(session: subprocess.Popen) -> str:
 
 def run(
     alongside: list[str], workers: int, options: list[str], waiting_output: IO[str]
-) -> tuple[list[int], list[str], bool]:
-    """Both sessions, started together: their exit codes and outputs (computing, waiting), and whether Ctrl-C
-    or SIGTERM stopped them."""
+) -> tuple[list[int], list[str], int | None]:
+    """Both sessions, started together: their exit codes and outputs (computing, waiting), and this command's
+    exit code when Ctrl-C (130) or SIGTERM (143) stopped them."""
     signals = Signals()
     options = (["--color=yes"] if sys.stdout.isatty() else []) + options  # both write to pipes and files
     waiting = subprocess.Popen(
@@ -102,7 +102,7 @@ def run(
     computing_text = relay(computing)
     codes = [computing.wait(), waiting.wait()]
     waiting_output.seek(0)
-    return codes, [computing_text, waiting_output.read()], signals.interrupted
+    return codes, [computing_text, waiting_output.read()], signals.exit_code
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,14 +114,14 @@ def main(argv: list[str] | None = None) -> int:
     known, options = parser.parse_known_args(argv)
     started = time.monotonic()
     with tempfile.TemporaryFile("w+") as waiting_output:
-        codes, outputs, interrupted = run(known.alongside, known.workers, options, waiting_output)
+        codes, outputs, stopped = run(known.alongside, known.workers, options, waiting_output)
     print(f"\n{' and '.join(known.alongside)}, run alongside as a session of their own:", flush=True)
     sys.stdout.write(outputs[1])
     counts = [closing_counts(text) for text in outputs]
     if all(counts):
         print(f"{combined(counts)} in {time.monotonic() - started:.2f}s (both sessions)", flush=True)
-    if interrupted:
-        return 130
+    if stopped is not None:
+        return stopped
     return next((code for code in codes if code != 0), 0)
 
 
