@@ -113,11 +113,12 @@ def write_point(cfg: EnvironmentConfig, outcome: Outcome, digest: str) -> str:
                 tracking["target_share_of_concurrency"] = point.share
             for window in scaling.get("schedules", []):
                 floor, maximum = next(windows)
-                configured = window.get("max_capacity")
-                if configured is not None and configured > maximum:
+                window["min_capacity"] = floor
+                configured = window.get("max_capacity") or scaling["max_capacity"]  # unset: the variant's applies
+                if configured > maximum:
                     kept.append(f"{window['name']} max_capacity {configured} (the tuner's: {maximum})")
-                    maximum = configured
-                window["min_capacity"], window["max_capacity"] = floor, maximum
+                else:
+                    window["max_capacity"] = maximum
                 window["start"] = shift_cron(str(window["start"]), point.shift)
             if index > 0:
                 scaling["min_capacity"] = point.floors[index - 1]
