@@ -229,18 +229,23 @@ class PingRecorder(threading.Thread):
 
     def _poll(self, client: httpx.Client) -> tuple[int | str | None, dict | None]:
         # A transport error is tried once more before it counts as "nothing listens": the poll may have gone out
-        # on a kept-alive connection the server was closing as idle (uvicorn's keep-alive timeout, 5 s, passes
-        # while the polls are paused), and the retry opens a new one (CI saw a None between two 200s).
-        for attempt in (1, 2):
+        # on a kept-alive connection the server was closing as idle (vLLM's uvicorn: VLLM_HTTP_TIMEOUT_KEEP_ALIVE,
+        # 5 s, vllm/envs.py; it passes while the polls are paused), and the retry opens a new one (CI saw a None
+        # between two 200s).
+        try:
+            return self._ask(client)
+        except httpx.TransportError:
             try:
-                response = client.get(self.url)
-                return response.status_code, response.json()
-            except httpx.TimeoutException:  # no answer within 2 s: slow, which is not "not ready"
-                return TIMED_OUT, None
-            except httpx.TransportError:  # refused or reset: nothing listens, if a new connection agrees
-                if attempt == 2:
-                    return None, None
-        raise AssertionError("unreachable")
+                return self._ask(client)
+            except httpx.TransportError:  # refused or reset again: nothing listens
+                return None, None
+
+    def _ask(self, client: httpx.Client) -> tuple[int | str, dict | None]:
+        try:
+            response = client.get(self.url)
+        except httpx.TimeoutException:  # no answer within 2 s: slow, which is not "not ready"
+            return TIMED_OUT, None
+        return response.status_code, response.json()
 
     def statuses(self) -> list[int | None]:
         """Every change of /ping's status: an HTTP status, None (refused), never a timed-out poll."""
