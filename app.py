@@ -12,10 +12,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import aws_cdk as cdk
+from ops.pipeline.toolchain import use_pinned_node
 
-from config import ConfigError, known_environments, load_catalog, load_environment
-from config.checks.capacity import measured_capacity_warnings
+use_pinned_node()  # the entry point sets the pinned Node up before `import aws_cdk` starts jsii (config changes no variable)
+
+import aws_cdk as cdk  # noqa: E402
+
+from config import ConfigError, known_environments, load_catalog, load_environment  # noqa: E402
+from config.checks.capacity import measured_capacity_warnings  # noqa: E402
 
 # What a synth writes into the cloud assembly directory; removed when the synth is refused.
 ASSEMBLY_FILES = ("*.template.json", "*.assets.json", "manifest.json", "tree.json")

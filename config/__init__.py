@@ -1,10 +1,6 @@
 """Per-environment configuration: typed, validated at synth time, one YAML file per environment."""
 
-from config.toolchain import use_pinned_node
-
-use_pinned_node()  # before anything here imports aws_cdk (jsii starts Node at that import)
-
-from config.loader import (  # noqa: E402
+from config.loader import (
     ConfigError,
     UnknownEnvironment,
     environment_file,
@@ -13,8 +9,8 @@ from config.loader import (  # noqa: E402
     load_config_file,
     load_environment,
 )
-from config.naming import environment_label  # noqa: E402
-from config.schema import EnvironmentConfig  # noqa: E402
+from config.naming import environment_label
+from config.schema import EnvironmentConfig
 
 __all__ = [
     "ConfigError",

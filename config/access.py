@@ -24,7 +24,7 @@ CAPTURE_READER = "CaptureReader"
 SCALING_TAG_KEY = "MangaAssistEndpoint"
 
 # Issue 38: the policies that keep a deploy from widening itself, created by `make bootstrap`
-# (tools/execution_policy.py) with an administrator's credentials and named under a prefix of their own,
+# (ops/pipeline/execution_policy.py) with an administrator's credentials and named under a prefix of their own,
 # outside every name the execution policy lets CloudFormation write (`MangaAssist-<env>-…`).
 GUARD_PREFIX = f"{PROJECT}Guard"
 EXECUTION_POLICY = f"{GUARD_PREFIX}-CloudFormationExecution"  # `-1`, `-2`, …: one per part, per account

@@ -1,6 +1,6 @@
 """Paging destinations that reach nobody: the addresses and accounts reserved for documentation.
 
-`make deploy` of a production environment refuses them before any AWS call (tools/paging_check.py);
+`make deploy` of a production environment refuses them before any AWS call (ops/pipeline/paging_check.py);
 synth accepts them, so a fresh clone synthesises as shipped. Reserved names: example.com, example.net
 and example.org (RFC 2606 §3) and the top-level names .example, .test, .invalid and .localhost (RFC 2606
 §2, RFC 6761); accounts the AWS documentation uses in its examples (IAM User Guide, "Identifiers"

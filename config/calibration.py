@@ -3,7 +3,7 @@ the share of the ceiling an instance is assumed to serve until `ops capacity` me
 
 Each measurement gets the model's ceiling for its own GPUs, model, request shape and concurrency, and
 an efficiency: measured ÷ ceiling. A ceiling below a measurement would be a wrong model
-(tests/cdk/test_calibration.py holds every one at or below). The assumed share is the LOWEST efficiency
+(tests/stacks/test_calibration.py holds every one at or below). The assumed share is the LOWEST efficiency
 among the measurements that ran within the latency objective (a published mean TTFT at or below
 SLO_TTFT_MS): how much of the ceiling a real engine delivered while serving as we must, on the worst
 evidence we have. Runs beyond the objective (queues of seconds) show the ceiling holds there too,

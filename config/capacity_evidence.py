@@ -4,7 +4,7 @@ Every pool type of every variant (the preferred `instance_type` and each `fallba
 may serve production traffic: SageMaker provisions a fallback pool whenever the preferred type has no
 capacity (ProductionVariant.InstancePools). So each needs a measured `planning.capacity` figure: one
 without a `measured` block (or with no figure at all) is an assumption (config/schema.py,
-InstanceCapacity). tools/assumed_capacity.py refuses a production deploy on one; this module says
+InstanceCapacity). ops/pipeline/assumed_capacity.py refuses a production deploy on one; this module says
 which types and the commands that measure them, and reads nothing but config files.
 """
 

@@ -19,7 +19,7 @@ A peak window is a scheduled window that raises a variant's floor above its `min
 that only caps the ceiling, like tokyo-off-peak, is not one). Firings come from config.schedules, in
 each window's IANA zone, so DST moves them as it moves the scheduled actions.
 
-`make deploy` runs `python -m tools.deploy_window ENV` first; `python -m ops deploy` calls `check`.
+`make deploy` runs `python -m ops.pipeline.deploy_window ENV` first; `python -m ops deploy` calls `check`.
 Both go ahead inside a peak only when told to (`FORCE_PEAK=1`, `--during-peak`).
 """
 

@@ -1,6 +1,6 @@
 """What was last deployed per environment: each variant's instance type and whether it was scaled.
 
-`make deploy` records it after a successful deploy (`python -m tools.record_deployed ENV`) and it is
+`make deploy` records it after a successful deploy (`python -m ops.pipeline.record_deployed ENV`) and it is
 committed with the config. Synth compares against it (config/checks/deployed.py) to refuse, before
 CloudFormation tries, the updates SageMaker rejects: a changed set of variant names under the
 blue/green guardrails, and a changed instance type or a removal of a variant registered with
@@ -11,7 +11,7 @@ Format (config/deployed/<env>.json):
     {"variants": {"primary": {"instance_type": "ml.g5.xlarge", "scaled": true}, ...},
      "accepted_assumed_capacity": {"reason": "...", "types": ["ml.g6.xlarge"], "by": "...", "at": "..."}}
 The second key only when a production deploy went out on an assumed capacity with
-`ACCEPT_ASSUMED_CAPACITY="<reason>"` (tools/assumed_capacity.py); `bin/ops status` shows it.
+`ACCEPT_ASSUMED_CAPACITY="<reason>"` (ops/pipeline/assumed_capacity.py); `bin/ops status` shows it.
 """
 
 from __future__ import annotations

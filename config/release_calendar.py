@@ -4,7 +4,7 @@ clocks. Each audience's evening, every day, and each announced release, on its w
 `make plan` judges shortfall inside these windows against `planning.budget.shortfall_minutes_in_peaks`,
 whatever traffic it replays (the reference week or a week recorded with `bin/ops traffic`) and whatever
 the autoscaling schedules being judged say: a config cannot pass by scheduling fewer windows, and a
-recorded week is judged by the same rules as the reference week (planner/environment_traffic.py).
+recorded week is judged by the same rules as the reference week (workbench/planner/environment_traffic.py).
 Times are local to an IANA time zone (config.schedules.time_zone: canonical names from the pinned
 tzdata), so an evening in New York moves in UTC when daylight saving does.
 """

@@ -21,7 +21,7 @@ from config.schema import EnvironmentConfig, Variant
 # of 150-400 tokens; json.dumps with its ", " and ": " separators, ASCII) puts the user turn's text at
 # byte 2,320-2,327 (the adapter name comes first, 11-18 characters) and ends the shortest first user turn
 # at byte 3,135. 2,560 keeps the system prompt and at least 233 bytes (about 40 words) of the
-# conversation's first user turn, and stays below 3,135. tests/cdk/test_routing.py recomputes both
+# conversation's first user turn, and stays below 3,135. tests/stacks/test_routing.py recomputes both
 # bounds from capacity.workload, so a changed workload cannot leave this stale.
 DEFAULT_PREFIX_LENGTH = 2560
 PREFIX_LENGTH_RANGE = (1024, 65536)  # botocore: PrefixAwareRoutingPrefixLength

@@ -477,7 +477,7 @@ class InstanceCapacity(Strict):
             return f"assumed: {rate}, {share + ', ' if share else ''}never measured (`ops capacity`)"
         m = self.measured
         image = f", image {m.image_tag}" if m.image_tag else ""
-        # The rate answered within the objective, never the rate offered (capacity/record.py).
+        # The rate answered within the objective, never the rate offered (workbench/loadtest/record.py).
         objective = f"answered within TTFT p95 <= {m.slo_ttft_p95_ms:g} ms"
         line = f"measured: {rate} on {m.where} {m.measured_at[:10]}{image} ({objective})"
         return f"{line}, {share}" if share else line
@@ -489,7 +489,7 @@ class InstanceCapacity(Strict):
 # ceiling is config.physics's for config/workload.yaml's conversations at 20 running sequences:
 # ml.g5.xlarge 159/min (A10G), ml.g6.xlarge 102/min (the L4 has half the A10G's bandwidth and, measured,
 # the same FP16 rate, so it serves less). The batch, 20, is ASSUMED: the published A10G run at 16
-# concurrent held a 303 ms mean TTFT, at 64 it did not (1.08 s). tests/cdk/test_physics.py holds these
+# concurrent held a 303 ms mean TTFT, at 64 it did not (1.08 s). tests/stacks/test_physics.py holds these
 # figures to config.physics and config.calibration.
 ASSUMED_CAPACITY = {
     "ml.g5.xlarge": InstanceCapacity(requests_per_minute=132, concurrent_sequences=20),
@@ -505,7 +505,7 @@ UNANNOUNCED_REASON = (
 
 
 class PlanBudget(Strict):
-    """What `make plan` may call "met" (planner/verdict.py): every figure within its budget. A request
+    """What `make plan` may call "met" (workbench/planner/verdict.py): every figure within its budget. A request
     fails when it is rejected or its queue wait pushes its first token past the objective."""
 
     # Requests failed inside the traffic's peak windows (release calendar, audiences' evenings): those

@@ -7,7 +7,7 @@
 
 Every alarm is made by `define_alarm` with its `Route` (severity and a one-line reason) and its
 `MissingData` (treatment and a one-line reason), so both stay next to the definition and
-tools/alarm_table.py can print them. Each topic is KMS-encrypted, SSL-only, and subscribed from
+workbench/alarm_table.py can print them. Each topic is KMS-encrypted, SSL-only, and subscribed from
 `alarms.paging` / `alarms.ticket`; an existing `topic_arn` there receives the same notifications.
 """
 

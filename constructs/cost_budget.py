@@ -20,10 +20,10 @@ from config.prices import variant_prices
 from config.schema import Catalog, EnvironmentConfig
 from constructs import Construct
 from constructs.alarm_topic import AlarmTopic
-from planner.build import limits, variant_models
-from planner.environment_traffic import traffic_for
-from planner.simulate import simulate
-from planner.totals import add_totals
+from workbench.planner.build import limits, variant_models
+from workbench.planner.environment_traffic import traffic_for
+from workbench.planner.simulate import simulate
+from workbench.planner.totals import add_totals
 
 # (notification type, % of the limit): the forecast warns before the money is spent, the actual says it is.
 THRESHOLDS = (("FORECASTED", 100), ("ACTUAL", 100))
@@ -32,7 +32,7 @@ CONFIGURED_KEY, CONFIGURED_TITLE = "configured", "Configured: schedules + polici
 
 def planned_monthly_cost_usd(cfg: EnvironmentConfig, catalog: Catalog) -> float:
     """The configured scenario's monthly cost, as `make plan` computes it (planner.build.build_plan's
-    first scenario and planner.totals; tests/cdk/test_alarm_routing.py holds the two equal)."""
+    first scenario and planner.totals; tests/stacks/test_alarm_routing.py holds the two equal)."""
     traffic = traffic_for(cfg.planning.traffic)
     scenario = simulate(
         variant_models(cfg, catalog, traffic, with_schedules=True),

@@ -6,10 +6,10 @@ file assets with the file-publishing role, reads the deployed stacks with the lo
 CloudFormation to deploy with the deploy role, which passes CloudFormation the execution role. What
 CloudFormation may then create is the execution role's policy, which `make bootstrap` scopes to the
 resource types the two stacks create (constructs/execution_policy.py). The roles are the ones the
-synthesised cloud assembly names (tests/cdk/test_deployer_policy.py compares them); their names are
+synthesised cloud assembly names (tests/stacks/test_deployer_policy.py compares them); their names are
 the bootstrap template's, `cdk-<qualifier>-<role>-<account>-<region>` (AWS CDK v2 Developer Guide,
 "Bootstrapping your environment"). `make deploy`'s own steps before and after the CDK CLI
-(tools/deploy_window.py, tools/record_deployed.py) read and write local files only.
+(ops/pipeline/deploy_window.py, ops/pipeline/record_deployed.py) read and write local files only.
 `bin/ops deploy` needs the operator policy as well: it moves scaling aside and back around the deploy.
 """
 

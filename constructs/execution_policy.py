@@ -8,7 +8,7 @@ nothing else), the permissions CloudFormation's resource handler for that type d
 CloudFormation registry schema (`handlers.create/update/delete/read.permissions`). The schemas are read
 from the copy cfn-lint ships (requirements-dev.txt), the same CloudFormation publishes per region.
 Types without handler permissions in the registry (`EXPLICIT`) and permissions a handler declares that
-these stacks never exercise (`NOT_NEEDED`) are listed with their reason. tests/cdk/test_execution_policy.py
+these stacks never exercise (`NOT_NEEDED`) are listed with their reason. tests/stacks/test_execution_policy.py
 proves that every resource type of every synthesised template is covered and no other.
 
 Resources: IAM, where CloudFormation could otherwise give itself any power, is in

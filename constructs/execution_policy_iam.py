@@ -9,7 +9,7 @@ trusted by the deploying principal, goes through. So CloudFormation may:
   the Service Authorization Reference, "Actions, resources, and condition keys for AWS Identity and Access
   Management", lists it for CreateRole, PutRolePolicy, AttachRolePolicy, PutRolePermissionsBoundary,
   DeleteRolePolicy, DetachRolePolicy and DeleteRolePermissionsBoundary; parliament's copy,
-  iam_definition.json, is what tests/cdk/test_iam_lint.py checks the conditions against);
+  iam_definition.json, is what tests/stacks/test_iam_lint.py checks the conditions against);
 - attach only the stacks' own managed policies (`iam:PolicyARN`, type ARN: "Filters access by the ARN of
   an IAM policy", listed for AttachRolePolicy);
 - pass a role only to the services that take the stacks' roles (`iam:PassedToService`: "Filters access

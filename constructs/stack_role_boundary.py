@@ -7,7 +7,7 @@ roles, it can do no more than this: the actions the project's roles are granted 
 (`ROLE_ACTIONS`, the Operator's and the CaptureReader's) and never IAM or KMS administration (an
 explicit Deny, which no Allow in any policy overrides: IAM User Guide, "Policy evaluation logic").
 
-The boundary is not in any stack: `make bootstrap` creates it (tools/execution_policy.py) with an
+The boundary is not in any stack: `make bootstrap` creates it (ops/pipeline/execution_policy.py) with an
 administrator's credentials, and the execution policy lets CloudFormation create or change a role only
 with this boundary (constructs/execution_policy.py, `iam:PermissionsBoundary`). The stacks reference it
 by name: CDK's `PermissionsBoundary.of(scope).apply(policy)` sets it on every `AWS::IAM::Role` and
@@ -31,7 +31,7 @@ from constructs.capture_reader_policy import capture_reader_statements
 from constructs.operator_policy import OperatorScope, operator_statements
 
 # What the stacks' roles' own policies grant (CDK grants and ours), as the synthesised templates write
-# it; tests/cdk/test_stack_role_boundary.py fails when a role is granted an action not in here.
+# it; tests/stacks/test_stack_role_boundary.py fails when a role is granted an action not in here.
 ROLE_ACTIONS = (
     "application-autoscaling:DescribeScalableTargets",
     "application-autoscaling:DescribeScalingActivities",

@@ -1,4 +1,4 @@
-"""Every test runs Node from the pinned toolchain (config/toolchain.py), also when pytest is started
+"""Every test runs Node from the pinned toolchain (ops/pipeline/toolchain.py), also when pytest is started
 without make, and synthesises as app.py does, without aws-cdk-lib's built-in CloudFormation validation
 (cfn-lint is the template validator; see app.py): both set before any test module imports aws_cdk."""
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from config.toolchain import use_pinned_node
+from ops.pipeline.toolchain import use_pinned_node
 from tests import shared_synthesis
 from tests.shared_botocore import shared_botocore
 

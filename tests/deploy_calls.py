@@ -5,7 +5,7 @@ the condition keys IAM sees for that request.
 
 The ARNs are the ones CloudFormation gives the resources: an explicit name where the template sets one,
 else `<stack name>-<logical id>-<suffix>` (CloudFormation's generated names for roles and functions,
-observed; tests/cdk/test_execution_policy.py relies on the same prefix). Condition keys (Service
+observed; tests/stacks/test_execution_policy.py relies on the same prefix). Condition keys (Service
 Authorization Reference, IAM and KMS): `iam:PermissionsBoundary`, the boundary the role has or is given;
 `iam:PolicyARN`, the policy attached; `iam:PassedToService`, the service the resource hands its role to;
 `iam:AWSServiceName`, the service-linked role's service.

@@ -59,7 +59,7 @@ from ops.operations.aws import AwsClients
 from ops.operations.permissions import policies_for
 
 MOTO_ACCOUNT = "123456789012"
-WORLD_REPOSITORY = "mangaassist-llm"  # tests/ops/conftest.py's worlds push their images there
+WORLD_REPOSITORY = "mangaassist-llm"  # tests/ops_world.py's worlds push their images there
 STACK_ID = "00000000-0000-0000-0000-000000000000"
 NEW_TARGET = "scalable-target/not-yet-registered"  # the ARN of a target a RegisterScalableTarget creates
 
@@ -393,7 +393,7 @@ def topics_of(call: Call) -> tuple[str, ...]:
 class ScalableTargetTags:
     """The tags of each scalable target as the CLI's calls leave them. moto keeps no tags for Application
     Auto Scaling, so: a target the CLI did not register carries the tags the stack gives it (the same
-    `scaling_tags`; tests/cdk/test_operator_policy.py checks the template has them); one the CLI
+    `scaling_tags`; tests/stacks/test_operator_policy.py checks the template has them); one the CLI
     registered anew carries the request's Tags only; one it deregistered has none."""
 
     def __init__(self) -> None:

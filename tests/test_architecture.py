@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SKIPPED = {"node_modules", "cdk.out", "tests", "plan-out", "review-out", "capacity-out"}  # and every .dir (.venv*)
-LIBRARIES = ("capacity", "config", "planner", "container")  # may not import `ops`
+LIBRARIES = ("config", "container", "workbench/loadtest", "workbench/planner")  # may not import `ops`
 MAX_FUNCTION_LINES = 70
 MAX_OPS_CLI_LINES = 496  # ops/commands/cli.py when issue 26 was filed: commands go to modules of their own
 
@@ -54,7 +54,7 @@ def test_the_walk_sees_the_product_code():
     assert {
         "app.py",
         "ops/commands/cli.py",
-        "capacity/sweep.py",
+        "workbench/loadtest/sweep.py",
         "config/loader.py",
         "container/serving/middleware.py",
     } <= files
@@ -147,7 +147,7 @@ def _is_name(node: ast.AST, name: str) -> bool:
 
 # --- layers: no import circles, config reaches no higher layer (issue 36 item 3) -----------------------
 
-HIGHER_LAYERS = ("capacity", "planner", "ops", "review", "sandbox")  # config/ may neither import nor name them
+HIGHER_LAYERS = ("ops", "workbench")  # config/ may neither import nor name them
 
 
 def module_name(path: Path) -> str:
@@ -266,25 +266,26 @@ def test_the_layer_rules_can_fail(tmp_path):
     second.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import x\n")
     planted = tmp_path / "planted.py"
     planted.write_text(
-        '"""capacity/workload.yaml in a docstring is prose."""\nfrom pathlib import Path\n'
-        'from capacity.workload import W\nF = Path(__file__).parents[1] / "capacity" / "workload.yaml"\n'
-        'G = "planner/reference_week.yaml"\n'
+        '"""workbench/loadtest/workload.yaml in a docstring is prose."""\nfrom pathlib import Path\n'
+        'from workbench.loadtest import W\nF = Path(__file__).parents[1] / "workbench" / "workload.yaml"\n'
+        'G = "workbench/planner/reference_week.yaml"\n'
     )
     graph = {"pkg.a": {"pkg.b"}, "pkg.b": {"pkg.a"}, "pkg.c": {"pkg.a"}}
     assert circles(graph) == [{"pkg.a", "pkg.b"}]
     found = higher_layer_references(planted)
     assert sorted(found) == [
-        "imports capacity.workload",
-        "imports capacity.workload.W",
-        "line 4: joins a path into capacity/",
-        "line 5: names 'planner/reference_week.yaml'",
+        "imports workbench.loadtest",
+        "imports workbench.loadtest.W",
+        "line 4: joins a path into workbench/",
+        "line 5: names 'workbench/planner/reference_week.yaml'",
     ]
 
 
 def test_ops_shows_its_shape():
-    """Issue 36: ops/ holds its entry points and two packages; a new module picks a side."""
+    """Issue 36: ops/ holds its entry points and three packages (issue 49: the make steps in pipeline/); a new
+    module picks a side."""
     top = sorted(p.name for p in (ROOT / "ops").iterdir() if not p.name.startswith((".", "__pycache__")))
-    assert top == ["__init__.py", "__main__.py", "commands", "operations"]
+    assert top == ["__init__.py", "__main__.py", "commands", "operations", "pipeline"]
 
 
 def test_operations_do_not_import_the_command_line():
@@ -295,3 +296,25 @@ def test_operations_do_not_import_the_command_line():
         if relative(path).startswith("ops/operations/")
     }
     assert {path: names for path, names in offenders.items() if names} == {}
+
+
+# --- the product boundary (issue 49) ---------------------------------------------------------------------
+
+PRODUCT = ("app.py", "config/", "stacks/", "constructs/", "container/", "ops/")
+# Couplings the move of issue 49 found running the wrong way, each cut by its own change: the list only shrinks.
+PENDING = {
+    "constructs/cost_budget.py",
+    "ops/commands/capacity.py",
+    "ops/commands/cli.py",
+    "ops/operations/capacity.py",
+    "ops/operations/traffic_export.py",
+}
+
+
+def test_the_product_never_imports_the_workbench():
+    offenders = {
+        relative(path): sorted(n for n in imported_names(path) if n.split(".")[0] == "workbench")
+        for path in product_files()
+        if relative(path).startswith(PRODUCT)
+    }
+    assert {path for path, names in offenders.items() if names} <= PENDING

@@ -1,7 +1,7 @@
 """Ctrl-C in a make target that runs the CDK CLI (synth, diff, deploy, deploy-image, deploy-ci-access, bootstrap): one
 line naming what was interrupted and what it leaves, exit 130, no traceback from the CLI, app.py or jsii's Node.
 
-Every such recipe has the same shape (`$(QUIET) 'make TARGET: interrupted; ...' -- $(CDK) ...`, tools/quiet_child.py),
+Every such recipe has the same shape (`$(QUIET) 'make TARGET: interrupted; ...' -- $(CDK) ...`, ops/pipeline/quiet_child.py),
 which the first test checks for all of them; one real `make diff ENV=dev`, interrupted as a terminal does it while
 app.py synthesises, shows the shape does what it says (a deploy cannot run here: it needs AWS)."""
 
@@ -41,14 +41,14 @@ def recipes(makefile: str) -> dict[str, list[str]]:
 
 
 def message(target: str, env: str) -> str:
-    """The line the target's recipe gives tools/quiet_child.py, as make passes it (ENV expanded)."""
+    """The line the target's recipe gives ops/pipeline/quiet_child.py, as make passes it (ENV expanded)."""
     line = next(line for line in recipes(MAKEFILE)[target] if "$(CDK)" in line)
     quoted = QUIET_CDK.search(line)
     return f"make {target}: interrupted; {quoted.group('leaves')}".replace("$(ENV)", env)
 
 
 def test_every_recipe_that_runs_the_cdk_cli_runs_it_quietly_with_its_own_line() -> None:
-    assert re.search(r"^QUIET := \$\(PY\) -m tools\.quiet_child$", MAKEFILE, re.MULTILINE)
+    assert re.search(r"^QUIET := \$\(PY\) -m ops\.pipeline\.quiet_child$", MAKEFILE, re.MULTILINE)
     running_cdk = {
         target: [line for line in lines if "$(CDK)" in line or "/cdk " in line or "npx cdk" in line]
         for target, lines in recipes(MAKEFILE).items()

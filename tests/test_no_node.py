@@ -42,7 +42,7 @@ def test_loading_configs_and_running_an_ops_command_never_starts_node(tmp_path: 
     fake_node.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MANGAASSIST_"))}
     env.update(
-        JSII_NODE=str(fake_node),  # jsii would start this one (config/toolchain.py keeps a preset value)
+        JSII_NODE=str(fake_node),  # jsii would start this one (ops/pipeline/toolchain.py keeps a preset value)
         AWS_CONFIG_FILE="/dev/null",
         AWS_SHARED_CREDENTIALS_FILE="/dev/null",
         AWS_EC2_METADATA_DISABLED="true",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from config.toolchain import JSII_NODE
+from ops.pipeline.toolchain import JSII_NODE
 from tests.processes import alive, descendants, start_foreground_job
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,7 +50,10 @@ def test_the_virtualenv_has_node_24_npm_and_npx():
 def test_jsii_starts_on_the_pinned_node_when_the_machines_is_broken(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("JSII_NODE",)}
     env["PATH"] = f"{broken_node(tmp_path)}{os.pathsep}/usr/bin{os.pathsep}/bin"
-    code = "import config, aws_cdk; print(aws_cdk.region_info.RegionInfo.get('ap-northeast-1').name)"
+    code = (
+        "from ops.pipeline.toolchain import use_pinned_node; use_pinned_node(); import aws_cdk; "
+        "print(aws_cdk.region_info.RegionInfo.get('ap-northeast-1').name)"
+    )
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ap-northeast-1"
@@ -79,7 +82,7 @@ def test_the_deploy_path_runs_the_cdk_cli_on_the_pinned_node(tmp_path):
         AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
     )
     done = subprocess.run(
-        # The execution policies given, so that the CDK CLI is reached (tools.execution_policy would
+        # The execution policies given, so that the CDK CLI is reached (ops.pipeline.execution_policy would
         # stop first, on the same missing credentials).
         ["make", "--no-print-directory", "bootstrap", "ENV=staging",
          "EXECUTION_POLICIES=arn:aws:iam::111111111111:policy/MangaAssist-CloudFormationExecution-1"],
@@ -94,7 +97,7 @@ def test_the_deploy_path_runs_the_cdk_cli_on_the_pinned_node(tmp_path):
 
 def test_ctrl_c_in_a_test_that_started_jsii_is_pytests_summary_and_node_stops(tmp_path):
     """`make test` interrupted as a terminal does it (SIGINT to the whole process group): jsii's Node, in a session
-    of its own (tools/jsii_node.py), neither dies mid-call (a Node traceback relayed as b'...' lines) nor leaves
+    of its own (ops/pipeline/jsii_node.py), neither dies mid-call (a Node traceback relayed as b'...' lines) nor leaves
     jsii's exit hook a broken pipe ("Exception ignored in atexit callback"); pytest stops it as it exits."""
     (tmp_path / "test_waits.py").write_text(WAITING_TEST)
     env = {k: v for k, v in os.environ.items() if k != "JSII_NODE"}  # as tests/conftest.py sets it
@@ -124,3 +127,10 @@ def test_ctrl_c_in_a_test_that_started_jsii_is_pytests_summary_and_node_stops(tm
     while any(alive(pid) for pid in node) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(alive(pid) for pid in node)
+
+
+def test_importing_config_changes_no_environment_variable():
+    """Issue 49: only entry points (app.py, the test session) set the toolchain up; a library import does not."""
+    code = "import os; before = dict(os.environ); import config; print(dict(os.environ) == before)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "True", done.stderr

@@ -194,7 +194,7 @@ def test_the_deploy_workflow_deploys_staging_then_prod_behind_its_environment_on
         assert job["environment"] == env
         assert job["permissions"] == {"id-token": "write", "contents": "read"}
         assert [r for r in runs if not r.startswith("if ")] == [
-            f".venv/bin/python -m tools.assumed_capacity {env}",
+            f".venv/bin/python -m ops.pipeline.assumed_capacity {env}",
             f"make deploy ENV={env} APPROVAL=never", f"bin/ops verify {env}", f"bin/ops smoke {env}"
         ]  # fmt: skip
         names = [s.get("name") or s.get("uses", "") for s in job["steps"]]
@@ -203,7 +203,7 @@ def test_the_deploy_workflow_deploys_staging_then_prod_behind_its_environment_on
             i for i, n in enumerate(names) if "configure-aws-credentials" in n
         )
         for step in job["steps"]:
-            if "tools.assumed_capacity" in step.get("run", "") or step.get("run", "").startswith("make deploy"):
+            if "ops.pipeline.assumed_capacity" in step.get("run", "") or step.get("run", "").startswith("make deploy"):
                 assert step["env"] == {"ACCEPT_ASSUMED_CAPACITY": "${{ vars.ACCEPT_ASSUMED_CAPACITY }}"}
 
 

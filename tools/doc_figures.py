@@ -9,7 +9,7 @@ config/physics.py, config/calibration.py), prod's plan cost and ratios (docs/pla
 plan-docs` writes first), a blue/green deploy's length (config/deploy_window.py), staging's first-deploy fleet,
 the instance-outlier threshold's spread. `transcript_differences` checks the figures the walk's transcripts (and
 operations.md's prose) show against the config. Elsewhere: the quota sentence (tests/test_docs_quotas.py), the
-alarm table (tools/alarm_table.py), the prod plan (`make plan-docs`), test counts and times
+alarm table (workbench/alarm_table.py), the prod plan (`make plan-docs`), test counts and times
 (tools/test_figures.py), the transcripts themselves (tools/docs_walk).
 """
 
@@ -111,7 +111,7 @@ def outlier_spread() -> str:
 
 
 def review_deploy_consequence() -> str:
-    """reviewing.md's example of `make review` on prod: review/consequences.py's blue/green line."""
+    """reviewing.md's example of `make review` on prod: workbench/review/consequences.py's blue/green line."""
     cfg = env("prod")
     duration, how = deploy_duration(cfg)
     fleet = " + ".join(f"{v.name} {v.initial_instance_count}" for v in cfg.variants)
@@ -135,7 +135,7 @@ def prod_primary_range() -> str:
 
 PLAN_SUMMARY = (
     DOCS / "plan" / "summary.md"
-)  # prod's plan, written by `make plan-docs` (tests/planner/test_prod_plan.py)
+)  # prod's plan, written by `make plan-docs` (tests/workbench/planner/test_prod_plan.py)
 
 
 def plan_costs() -> dict[str, str]:

@@ -7,7 +7,7 @@ from config.problems import Problem, quote, refuse
 from config.schema import AlarmDestination, EnvironmentConfig
 from config.sections import is_none, skip_invalid
 
-# Target tracking's own scale-out alarm: 3 one-minute datapoints on the standard metric (planner/autoscaling.py).
+# Target tracking's own scale-out alarm: 3 one-minute datapoints on the standard metric (workbench/planner/autoscaling.py).
 SCALE_OUT_REACTION_MINUTES = 3
 
 HOW_TO_PAGE = (

@@ -40,7 +40,7 @@ def _check_account_and_region(cfg: EnvironmentConfig) -> list[Problem]:
 
 def check_region(cfg: EnvironmentConfig) -> list[Problem]:
     """A region aws-cdk-lib does not know fails synth inside jsii; refuse it here by name, from
-    botocore's endpoint data (the same list: tests/cdk/test_region_list.py), so that loading a config
+    botocore's endpoint data (the same list: tests/stacks/test_region_list.py), so that loading a config
     never starts Node."""
     if is_none(cfg.region):
         return []

@@ -10,8 +10,6 @@ from typing import Annotated, Any
 
 import typer
 
-from capacity import MeasureSettings, measure
-from capacity.measurement import MIN_STEP_SECONDS
 from ops.commands.common import RegionOpt, runtime
 from ops.operations.capacity import (
     Subject,
@@ -25,6 +23,8 @@ from ops.operations.capacity import (
 )
 from ops.operations.errors import ExitCode
 from ops.operations.output import JsonOpt
+from workbench.loadtest import MeasureSettings, measure
+from workbench.loadtest.measurement import MIN_STEP_SECONDS
 
 
 def rate_option(help: str) -> Any:

@@ -41,7 +41,7 @@ app = typer.Typer(
 
 def sandbox_deploy(env_name: str, released: list[str]) -> int:
     """`make deploy` inside `make sandbox`: synth, then the sandbox moves the endpoint onto the result."""
-    command = [sys.executable, "-m", "sandbox", "deploy", env_name] + (
+    command = [sys.executable, "-m", "workbench.sandbox", "deploy", env_name] + (
         ["--released", ",".join(released)] if released else []
     )
     typer.echo(f"(in the sandbox: {as_typed(command)} instead of make deploy)")
@@ -50,7 +50,7 @@ def sandbox_deploy(env_name: str, released: list[str]) -> int:
 
 def as_typed(command: list[str]) -> str:
     """A command as a reader at the repository root runs it (bin/ops runs from there): the interpreter
-    relative to it, as the docs write sandbox commands (`.venv/bin/python -m sandbox ...`)."""
+    relative to it, as the docs write sandbox commands (`.venv/bin/python -m workbench.sandbox ...`)."""
     interpreter = Path(command[0])
     if interpreter.is_absolute() and interpreter.is_relative_to(REPO_ROOT):
         interpreter = interpreter.relative_to(REPO_ROOT)

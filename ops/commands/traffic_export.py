@@ -1,5 +1,5 @@
 """`bin/ops traffic`: the command's options and its output, registered on the ops CLI's app by ops/commands/cli.py.
-Reading and writing are ops/operations/traffic_export.py's; the CSV format is the planner's (planner/traffic.py)."""
+Reading and writing are ops/operations/traffic_export.py's; the CSV format is the planner's (workbench/planner/traffic.py)."""
 
 from __future__ import annotations
 

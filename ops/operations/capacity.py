@@ -17,13 +17,6 @@ from typing import Any
 
 from botocore.config import Config
 
-from capacity import Measurement, SettingsError
-from capacity.capture import captured_workload
-from capacity.conversations import ConversationWorkload, load_workload
-from capacity.record import NotAMeasurement, concurrent_sequences, floor_notes, record_measurement
-from capacity.report import answer_text
-from capacity.targets import UrlTarget, VariantTarget
-from capacity.workload import CapturedWorkload, Workload, WorkloadError
 from config import EnvironmentConfig, environment_file, environment_label
 from config.editor import EditRefused, UnsafeEdit
 from ops.operations.aws import AwsClients
@@ -31,6 +24,13 @@ from ops.operations.endpoint import LiveEndpoint, LiveVariant, read_endpoint
 from ops.operations.environment import Environment, config_variant, connect, load_environment_config
 from ops.operations.errors import ExitCode, OpsError
 from ops.operations.sandbox_guard import SANDBOX_VARIABLE, sandbox_env
+from workbench.loadtest import Measurement, SettingsError
+from workbench.loadtest.capture import captured_workload
+from workbench.loadtest.conversations import ConversationWorkload, load_workload
+from workbench.loadtest.record import NotAMeasurement, concurrent_sequences, floor_notes, record_measurement
+from workbench.loadtest.report import answer_text
+from workbench.loadtest.targets import UrlTarget, VariantTarget
+from workbench.loadtest.workload import CapturedWorkload, Workload, WorkloadError
 
 NO_ANSWER = ExitCode.CHECK_FAILED  # 3: broke at the first rate, generator too slow, time budget spent
 # Enough connections for the sweep's requests in flight; one attempt: a retry would hide an error.

@@ -1,4 +1,4 @@
-"""No production deploy on an assumed capacity, as `make deploy` (tools/assumed_capacity.py) and
+"""No production deploy on an assumed capacity, as `make deploy` (ops/pipeline/assumed_capacity.py) and
 `bin/ops deploy` / `promote --deploy` (ops/operations/deploy.py, before any scaling is moved aside) both refuse it:
 which types, the commands that measure them (config/capacity_evidence.py), and the override
 `ACCEPT_ASSUMED_CAPACITY="<reason>"`, whose reason `make deploy` records in config/deployed/<env>.json."""

@@ -1,4 +1,4 @@
-"""What the ops CLI does differently while `make sandbox`'s variables are exported (sandbox/__main__.py).
+"""What the ops CLI does differently while `make sandbox`'s variables are exported (workbench/sandbox/__main__.py).
 
 `eval "$(make -s sandbox)"` points every AWS client at a local moto server (`AWS_ENDPOINT_URL`, a
 variable botocore reads itself) and names the environment the sandbox stands in for
@@ -8,7 +8,7 @@ variable botocore reads itself) and names the environment the sandbox stands in 
   for ~19 s (adaptive retries, 10 attempts, ops/operations/aws.py) and blame the network. `require_running` tries
   one TCP connection first and says at once that the sandbox is stopped;
 * nothing serves users, so the canary guard's evidence (invocations, streams for the TTFT comparison)
-  comes from `python -m sandbox traffic`, which a refusal for want of it names (`evidence_hint`);
+  comes from `python -m workbench.sandbox traffic`, which a refusal for want of it names (`evidence_hint`);
 * the sandbox's clock is not the environment's users' clock: a deploy into it is not judged against
   the peak windows unless `MANGAASSIST_SANDBOX_PEAK_WINDOWS=1` asks for it (`skips_peak_windows`).
 """
@@ -24,7 +24,7 @@ from ops.operations.errors import ExitCode, OpsError
 
 SANDBOX_VARIABLE = "MANGAASSIST_SANDBOX"  # the environment the sandbox stands in for
 PEAK_WINDOWS_VARIABLE = "MANGAASSIST_SANDBOX_PEAK_WINDOWS"  # =1: judge sandbox deploys by the peak windows
-# What `make sandbox` exports (sandbox/server.py State.exports, sandbox/__main__.py print_exports).
+# What `make sandbox` exports (workbench/sandbox/server.py State.exports, workbench/sandbox/__main__.py print_exports).
 EXPORTED = (
     "AWS_ENDPOINT_URL",
     "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME",
@@ -37,7 +37,7 @@ CONNECT_SECONDS = 0.5  # a local port: refused at once when nothing listens
 # How ops/operations/guard.py starts the refusals for want of evidence: too few canary invocations, too few
 # streams on either variant to compare time to first token.
 EVIDENCE_PROBLEMS = ("not enough evidence", "TTFT not compared")
-DEFAULT_STREAMS = 100  # `python -m sandbox traffic --streams`
+DEFAULT_STREAMS = 100  # `python -m workbench.sandbox traffic --streams`
 
 
 def sandbox_env() -> str | None:
@@ -74,7 +74,7 @@ def evidence_hint(env_name: str, problems: Iterable[str], needed: int = 100) -> 
         return ""
     streams = "" if needed == DEFAULT_STREAMS else f" --streams {needed}"
     return (
-        f" (in the sandbox nothing serves users: run their traffic first, `.venv/bin/python -m sandbox traffic "
+        f" (in the sandbox nothing serves users: run their traffic first, `.venv/bin/python -m workbench.sandbox traffic "
         f"{env_name} --per-minute N{streams}` with N × the canary's share at least {needed}, e.g. N=2400 at 5 %; "
         f"it streams {needed} requests to each variant for the TTFT comparison; for a ramp with holds, add "
         f"--follow in another terminal)"

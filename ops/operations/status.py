@@ -170,7 +170,7 @@ def _show_acceptance(env_name: str, console: Console) -> None:
     """The last deploy went out with ACCEPT_ASSUMED_CAPACITY (config/deployed/<env>.json): say so, and why."""
     accepted = load_acceptance(env_name)
     if accepted is not None:
-        console.warn(f"{accepted.describe()} (config/deployed/{env_name}.json, tools/assumed_capacity.py)")
+        console.warn(f"{accepted.describe()} (config/deployed/{env_name}.json, ops/pipeline/assumed_capacity.py)")
 
 
 def _capacities(cfg: EnvironmentConfig) -> list[tuple[str, InstanceCapacity | None, Ceiling | None]]:

@@ -1,5 +1,5 @@
 """`bin/ops traffic`: the endpoint's own requests per minute, read from CloudWatch, as the planner's CSV
-(planner/traffic.py: `timestamp,requests`, one row a minute, UTC), for `make plan ENV=… TRAFFIC=FILE.csv`.
+(workbench/planner/traffic.py: `timestamp,requests`, one row a minute, UTC), for `make plan ENV=… TRAFFIC=FILE.csv`.
 
 Requests per minute at the endpoint: `AWS/SageMaker` `Invocations` (dimensions EndpointName, VariantName),
 statistic Sum, Period 60, of every variant the config names, added up minute by minute. A variant the
@@ -31,7 +31,7 @@ from typing import Any
 from config import EnvironmentConfig
 from ops.operations.errors import ExitCode, OpsError
 from ops.operations.metric_window import variant_query
-from planner.traffic import MIN_MINUTES, TrafficError, TrafficProfile, read_csv, write_csv
+from workbench.planner.traffic import MIN_MINUTES, TrafficError, TrafficProfile, read_csv, write_csv
 
 NAMESPACE = "AWS/SageMaker"
 METRIC = "Invocations"

@@ -12,8 +12,9 @@ import pytest
 
 from container.serving.admission import Admission
 from container.serving.state import ServingState, StateRecord, write_state
-from standin.burst import burst, percentile
-from standin.harness import (
+from tests.container.test_serving_middleware import ERROR_SHAPE
+from workbench.standin.burst import burst, percentile
+from workbench.standin.harness import (
     PATIENCE_SECONDS,
     chat_body,
     free_port,
@@ -22,7 +23,6 @@ from standin.harness import (
     wait_for_listening,
     wait_until,
 )
-from tests.container.test_serving_middleware import ERROR_SHAPE
 
 SLOTS, TOKENS, TOKEN_SECONDS, DEADLINE_MS, BURST = 4, 60, 0.05, 2000, 40
 PATHS = ("/invocations", "/v1/chat/completions", "/v1/completions")

@@ -132,7 +132,7 @@ def test_hadolint_is_clean():
 
 
 def test_shellcheck_is_clean_on_every_shell_script():
-    scripts = sorted(path for root in ("container", "standin", "benchmarks") for path in (REPO / root).rglob("*.sh"))
+    scripts = sorted(path for root in ("container", "workbench") for path in (REPO / root).rglob("*.sh"))
     assert scripts, "the test doubles for vllm and nvidia-smi are shell scripts"
     result = subprocess.run([BIN / "shellcheck", *scripts], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

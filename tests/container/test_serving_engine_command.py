@@ -14,8 +14,8 @@ from container.serving.engine_command import (
     engine_environment,
 )
 from container.serving.settings import BASE_MODEL_NAME, Settings
-from standin.engine import parse_args
-from standin.harness import free_port, serving_env
+from workbench.standin.engine import parse_args
+from workbench.standin.harness import free_port, serving_env
 
 # Every flag the generator may use, each present in vLLM 0.33.0's parser.
 VLLM_033_FLAGS = {

@@ -22,7 +22,7 @@ from container.serving.guards import Admitted, RequestGuard
 from container.serving.middleware import ServingMiddleware, _RequestLog
 from container.serving.supervisor import EXIT_ENGINE_HUNG, EXIT_OK
 from container.serving.tokens import estimate_chat_tokens, estimate_completion_tokens
-from standin.harness import PATIENCE_SECONDS, chat_body, free_port, serving_env, wait_until
+from workbench.standin.harness import PATIENCE_SECONDS, chat_body, free_port, serving_env, wait_until
 
 # The stand-in with our middleware, one per module, as the middleware tests run it.
 engine, ready, assert_error = (

@@ -14,7 +14,7 @@ from test_serving_supervisor import launch
 from container.serving import contract as c
 from container.serving.settings import Settings, SettingsError
 from container.serving.supervisor import EXIT_GPU_FAILED
-from standin.harness import PATIENCE_SECONDS, chat_body, free_port, serving_env, wait_until
+from workbench.standin.harness import PATIENCE_SECONDS, chat_body, free_port, serving_env, wait_until
 
 UNHEALTHY_EXIT_SECONDS = 2
 

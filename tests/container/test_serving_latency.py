@@ -11,7 +11,14 @@ from emf_check import emf_problems
 from container.serving import contract as c
 from container.serving.latency import MAX_VALUES_PER_METRIC, LatencyValues, request_latency
 from container.serving.state import ServingState, StateRecord, write_state
-from standin.harness import PATIENCE_SECONDS, chat_body, free_port, serving_env, start_standin, wait_for_listening
+from workbench.standin.harness import (
+    PATIENCE_SECONDS,
+    chat_body,
+    free_port,
+    serving_env,
+    start_standin,
+    wait_for_listening,
+)
 
 DIMENSIONS = {c.DIM_ENDPOINT: "mangaassist-llm-test", c.DIM_VARIANT: "primary"}
 TOKENS = 10

@@ -12,8 +12,8 @@ from container.serving.emf import emf_document
 from container.serving.metrics import Snapshot, interval_documents, interval_values
 from container.serving.prometheus import Exposition, bucket_delta, histogram_quantile
 from container.serving.settings import Settings
-from standin.engine import REQUEST_LATENCY_BUCKETS, FakeEngine
-from standin.harness import free_port, serving_env
+from workbench.standin.engine import REQUEST_LATENCY_BUCKETS, FakeEngine
+from workbench.standin.harness import free_port, serving_env
 
 EXPOSITION = """\
 # HELP vllm:num_requests_running Number of requests in model execution batches.

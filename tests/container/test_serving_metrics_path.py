@@ -1,7 +1,7 @@
 """What the container answers at `/metrics` on 8080, the path SageMaker's detailed observability would
 scrape (botocore's sagemaker model, MetricsConfig): vLLM's Prometheus text, passed through the middleware
 untouched in every serving state, since a sick or draining instance's metrics are the ones worth reading.
-The stand-in serves vLLM's names (standin/engine.py); the middleware is the image's."""
+The stand-in serves vLLM's names (workbench/standin/engine.py); the middleware is the image's."""
 
 import pytest
 import test_serving_middleware

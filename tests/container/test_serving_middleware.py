@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 from container.serving.guards import MAX_BODY_BYTES
 from container.serving.middleware import ServingMiddleware
 from container.serving.state import ServingState, StateRecord, write_state
-from standin.harness import (
+from workbench.standin.harness import (
     ADAPTERS,
     PATIENCE_SECONDS,
     chat_body,

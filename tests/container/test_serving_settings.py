@@ -4,7 +4,7 @@ import pytest
 
 from container.serving import contract as c
 from container.serving.settings import BASE_MODEL_NAME, Settings, SettingsError
-from standin.harness import free_port, serving_env
+from workbench.standin.harness import free_port, serving_env
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """The stand-in engine answers like vLLM 0.33.0 where the serving layer depends on it (sources cited
-in standin/engine.py's docstring): without our middleware, these are vLLM's own routes and status codes."""
+in workbench/standin/engine.py's docstring): without our middleware, these are vLLM's own routes and status codes."""
 
 import json
 
@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from container.serving.prometheus import Exposition
-from standin.harness import (
+from workbench.standin.harness import (
     ADAPTERS,
     PATIENCE_SECONDS,
     chat_body,

@@ -21,7 +21,7 @@ from container.serving.supervisor import (
     EXIT_WARMUP_FAILED,
 )
 from container.serving.warmup import warmup_plan
-from standin.harness import (
+from workbench.standin.harness import (
     ADAPTERS,
     PATIENCE_SECONDS,
     PingRecorder,
@@ -323,7 +323,7 @@ def test_invalid_settings_exit_2_naming_every_bad_variable(tmp_path):
 
 
 def test_only_sagemakers_serve_argument_is_accepted(tmp_path):
-    from standin.harness import Process
+    from workbench.standin.harness import Process
 
     env = serving_env(tmp_path, free_port())
     process = Process([env["STANDIN_PYTHON"], "-m", "serving.supervisor", "train"], env, tmp_path / "out.log")

@@ -35,7 +35,7 @@ def venv() -> Path:
 @pytest.fixture(scope="session")
 def model_dir(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny random Llama and the three adapters, generated once per run (never committed)."""
-    from standin.harness import ADAPTERS
+    from workbench.standin.harness import ADAPTERS
 
     out = tmp_path_factory.mktemp("model")
     made = subprocess.run(

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from standin.harness import (
+from workbench.standin.harness import (
     ADAPTERS,
     CONTAINER,
     FAKES,

@@ -17,9 +17,9 @@ import math
 import pytest
 from engine_harness import launch
 
-from standin.burst import burst, percentile
-from standin.harness import wait_until
 from tests.container.test_serving_middleware import ERROR_SHAPE
+from workbench.standin.burst import burst, percentile
+from workbench.standin.harness import wait_until
 
 SLOTS, TOKENS, BURST, DEADLINE_MS = 4, 200, 40, 2000
 PATHS = ("/invocations", "/v1/chat/completions", "/v1/completions")

@@ -3,9 +3,9 @@ and middleware: later turns carry the earlier turns and the answers the engine g
 prefix cache finds more of a conversation's prompts than of single turns'.
 
 It runs before test_real_engine.py (file order), whose last test stops the shared container. The runs
-go through the capacity library in this process (`capacity.measure`, what `bin/ops capacity --url`
+go through the capacity library in this process (`workbench.loadtest.measure`, what `bin/ops capacity --url`
 calls) so that the test can read what was sent; the command's own flags are the stand-in tests'
-(tests/capacity/test_conversations.py)."""
+(tests/workbench/loadtest/test_conversations.py)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from capacity import MeasureSettings, measure
-from capacity.conversations import ConversationWorkload, load_workload
-from capacity.targets import RequestRecord, UrlTarget
-from capacity.workload import Workload
+from workbench.loadtest import MeasureSettings, measure
+from workbench.loadtest.conversations import ConversationWorkload, load_workload
+from workbench.loadtest.targets import RequestRecord, UrlTarget
+from workbench.loadtest.workload import Workload
 
 # Small enough for the CPU engine's max_model_len 2048 whatever the tiny model's tokenizer makes of the
 # words (its 512-token vocabulary splits them): prompts within 600 tokens as the container's guard counts

@@ -14,7 +14,7 @@ import httpx
 from engine_harness import START_PATIENCE_SECONDS, command_line, descendants, stream_in_thread
 
 from container.serving.supervisor import EXIT_ENGINE_DIED
-from standin.harness import wait_until
+from workbench.standin.harness import wait_until
 
 
 def test_engine_core_killed_gives_503_error_events_and_exit_5(containers):

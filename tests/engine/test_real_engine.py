@@ -38,7 +38,7 @@ from container.serving.metrics import (
 from container.serving.prometheus import Exposition
 from container.serving.supervisor import EXIT_OK
 from container.serving.tokens import estimate_chat_tokens
-from standin.harness import ADAPTERS, wait_until
+from workbench.standin.harness import ADAPTERS, wait_until
 
 MODELS = ("base", *ADAPTERS)
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]

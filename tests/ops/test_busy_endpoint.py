@@ -13,7 +13,7 @@ from botocore.exceptions import ClientError
 from moto.sagemaker.models import sagemaker_backends
 
 from ops.operations.scaling import SERVICE_NAMESPACE, resource_id
-from tests.ops.conftest import edit_environment
+from tests.ops_world import edit_environment
 
 BUSY_SECONDS = 20
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.server import State
 from tests.processes import start_foreground_job
+from workbench.sandbox.server import State
 
 REPO = Path(__file__).resolve().parents[2]
 PATIENCE_SECONDS = 60.0
@@ -162,7 +162,7 @@ def test_sandbox_traffic_follow_ends_in_one_line_and_130(moto_sandbox: State, tm
         [
             sys.executable,
             "-m",
-            "sandbox",
+            "workbench.sandbox",
             "traffic",
             "prod",
             "--follow",

@@ -11,14 +11,14 @@ import pytest
 from config import ConfigError, load_environment
 from ops.operations.output import Console
 from ops.operations.scaling import read_scaling, remove_scaling
-from tests.ops.conftest import edit_environment
+from tests.ops_world import edit_environment
 
 TARGET_FIELD = "autoscaling.primary.target_tracking.target_value"
 
 
 def target_above_capacity(document) -> None:
     """What a low capacity measurement does to an explicit target: 80 concurrent requests is above
-    what any instance type of the moto world's prod serves (tests/ops/conftest.py)."""
+    what any instance type of the moto world's prod serves (tests/ops_world.py)."""
     tracking = document["autoscaling"]["primary"]["target_tracking"]
     del tracking["target_share_of_concurrency"]
     tracking["target_value"] = 80

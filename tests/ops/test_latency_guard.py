@@ -11,8 +11,8 @@ import pytest
 
 from container.serving import contract
 from ops.operations.guard import GuardPolicy, check_canary
-from sandbox.moto_fixes import nearest_rank
 from tests.ops.test_promote_and_deploy import set_variant
+from workbench.sandbox.moto_fixes import nearest_rank
 
 
 def first_tokens(world, variant: str, values: list[float]) -> None:

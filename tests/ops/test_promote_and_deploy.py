@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ops.operations.promotion import Promotion, write_promotion
-from tests.ops.conftest import edit_environment
+from tests.ops_world import edit_environment
 
 
 def set_variant(directory: Path, variant: str, **values: str) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.ops.conftest import REPOSITORY
+from tests.ops_world import REPOSITORY
 
 
 def digest(world, tag: str) -> str | None:

@@ -4,7 +4,7 @@ minimum back from, and says so; a shift a guard stops takes the same path; a hol
 could not carry a rollback, and `--keep-rollback-floor` keeps the floor it needs.
 
 The moto world's prod serves 1,200 invocations/min per instance (planning.capacity of its
-ml.g4dn.xlarge, tests/ops/conftest.py); provisioning_minutes is prod's assumed 8 minutes.
+ml.g4dn.xlarge, tests/ops_world.py); provisioning_minutes is prod's assumed 8 minutes.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from config import load_catalog, load_environment
 from config.prices import prices_for
 from ops.operations.scaling import resource_id
 from ops.operations.shift_plan import ShiftPlan, Target, resume_command
-from tests.ops.conftest import edit_environment
 from tests.ops.test_emergency_invalid_config import target_above_capacity
 from tests.ops.test_shift import streamed
 from tests.ops.test_status_pools import deploy_with_pools
+from tests.ops_world import edit_environment
 
 
 def prices_where(env: str) -> str:

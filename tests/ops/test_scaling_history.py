@@ -16,7 +16,7 @@ import tests.operator_policy_check as check
 from ops.operations.environment import load_environment_config
 from ops.operations.scaling_history import OUT, UNKNOWN, classify, direction, percentile, variant_types
 from tests.operator_policy_check import Call, refusals
-from tests.ops.conftest import SAFE_NOW, World, edit_environment
+from tests.ops_world import SAFE_NOW, World, edit_environment
 
 ENDPOINT = "mangaassist-llm-prod"
 QUOTA_MESSAGE = (

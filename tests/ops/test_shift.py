@@ -12,8 +12,8 @@ from botocore.exceptions import ClientError
 from ops.operations.errors import OpsError
 from ops.operations.guard import GuardPolicy, check_canary
 from ops.operations.traffic import plan_steps
-from sandbox.runtime import record_invocations
 from tests.ops.test_latency_guard import first_tokens, spread
+from workbench.sandbox.runtime import record_invocations
 
 RAMP = ("shift", "prod", "--canary-weight", "100", "--step", "25", "--step", "50", "--step", "75")
 

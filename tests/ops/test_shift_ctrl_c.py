@@ -19,10 +19,10 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from ops.operations.environment import load_environment_config
-from sandbox import moto_fixes
-from tests.ops.conftest import World
 from tests.ops.test_latency_guard import first_tokens, spread
+from tests.ops_world import World
 from tests.processes import start_foreground_job
+from workbench.sandbox import moto_fixes
 
 REPO = Path(__file__).resolve().parents[2]
 RAMP = ["shift", "prod", "--canary-weight", "100", "--step", "25", "--step", "50", "--step", "75", "--hold", "30m"]

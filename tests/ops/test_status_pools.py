@@ -13,7 +13,7 @@ from botocore.stub import Stubber
 from moto.sagemaker.models import sagemaker_backends
 
 from ops.operations.endpoint import read_endpoint
-from tests.ops.conftest import World, edit_environment, image_uri
+from tests.ops_world import World, edit_environment, image_uri
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 import ops.operations.traffic_export
 from ops.operations.errors import ExitCode
 from ops.operations.traffic_export import MAX_DATAPOINTS, spans
-from planner.cli import app as planner_app
-from tests.ops.conftest import SAFE_NOW
+from tests.ops_world import SAFE_NOW
+from workbench.planner.cli import app as planner_app
 
 FIRST = SAFE_NOW - timedelta(hours=18, minutes=10)  # the first minute with data, inside the last day
 MINUTES = 18 * 60

@@ -6,7 +6,7 @@ import boto3
 from botocore.stub import Stubber
 
 from ops.operations.environment import load_environment_config
-from tests.ops.conftest import World, edit_environment
+from tests.ops_world import World, edit_environment
 
 
 def test_everything_holds_after_a_clean_deploy(prod, cli):

@@ -84,7 +84,7 @@ def walk(tree: Path, env: dict[str, str], selected: list[tuple[int, Step]], log:
         if (tree / ".sandbox").is_dir():  # a sandbox the walk left running: stopped, never the user's
             for state in (tree / ".sandbox").glob("*.json"):
                 if "-" not in state.stem:
-                    run.run(f".venv/bin/python -m sandbox stop {state.stem}", tree, env, 60)
+                    run.run(f".venv/bin/python -m workbench.sandbox stop {state.stem}", tree, env, 60)
     return rows
 
 

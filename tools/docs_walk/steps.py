@@ -50,7 +50,7 @@ class Step:
 
 
 def _sandbox(arguments: str) -> str:
-    return f".venv/bin/python -m sandbox {arguments}"
+    return f".venv/bin/python -m workbench.sandbox {arguments}"
 
 
 def _set_canary_image(tag: str) -> str:
@@ -186,24 +186,24 @@ STEPS: tuple[Step, ...] = (
     Step("make sandbox-stop", transcript="stopped"),
     Step("bin/ops status prod", expect=2, transcript="stopped"),
     # The planner and the review (README "Plan capacity and cost", "Review a change", "CI pipelines")
-    # the planner says when its inputs are checked and the work begins (planner/cli.py `_working`): Ctrl-C then
+    # the planner says when its inputs are checked and the work begins (workbench/planner/cli.py `_working`): Ctrl-C then
     Step("make plan ENV=prod", interrupt=60, ready=r"^planning prod: "),
     Step("bin/plan prod"),
     Step("make plan-diff ENV=prod BASE=main"),
     Step('make plan-diff ENV=prod BASE="$BASE_SHA"'),
     Step(  # at a fixed time: its dates are the transcript's, not the clock's
-        ".venv/bin/python -m tools.deploy_window prod --now 2026-11-27T16:50:00+09:00",
+        ".venv/bin/python -m ops.pipeline.deploy_window prod --now 2026-11-27T16:50:00+09:00",
         expect=4,
         transcript="deploy-window",
         clock=False,
     ),  # fmt: skip
-    Step(".venv/bin/python -m tools.assumed_capacity prod", expect=4),
-    Step(".venv/bin/python -m tools.assumed_capacity staging"),
-    Step('.venv/bin/python -m tools.changed_environments "$BASE_SHA"'),
-    # the review says when both synths run (review/cli.py `_synthesise`): Ctrl-C then
+    Step(".venv/bin/python -m ops.pipeline.assumed_capacity prod", expect=4),
+    Step(".venv/bin/python -m ops.pipeline.assumed_capacity staging"),
+    Step('.venv/bin/python -m workbench.review.changed_environments "$BASE_SHA"'),
+    # the review says when both synths run (workbench/review/cli.py `_synthesise`): Ctrl-C then
     Step("make review BASE=main", interrupt=60, ready=r"^synthesising main "),
     Step('make review BASE="$BASE_SHA"'),
-    Step(".venv/bin/python -m tools.pull_request_comment --gate prod=1"),
+    Step(".venv/bin/python -m workbench.review.pull_request_comment --gate prod=1"),
     Step("bin/plan prod --tune --write-config && bin/plan prod", interrupt=60, ready=r"^tuning prod: "),
 )
 

@@ -1,1 +1,0 @@
-"""Measurements, not tests: each module runs from the repository root as `.venv/bin/python -m benchmarks.NAME`."""

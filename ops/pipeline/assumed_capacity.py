@@ -1,0 +1,69 @@
+"""`python -m ops.pipeline.assumed_capacity ENV`: `make deploy`'s first step, before any AWS call. A production
+environment (`production: true`) is refused while any pool type of any variant has an assumed
+`planning.capacity` (config/capacity_evidence.py): every floor, target, quota and rollback raise stands
+on that figure, and nothing else tells a deploy that it is a guess. The refusal names the types and the
+commands that measure them (ops/operations/capacity_gate.py, shared with `bin/ops deploy`).
+`ACCEPT_ASSUMED_CAPACITY="<reason>"` lets the deploy through; after it,
+`python -m ops.pipeline.record_deployed` writes the reason to config/deployed/<env>.json (`acceptance`) and
+`bin/ops status` shows it."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+from datetime import UTC, datetime
+
+from config import ConfigError, EnvironmentConfig
+from config.capacity_evidence import assumed_types
+from ops.operations.capacity_gate import OVERRIDE, accepted_reason, refusal
+from ops.pipeline.environment_arg import USAGE, environment_or_say_why
+
+REFUSED = 4  # the exit code ops uses for "refused by a guard"
+
+
+def acceptance(cfg: EnvironmentConfig) -> dict[str, object] | None:
+    """What config/deployed/<env>.json records for this deploy: the override, the types it covered, who
+    and when; None when the environment is not production, every type is measured, or no override."""
+    assumed = assumed_types(cfg) if cfg.production else []
+    reason = accepted_reason() if assumed else None
+    if reason is None:
+        return None
+    who = os.environ.get("GITHUB_ACTOR") or getpass.getuser()
+    return {"reason": reason, "types": [p.instance_type for p in assumed], "by": who,
+            "at": datetime.now(UTC).isoformat(timespec="seconds")}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m ops.pipeline.assumed_capacity",
+        description=f"Refuse a production deploy on an assumed capacity unless {OVERRIDE} gives a reason.",
+    )
+    parser.add_argument("env")
+    args = parser.parse_args(argv)
+    cfg = environment_or_say_why(args.env)
+    if cfg is None:
+        return USAGE
+    try:
+        assumed = assumed_types(cfg)
+        reason = accepted_reason() if cfg.production and assumed else None
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return USAGE
+    if not cfg.production:
+        print(f"capacity: {cfg.name} is not production: deploys on assumed capacity are allowed")
+        return 0
+    if not assumed:
+        print(f"capacity: every pool type of {cfg.name} is measured (planning.capacity)")
+        return 0
+    if reason is None:
+        print(f"error: {refusal(cfg, assumed, f'make deploy ENV={cfg.name}')}", file=sys.stderr)
+        return REFUSED
+    types = ", ".join(p.instance_type for p in assumed)
+    print(f"warning ({OVERRIDE}): deploying {cfg.name} on an assumed capacity of {types}: {reason!r}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""`python -m ops.pipeline.deploy_window ENV [--during-peak]`: `make deploy`'s first step, refusing a deploy
+whose blue/green update would overlap a peak window (the rule: config/deploy_window.py). With the
+sandbox's variables exported it checks nothing and says so (ops/operations/sandbox_guard.py)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+
+from config.deploy_window import check, in_minutes, refusal
+from ops.operations.sandbox_guard import skips_peak_windows
+from ops.pipeline.environment_arg import USAGE, environment_or_say_why
+
+REFUSED = 4  # the exit code ops uses for "refused by a guard"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m ops.pipeline.deploy_window", description="Refuse a deploy that would overlap a peak window."
+    )
+    parser.add_argument("env")
+    parser.add_argument("--during-peak", action="store_true", help="deploy even if a peak window overlaps")
+    parser.add_argument("--now", type=datetime.fromisoformat, help="ISO time with offset (tests); default: now")
+    args = parser.parse_args(argv)
+    now = args.now or datetime.now(UTC)
+    if now.tzinfo is None:
+        print(f"error: --now needs a UTC offset, got {args.now.isoformat()}", file=sys.stderr)
+        return USAGE
+    cfg = environment_or_say_why(args.env)
+    if cfg is None:
+        return USAGE
+    note = None if args.now else skips_peak_windows(cfg.name)  # --now: judging a given time was asked for
+    if note is not None:
+        print(f"deploy window: {note}; `bin/ops deploy {cfg.name}` is the sandbox's deploy")
+        return 0
+    verdict = check(cfg, now)
+    if verdict.clash is None:
+        print(f"deploy window: no peak window of {cfg.name} in the next {in_minutes(verdict.duration)}")
+        return 0
+    message = refusal(cfg, verdict, f"make deploy ENV={cfg.name} FORCE_PEAK=1")
+    if args.during_peak:
+        print(f"warning (FORCE_PEAK): {message.splitlines()[0].replace('refusing to deploy', 'deploying')}")
+        return 0
+    print(f"error: {message}", file=sys.stderr)
+    return REFUSED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""`python -m ops.pipeline.lint_templates TEMPLATE...`: `make synth`'s cfn-lint step. Every template is linted by
+the pinned cfn-lint, except one whose exact bytes this same cfn-lint version has already passed (a warm
+synth of an unchanged stack); the rest are linted in two processes at once (2 cores here).
+
+A pass is recorded only after cfn-lint exited 0 on it, keyed by the template's bytes, the cfn-lint version
+and the project's cfn-lint configuration, so a cached pass is the verdict cfn-lint would give again.
+Exit status: cfn-lint's own (0 clean; see `cfn-lint --help` for its error/warning bits).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from importlib.metadata import version
+from pathlib import Path
+
+CFN_LINT = Path(sys.executable).parent / "cfn-lint"  # the virtualenv's, beside this Python
+# cfn-lint's configuration files (its README, "Config File"): the working directory's and the home directory's.
+CONFIG_FILES = (Path(".cfnlintrc"), Path(".cfnlintrc.yaml"), Path(".cfnlintrc.json"), Path.home() / ".cfnlintrc")
+PASSED_DIR = Path("cdk.out") / "cfn-lint-passed"  # `make clean` empties it with the rest of cdk.out
+PROCESSES = 2
+
+
+def pass_key(template: Path) -> str:
+    digest = hashlib.sha256(f"cfn-lint {version('cfn-lint')}\0".encode())
+    for config in CONFIG_FILES:
+        if config.exists():
+            digest.update(str(config).encode() + b"\0" + config.read_bytes() + b"\0")
+    digest.update(template.read_bytes())
+    return digest.hexdigest()
+
+
+def lint(templates: list[Path]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(CFN_LINT), *map(str, templates)], capture_output=True, text=True, check=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    templates = [Path(arg) for arg in (sys.argv[1:] if argv is None else argv)]
+    keys = {template: pass_key(template) for template in templates if template.is_file()}  # cfn-lint names the rest
+    to_lint = [t for t in templates if t not in keys or not (PASSED_DIR / keys[t]).exists()]
+    if len(to_lint) < len(templates):
+        print(
+            f"cfn-lint: {len(templates) - len(to_lint)} template(s) unchanged since cfn-lint {version('cfn-lint')} passed them"
+        )
+    groups = [to_lint[i::PROCESSES] for i in range(PROCESSES) if to_lint[i::PROCESSES]]
+    with ThreadPoolExecutor(max_workers=PROCESSES) as pool:
+        results = list(pool.map(lint, groups))
+    status = 0
+    for group, result in zip(groups, results, strict=True):
+        sys.stdout.write(result.stdout)
+        sys.stderr.write(result.stderr)
+        status |= result.returncode  # cfn-lint's codes are bits: error 2, warning 4, info 8
+        if result.returncode == 0:
+            PASSED_DIR.mkdir(parents=True, exist_ok=True)
+            for template in (t for t in group if t in keys):
+                (PASSED_DIR / keys[template]).touch()
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""Issue 38 played against the CloudFormation execution policy with the project's own policy evaluator
+(tests/operator_policy_check.py `allowed`): a merged template change that adds `MangaAssist-prod-x` with
+AdministratorAccess is refused at every step. The stacks' real deploy is allowed:
+tests/stacks/test_execution_policy_deploy.py.
+
+The steps name only ARNs and the execution documents, nothing issue 38 added, so that this file runs
+unchanged against the execution policy before it: there every step but the boundary's own was allowed."""
+
+from __future__ import annotations
+
+import pytest
+
+from constructs.execution_policy import execution_documents
+from tests.operator_policy_check import allowed
+
+ACCOUNT = "222222222222"  # prod's
+IAM = f"arn:aws:iam::{ACCOUNT}"
+BOUNDARY = f"{IAM}:policy/MangaAssistGuard-StackRoleBoundary"
+ADMIN = "arn:aws:iam::aws:policy/AdministratorAccess"
+NEW_ROLE = f"{IAM}:role/MangaAssist-prod-x"  # the issue's role
+STACK_NAMED_ROLE = f"{IAM}:role/MangaAssist-prod-Serving-x"  # the same, named like a stack role
+DEPLOY_ROLE = f"{IAM}:role/MangaAssist-prod-GitHubDeploy"
+
+# (step, action, resource, condition keys IAM sees)
+ATTACK = [
+    ("create the role without a boundary", "iam:CreateRole", NEW_ROLE, {}),
+    ("create it under a stack's name, without a boundary", "iam:CreateRole", STACK_NAMED_ROLE, {}),
+    (
+        "create it with AdministratorAccess as its boundary",
+        "iam:CreateRole",
+        STACK_NAMED_ROLE,
+        {"iam:PermissionsBoundary": ADMIN},
+    ),
+    ("attach AdministratorAccess", "iam:AttachRolePolicy", NEW_ROLE, {"iam:PolicyARN": ADMIN}),
+    (
+        "attach AdministratorAccess to a bounded stack role",
+        "iam:AttachRolePolicy",
+        STACK_NAMED_ROLE,
+        {"iam:PolicyARN": ADMIN, "iam:PermissionsBoundary": BOUNDARY},
+    ),
+    ("put an inline policy on an unbounded role", "iam:PutRolePolicy", STACK_NAMED_ROLE, {}),
+    ("put an inline policy on the pipeline's own role", "iam:PutRolePolicy", DEPLOY_ROLE, {}),
+    ("trust the deployer from the pipeline's own role", "iam:UpdateAssumeRolePolicy", DEPLOY_ROLE, {}),
+    (
+        "remove a stack role's boundary",
+        "iam:DeleteRolePermissionsBoundary",
+        STACK_NAMED_ROLE,
+        {"iam:PermissionsBoundary": BOUNDARY},
+    ),
+    (
+        "swap a stack role's boundary for AdministratorAccess",
+        "iam:PutRolePermissionsBoundary",
+        STACK_NAMED_ROLE,
+        {"iam:PermissionsBoundary": ADMIN},
+    ),
+    (
+        "widen an execution policy",
+        "iam:CreatePolicyVersion",
+        f"{IAM}:policy/MangaAssistGuard-CloudFormationExecution-1",
+        {},
+    ),
+    (
+        "widen an execution policy (its name before issue 38)",
+        "iam:CreatePolicyVersion",
+        f"{IAM}:policy/MangaAssist-CloudFormationExecution-1",
+        {},
+    ),
+    ("widen the boundary", "iam:CreatePolicyVersion", BOUNDARY, {}),
+    ("make a widened version the default", "iam:SetDefaultPolicyVersion", BOUNDARY, {}),
+    ("pass a stack role to EC2", "iam:PassRole", STACK_NAMED_ROLE, {"iam:PassedToService": "ec2.amazonaws.com"}),
+    ("pass the new role to SageMaker", "iam:PassRole", NEW_ROLE, {"iam:PassedToService": "sagemaker.amazonaws.com"}),
+]
+
+# Steps on resources no Deny names: only the Allow statements' scope (the stacks' own roles and policies)
+# keeps CloudFormation away from them.
+KEPT_OUT_BY_SCOPE = {
+    "put an inline policy on the pipeline's own role",
+    "trust the deployer from the pipeline's own role",
+    "widen an execution policy (its name before issue 38)",
+    "pass the new role to SageMaker",
+}
+
+
+@pytest.fixture(scope="module")
+def statements() -> list[dict]:
+    return [s for document in execution_documents("aws", ACCOUNT) for s in document["Statement"]]
+
+
+@pytest.mark.parametrize(("step", "action", "resource", "context"), ATTACK, ids=[a[0] for a in ATTACK])
+def test_every_step_of_the_escalation_is_denied(statements, step, action, resource, context) -> None:
+    assert not allowed(statements, action, resource, context), f"allowed: {step} ({action} on {resource})"
+
+
+def test_the_escalation_is_refused_whatever_else_the_execution_role_is_given(statements) -> None:
+    """`make bootstrap EXECUTION_POLICIES=…` can add a wider policy: the Deny statements still hold."""
+    wide = [{"Effect": "Allow", "Action": "*", "Resource": "*"}]
+    for step, action, resource, context in ATTACK:
+        if step in KEPT_OUT_BY_SCOPE:
+            continue
+        assert not allowed(statements + wide, action, resource, context), step

@@ -1,0 +1,65 @@
+"""The stacks' real deploy under the CloudFormation execution policy (issue 38), with the project's own
+policy evaluator: every request CloudFormation makes as the execution role for every resource of every
+synthesised template of dev, staging and prod (created, updated, read and deleted: tests/deploy_calls.py)
+is allowed, on each environment's account."""
+
+from __future__ import annotations
+
+import pytest
+
+from constructs.execution_policy import execution_documents
+from tests.deploy_calls import deploy_requests
+from tests.iam_lint import Stack
+from tests.operator_policy_check import allowed
+from tests.synthesised import Synthesised
+
+ACCOUNT = "123456789012"  # dev names none
+
+
+@pytest.fixture(scope="module")
+def environments(prod, dev) -> list[list[Stack]]:
+    found = []
+    for synthesised in (prod, dev, Synthesised("staging")):
+        cfg = synthesised.cfg
+        found.append(
+            [
+                Stack(stack_name, template.to_json(), "aws", cfg.region or "us-east-1", cfg.account or ACCOUNT)
+                for stack_name, template in (
+                    (synthesised.image_stack_name, synthesised.image),
+                    (synthesised.serving_stack_name, synthesised.serving),
+                )
+            ]
+        )
+    return found
+
+
+def test_the_real_deploy_is_allowed(environments) -> None:
+    refused, count = [], 0
+    for stacks in environments:
+        account = stacks[0].account
+        statements = [s for document in execution_documents("aws", account) for s in document["Statement"]]
+        for request in deploy_requests(stacks):
+            count += 1
+            if not allowed(statements, request.action, request.arn, dict(request.context)):
+                refused.append(request.describe())
+    assert count > 500  # every resource, every handler permission
+    assert refused == [], "the execution policy refuses the stacks' own deploy:\n" + "\n".join(sorted(set(refused)))
+
+
+def test_the_deploy_creates_roles_with_the_boundary_and_attaches_only_its_own_policies(environments) -> None:
+    """The requests the proof allows are the guarded ones: CreateRole carries the boundary, AttachRolePolicy
+    names one of the stacks' policies, PassRole names its service."""
+    requests = [r for stacks in environments for r in deploy_requests(stacks)]
+    creates = [r for r in requests if r.action == "iam:CreateRole"]
+    attaches = [r for r in requests if r.action == "iam:AttachRolePolicy"]
+    passes = [r for r in requests if r.action == "iam:PassRole"]
+    assert creates and attaches and passes
+    assert all(
+        dict(r.context).get("iam:PermissionsBoundary", "").endswith("/MangaAssistGuard-StackRoleBoundary")
+        for r in creates
+    )
+    assert {dict(r.context)["iam:PolicyARN"].rsplit("-", 1)[-1] for r in attaches} == {"CaptureReader", "Operator"}
+    assert {dict(r.context)["iam:PassedToService"] for r in passes} >= {
+        "lambda.amazonaws.com",
+        "sagemaker.amazonaws.com",
+    }

@@ -1,0 +1,254 @@
+"""`bin/plan ENV --tune`: search the scaling config for the cheapest configurations meeting planning.budget.
+
+The search space (SEARCH_SPACE_VERSION in workbench/planner/frontier.py names it: bump it when this changes):
+- the target share of concurrency (every high-resolution target-tracking policy): SHARES;
+- each scheduled window's floor, as FLOOR_FACTORS x its forecast floor (the window's busiest minute at
+  100 % of the preferred type's capacity), never below the variant's min_capacity, and its maximum, as MAX_FACTORS x its floor, never below the
+  1.2 x rule (config/checks/scaling.py) nor above the variant's max_capacity;
+- the floor (min_capacity) of every variant but the first (the canary): CANARY_FLOORS;
+- the pre-scale lead time: every window's start moved by LEAD_SHIFTS minutes.
+Coordinate descent from the configured point, the canary's floor first, then the rest in that order, each dimension tried whole while the others
+hold, until a pass changes nothing (at most MAX_PASSES): deterministic, ties to the earlier candidate.
+A point meets the budget when every check but cost does (planner.verdict); the cheapest such point is
+the frontier's cost. Every evaluated point is kept for the frontier table and plot (cost against failed
+requests in the worst hour).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+
+from config.schema import Catalog, EnvironmentConfig
+from workbench.planner.build import limits, totals, variant_models
+from workbench.planner.calendar import scheduled_actions
+from workbench.planner.results import Plan, Scenario
+from workbench.planner.simulate import simulate
+from workbench.planner.traffic import TrafficProfile
+from workbench.planner.verdict import judge
+
+SHARES = (0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+FLOOR_FACTORS = (0.6, 0.7, 0.8, 0.9, 1.0, 1.1)
+MAX_FACTORS = (1.2, 1.4, 1.6)
+WINDOW_MAX_RULE = 1.2  # config/checks/scaling.py: a window's max_capacity >= 1.2 x its floor
+CANARY_FLOORS = (1, 2, 3, 4)  # at 132/min an instance the canary's 5 % of the spike needs more than 2
+LEAD_SHIFTS = (-15, 0, 15)
+MAX_PASSES = 4
+CRON = re.compile(r"^cron\((\d+) (\d+) (.*)\)$")
+
+
+@dataclass(frozen=True)
+class Point:
+    share: float | None  # target_share_of_concurrency; None: the config uses target_value
+    windows: tuple[tuple[int, int], ...]  # (min_capacity, max_capacity) of each window, variants in order
+    floors: tuple[int, ...]  # min_capacity of each autoscaled variant but the first
+    shift: int = 0  # minutes added to every window's start
+
+
+@dataclass(frozen=True)
+class Outcome:
+    point: Point
+    monthly_cost_usd: float
+    failed_in_peaks: float
+    failed_worst_hour: float
+    failed_worst_hour_percent: float
+    meets: bool  # every budget check but cost
+
+
+@dataclass
+class Search:
+    chosen: Outcome
+    start: Outcome
+    evaluated: list[Outcome]
+
+    @property
+    def frontier(self) -> list[Outcome]:
+        """Points no other beats on both cost and failed requests in the worst hour, among all and among those
+        meeting the budget, cheapest first."""
+        meeting = [o for o in self.evaluated if o.meets]
+        kept = {o.point: o for o in [*_pareto(self.evaluated), *_pareto(meeting)]}
+        return sorted(kept.values(), key=lambda o: (o.monthly_cost_usd, o.failed_worst_hour))
+
+
+def _pareto(outcomes: list[Outcome]) -> list[Outcome]:
+    kept: list[Outcome] = []
+    for outcome in sorted(outcomes, key=lambda o: (o.monthly_cost_usd, o.failed_worst_hour)):
+        if not kept or outcome.failed_worst_hour < kept[-1].failed_worst_hour:
+            kept.append(outcome)
+    return kept
+
+
+def configured_point(cfg: EnvironmentConfig) -> Point:
+    scaled = list(cfg.autoscaling.values())
+    shares = [s.target_tracking.target_share_of_concurrency for s in scaled]
+    windows = tuple((w.min_capacity, w.max_capacity or s.max_capacity) for s in scaled for w in s.schedules)
+    return Point(shares[0] if shares else None, windows, tuple(s.min_capacity for s in scaled[1:]))
+
+
+def apply(cfg: EnvironmentConfig, point: Point) -> EnvironmentConfig | None:
+    """`cfg` with `point`'s settings (not validated: the writer validates); None when a start cannot move."""
+    windows, floors, autoscaling = iter(point.windows), iter(point.floors), {}
+    for index, (name, scaling) in enumerate(cfg.autoscaling.items()):
+        schedules = []
+        for window in scaling.schedules:
+            low, high = next(windows)
+            start = shift_cron(window.start, point.shift)
+            if start is None:
+                return None
+            schedules.append(window.model_copy(update={"min_capacity": low, "max_capacity": high, "start": start}))
+        tracking = scaling.target_tracking
+        if tracking.target_share_of_concurrency is not None and point.share is not None:
+            tracking = tracking.model_copy(update={"target_share_of_concurrency": point.share})
+        update = {"schedules": schedules, "target_tracking": tracking}
+        if index > 0:
+            update["min_capacity"] = next(floors)
+        autoscaling[name] = scaling.model_copy(update=update)
+    return cfg.model_copy(update={"autoscaling": autoscaling})
+
+
+def shift_cron(expression: str, minutes: int) -> str | None:
+    """`cron(M H ...)` moved by `minutes` within its day; None when it would cross midnight."""
+    if minutes == 0:
+        return expression
+    match = CRON.match(expression)
+    if match is None:
+        return None
+    moved = int(match[2]) * 60 + int(match[1]) + minutes
+    if not 0 <= moved < 24 * 60:
+        return None
+    return f"cron({moved % 60} {moved // 60} {match[3]})"
+
+
+def evaluate(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile, point: Point) -> Outcome | None:
+    candidate = apply(cfg, point)
+    if candidate is None:
+        return None
+    demand = list(traffic.requests_per_minute)
+    models = variant_models(candidate, catalog, traffic, with_schedules=True)
+    configured = simulate(
+        models, demand, traffic.start, key="configured", title="tune",
+        provisioning_minutes=cfg.planning.provisioning_minutes, **limits(cfg),
+    )  # fmt: skip
+    plan = _plan(candidate, traffic, configured)
+    totals(plan, [configured], candidate, catalog)
+    meets = {"peaks", "unannounced", "shortfall"} <= {check.name for check in judge(plan).checks if check.passed}
+    t = configured.total
+    return Outcome(
+        point, t.monthly_cost_usd, t.failed_in_peaks, t.failed_worst_hour, t.failed_worst_hour_percent, meets
+    )
+
+
+def _plan(cfg: EnvironmentConfig, traffic: TrafficProfile, configured: Scenario) -> Plan:
+    return Plan(
+        env=cfg.name,
+        traffic_name=traffic.name,
+        scenarios={"configured": configured},
+        assumptions={},
+        peak_windows=[(p.name, p.start_minute, p.end_minute) for p in traffic.peaks],
+        budget=cfg.planning.budget,
+    )
+
+
+def _rank(outcome: Outcome) -> tuple:
+    """Meeting the budget first, then cheaper; short of it, fewer failures in peaks, then in the worst hour."""
+    if outcome.meets:
+        return (0, outcome.monthly_cost_usd)
+    return (1, outcome.failed_in_peaks, outcome.failed_worst_hour, outcome.monthly_cost_usd)
+
+
+def forecast_floors(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> list[int]:
+    """Each window's busiest minute (within the run) at 100 % of its variant's preferred type's capacity."""
+    floors = []
+    for model in variant_models(cfg, catalog, traffic, with_schedules=False):
+        scaling = cfg.autoscaling.get(model.name)
+        for window in scaling.schedules if scaling else []:
+            actions = [
+                a
+                for a in scheduled_actions(scaling, traffic.start, len(traffic.requests_per_minute))
+                if a.window == window.name
+            ]
+            busiest = 0.0
+            for opened, closed in zip(actions[::2], actions[1::2], strict=False):
+                span = traffic.requests_per_minute[max(opened.minute, 0) : max(closed.minute, 0)]
+                busiest = max([busiest, *span])
+            floors.append(max(1, math.ceil(busiest * model.share / model.capacity.requests_per_minute)))
+    return floors
+
+
+def _window_candidates(point: Point, index: int, forecast: int, ceiling: int, lowest: int = 1) -> list[Point]:
+    """Floors around the forecast (the maximum kept in proportion), then maxima for the present floor; no
+    floor below `lowest`, the variant's own min_capacity (its redundancy floor)."""
+    low, high = point.windows[index]
+    options = set()
+    for factor in FLOOR_FACTORS:
+        floor = min(max(lowest, round(forecast * factor)), ceiling)
+        options.add((floor, _window_max(floor, high / max(low, 1), ceiling)))
+    for factor in MAX_FACTORS:
+        options.add((low, _window_max(low, factor, ceiling)))
+    return [_with_window(point, index, option) for option in sorted(options)]
+
+
+def _window_max(floor: int, factor: float, ceiling: int) -> int:
+    rule = min(math.ceil(WINDOW_MAX_RULE * floor), ceiling)
+    return max(rule, min(math.ceil(factor * floor), ceiling), floor)
+
+
+def _with_window(point: Point, index: int, window: tuple[int, int]) -> Point:
+    windows = list(point.windows)
+    windows[index] = window
+    return replace(point, windows=tuple(windows))
+
+
+def _ceilings(cfg: EnvironmentConfig) -> list[int]:
+    return [s.max_capacity for s in cfg.autoscaling.values() for _ in s.schedules]
+
+
+def _dimensions(cfg: EnvironmentConfig, forecasts: list[int]):
+    """Each dimension: a function from the present point to its candidates (the present one among them)."""
+    dims = []
+    # The canary's floor first: a canary short of its share of a spike fails requests whatever the share, and
+    # a descent that moved the share first can stop where no canary floor helps any more (prod at 132/min).
+    for index in range(len(configured_point(cfg).floors)):
+        dims.append(lambda p, i=index: [_with_floor(p, i, f) for f in sorted({*CANARY_FLOORS, p.floors[i]})])
+    if configured_point(cfg).share is not None:
+        dims.append(lambda p: [replace(p, share=s) for s in sorted({*SHARES, p.share})])
+    lowest = [s.min_capacity for s in cfg.autoscaling.values() for _ in s.schedules]
+    for index, (forecast, ceiling) in enumerate(zip(forecasts, _ceilings(cfg), strict=True)):
+        dims.append(lambda p, i=index, f=forecast, c=ceiling, m=lowest[index]: [p, *_window_candidates(p, i, f, c, m)])
+    dims.append(lambda p: [replace(p, shift=s) for s in sorted({*LEAD_SHIFTS, p.shift})])
+    return dims
+
+
+def _with_floor(point: Point, index: int, floor: int) -> Point:
+    floors = list(point.floors)
+    floors[index] = floor
+    return replace(point, floors=tuple(floors))
+
+
+def search(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile, progress=None) -> Search:
+    """Coordinate descent over the documented space; `progress(outcome)` is told of each new evaluation."""
+    seen: dict[Point, Outcome | None] = {}
+
+    def outcome_of(point: Point) -> Outcome | None:
+        if point not in seen:
+            seen[point] = evaluate(cfg, catalog, traffic, point)
+            if progress and seen[point]:
+                progress(seen[point])
+        return seen[point]
+
+    ceilings = _ceilings(cfg)
+    configured = configured_point(cfg)
+    snapped = tuple((lo, _window_max(lo, hi / lo, c)) for (lo, hi), c in zip(configured.windows, ceilings, strict=True))
+    start = best = outcome_of(replace(configured, windows=snapped))  # the configured point, maxima to the rule
+    dims = _dimensions(cfg, forecast_floors(cfg, catalog, traffic))
+    for _ in range(MAX_PASSES):
+        before = best.point
+        for candidates in dims:
+            for point in candidates(best.point):
+                found = outcome_of(point)
+                if found is not None and _rank(found) < _rank(best):
+                    best = found
+        if best.point == before:
+            break
+    return Search(best, start, [o for o in seen.values() if o is not None])
