@@ -483,17 +483,15 @@ class InstanceCapacity(Strict):
         return f"{line}, {share}" if share else line
 
 
-# What one instance is assumed to serve until `ops capacity` measures it (issue 42): the calibrated
-# share of each type's physical ceiling (config.calibration: 83 %, the lowest measured ÷ ceiling among
-# published runs within the TTFT objective), rounded down, at the batch the objective allows. The
-# ceiling is config.physics's for config/workload.yaml's conversations at 20 running sequences:
-# ml.g5.xlarge 159/min (A10G), ml.g6.xlarge 102/min (the L4 has half the A10G's bandwidth and, measured,
-# the same FP16 rate, so it serves less). The batch, 20, is ASSUMED: the published A10G run at 16
-# concurrent held a 303 ms mean TTFT, at 64 it did not (1.08 s). tests/stacks/test_physics.py holds these
-# figures to config.physics and config.calibration.
+# What one instance is assumed to serve until `ops capacity` measures it, where config.calibration cannot
+# derive it for the environment (EnvironmentConfig._derived_capacity: the batch the TTFT objective allows,
+# at most 16, the most a published run held within it, and the calibrated share, 83 %, of the ceiling at
+# that batch for config/workload.yaml's conversations with each turn's history cached, as PREFIX_AWARE with a
+# per-conversation PrefixAwareId keeps it). These are the figures derived for the 500 ms objective:
+# tests/config/test_physics.py holds them to config.calibration.
 ASSUMED_CAPACITY = {
-    "ml.g5.xlarge": InstanceCapacity(requests_per_minute=132, concurrent_sequences=20),
-    "ml.g6.xlarge": InstanceCapacity(requests_per_minute=84, concurrent_sequences=20),
+    "ml.g5.xlarge": InstanceCapacity(requests_per_minute=123, concurrent_sequences=16),
+    "ml.g6.xlarge": InstanceCapacity(requests_per_minute=77, concurrent_sequences=16),
 }
 
 
@@ -583,8 +581,10 @@ class Planning(Strict):
     """Assumptions for `make plan` (planner/); nothing here reaches a template."""
 
     # Per instance type; an entry in the file (a measurement, `ops capacity --write-config`) replaces
-    # the assumption for its type only: the other types keep ASSUMED_CAPACITY's (_assumed_unless_given).
-    capacity: dict[str, InstanceCapacity] = Field(default_factory=lambda: dict(ASSUMED_CAPACITY))
+    # the assumption for its type only: the other types get the figure derived from the environment's
+    # objective, routing and engine (EnvironmentConfig._derived_capacity, config.calibration), or
+    # ASSUMED_CAPACITY's where the catalog lacks the hardware.
+    capacity: dict[str, InstanceCapacity] = Field(default_factory=dict)
     # Scale-out decision to in service. Unmeasured: the cited container-caching figure (CACHED_SCALE_OUT_*).
     provisioning_minutes: int = Field(default=CACHED_SCALE_OUT_MINUTES, ge=0, le=60)
     provisioning_measured: ProvisioningMeasurement | None = None  # None: the figure is assumed
@@ -594,10 +594,6 @@ class Planning(Strict):
     budget: PlanBudget = PlanBudget()
     frontier: PlanFrontier | None = None  # None: never tuned; the cost check then fails
 
-    @field_validator("capacity")
-    @classmethod
-    def _assumed_unless_given(cls, capacity: dict[str, InstanceCapacity]) -> dict[str, InstanceCapacity]:
-        return {**ASSUMED_CAPACITY, **capacity}
 
     def provisioning_provenance(self) -> str:
         """What provisioning_minutes stands on, in one line for plans, reviews and status."""
@@ -697,6 +693,16 @@ class EnvironmentConfig(Strict):
     # instance type: blue/green provisions a second full fleet, so it must cover twice the largest.
     endpoint_instance_quotas: dict[str, Annotated[int, Field(ge=0, le=MAX_QUOTA)]] = Field(default_factory=dict)
     ci: Ci | None = None  # None: no CI access stack (docs/deploying.md "CI pipelines")
+
+    @model_validator(mode="after")
+    def _derived_capacity(self) -> EnvironmentConfig:
+        """Every type without a figure in the file gets the assumption derived for this environment: the
+        batch its TTFT objective allows and the ceiling its routing's cache gives (config.calibration)."""
+        from config.calibration import fill_derived_capacity  # it reads this module's types
+        from config.loader import load_catalog
+
+        fill_derived_capacity(self, load_catalog())
+        return self
 
     @property
     def admission_deadline_ms(self) -> int:

@@ -64,6 +64,7 @@ def check_environment(
     invalid field raises InvalidInput and is skipped.
     """
     cfg = EnvironmentConfig.model_construct(**sections)  # no validation: INVALID stays where it is
+    _derive_capacity(cfg, sections, catalog)
     checks: list[tuple[tuple[str, ...], Callable[[], list[Problem]]]] = [
         ((), lambda: check_identity(cfg, env_name)),
         (("region",), lambda: check_region(cfg)),
@@ -102,3 +103,15 @@ def check_environment(
             reported = {path for path, _ in problems}
             problems += [problem for problem in found if problem[0] not in reported]
     return problems
+
+
+def _derive_capacity(cfg: EnvironmentConfig, sections: dict[str, Any], catalog: Catalog) -> None:
+    """planning.capacity's derived figures (config.calibration), as the validated config will have them,
+    when every section they are derived from is valid; else the checks that read them are skipped."""
+    from config.calibration import fill_derived_capacity
+
+    if all(sections.get(name) is not INVALID for name in ("planning", "variants", "engine", "alarms")):
+        try:
+            fill_derived_capacity(cfg, catalog)
+        except (InvalidInput, AttributeError, TypeError, KeyError):
+            pass  # a partly invalid section: the checks that read it report it
