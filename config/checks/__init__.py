@@ -18,6 +18,7 @@ fields with `is_none(x)`, not `x is None` (which cannot see INVALID).
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from config.checks.alerting import check_alerting, check_ceiling_after_scale_out
@@ -111,7 +112,6 @@ def _derive_capacity(cfg: EnvironmentConfig, sections: dict[str, Any], catalog: 
     from config.calibration import fill_derived_capacity
 
     if all(sections.get(name) is not INVALID for name in ("planning", "variants", "engine", "alarms")):
-        try:
+        # a partly invalid section: the checks that read it report it
+        with suppress(InvalidInput, AttributeError, TypeError, KeyError):
             fill_derived_capacity(cfg, catalog)
-        except (InvalidInput, AttributeError, TypeError, KeyError):
-            pass  # a partly invalid section: the checks that read it report it

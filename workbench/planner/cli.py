@@ -199,7 +199,7 @@ def _tune(env: str, traffic: Path | None, out: Path, write_config: bool) -> None
         raise typer.Exit(1)
     if write_config:
         try:
-            typer.echo(tune_report.write_point(cfg, result.chosen, inputs_digest(cfg, catalog, profile)))
+            typer.echo(tune_report.write_point(cfg, result.chosen, inputs_digest(cfg, catalog, profile), result.bare))
         except (ConfigError, UnsafeEdit) as error:
             _fail(str(error))
         typer.echo(f"wrote the chosen point and planning.frontier into {environment_label(env)}")

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from config.schema import Catalog, EnvironmentConfig
-from workbench.planner.build import limits, totals, variant_models
+from workbench.planner.build import limits, stress_rows, totals, variant_models
 from workbench.planner.calendar import scheduled_actions
 from workbench.planner.results import Plan, Scenario
 from workbench.planner.simulate import simulate
+from workbench.planner.stress import Stress, stress_set
 from workbench.planner.traffic import TrafficProfile
 from workbench.planner.verdict import judge
 
@@ -58,9 +60,10 @@ class Outcome:
 
 @dataclass
 class Search:
-    chosen: Outcome
+    chosen: Outcome  # the cheapest holding the stress set (or the bare one when there is no stress set)
     start: Outcome
     evaluated: list[Outcome]
+    bare: Outcome | None = None  # the cheapest at the bare assumptions alone: what the margin costs is the difference
 
     @property
     def frontier(self) -> list[Outcome]:
@@ -100,7 +103,8 @@ def apply(cfg: EnvironmentConfig, point: Point) -> EnvironmentConfig | None:
         tracking = scaling.target_tracking
         if tracking.target_share_of_concurrency is not None and point.share is not None:
             tracking = tracking.model_copy(update={"target_share_of_concurrency": point.share})
-        update = {"schedules": schedules, "target_tracking": tracking}
+        highest = max([scaling.max_capacity, *(w.max_capacity or 0 for w in schedules)])
+        update = {"schedules": schedules, "target_tracking": tracking, "max_capacity": highest}
         if index > 0:
             update["min_capacity"] = next(floors)
         autoscaling[name] = scaling.model_copy(update=update)
@@ -120,7 +124,11 @@ def shift_cron(expression: str, minutes: int) -> str | None:
     return f"cron({moved % 60} {moved // 60} {match[3]})"
 
 
-def evaluate(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile, point: Point) -> Outcome | None:
+def evaluate(
+    cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile, point: Point, stresses: Sequence[Stress] = ()
+) -> Outcome | None:
+    """The point at the bare assumptions; with `stresses`, it meets the budget only if it holds in each
+    of them too (evaluated only for a point meeting it bare, stopping at the first failure)."""
     candidate = apply(cfg, point)
     if candidate is None:
         return None
@@ -133,6 +141,9 @@ def evaluate(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile, 
     plan = _plan(candidate, traffic, configured)
     totals(plan, [configured], candidate, catalog)
     meets = {"peaks", "unannounced", "shortfall"} <= {check.name for check in judge(plan).checks if check.passed}
+    if meets and stresses:
+        rows = stress_rows(candidate, catalog, traffic, stresses, stop_at_first_failure=True)
+        meets = all(row.passed for row in rows)
     t = configured.total
     return Outcome(
         point, t.monthly_cost_usd, t.failed_in_peaks, t.failed_worst_hour, t.failed_worst_hour_percent, meets
@@ -176,22 +187,25 @@ def forecast_floors(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficPr
     return floors
 
 
-def _window_candidates(point: Point, index: int, forecast: int, ceiling: int, lowest: int = 1) -> list[Point]:
+def _window_candidates(
+    point: Point, index: int, forecast: int, ceiling: int, lowest: int = 1, least_max: int = 0
+) -> list[Point]:
     """Floors around the forecast (the maximum kept in proportion), then maxima for the present floor; no
-    floor below `lowest`, the variant's own min_capacity (its redundancy floor)."""
+    floor below `lowest`, the variant's own min_capacity (its redundancy floor), no maximum below
+    `least_max` (what the window's fallback night needs)."""
     low, high = point.windows[index]
     options = set()
     for factor in FLOOR_FACTORS:
         floor = min(max(lowest, round(forecast * factor)), ceiling)
-        options.add((floor, _window_max(floor, high / max(low, 1), ceiling)))
+        options.add((floor, _window_max(floor, high / max(low, 1), ceiling, least_max)))
     for factor in MAX_FACTORS:
-        options.add((low, _window_max(low, factor, ceiling)))
+        options.add((low, _window_max(low, factor, ceiling, least_max)))
     return [_with_window(point, index, option) for option in sorted(options)]
 
 
-def _window_max(floor: int, factor: float, ceiling: int) -> int:
+def _window_max(floor: int, factor: float, ceiling: int, least: int = 0) -> int:
     rule = min(math.ceil(WINDOW_MAX_RULE * floor), ceiling)
-    return max(rule, min(math.ceil(factor * floor), ceiling), floor)
+    return max(rule, min(math.ceil(factor * floor), ceiling), floor, least)
 
 
 def _with_window(point: Point, index: int, window: tuple[int, int]) -> Point:
@@ -204,7 +218,7 @@ def _ceilings(cfg: EnvironmentConfig) -> list[int]:
     return [s.max_capacity for s in cfg.autoscaling.values() for _ in s.schedules]
 
 
-def _dimensions(cfg: EnvironmentConfig, forecasts: list[int]):
+def _dimensions(cfg: EnvironmentConfig, forecasts: list[int], ceilings: list[int], least: list[int]):
     """Each dimension: a function from the present point to its candidates (the present one among them)."""
     dims = []
     # The canary's floor first: a canary short of its share of a spike fails requests whatever the share, and
@@ -214,10 +228,38 @@ def _dimensions(cfg: EnvironmentConfig, forecasts: list[int]):
     if configured_point(cfg).share is not None:
         dims.append(lambda p: [replace(p, share=s) for s in sorted({*SHARES, p.share})])
     lowest = [s.min_capacity for s in cfg.autoscaling.values() for _ in s.schedules]
-    for index, (forecast, ceiling) in enumerate(zip(forecasts, _ceilings(cfg), strict=True)):
-        dims.append(lambda p, i=index, f=forecast, c=ceiling, m=lowest[index]: [p, *_window_candidates(p, i, f, c, m)])
+    for index, (forecast, ceiling) in enumerate(zip(forecasts, ceilings, strict=True)):
+        dims.append(
+            lambda p, i=index, f=forecast, c=ceiling, m=lowest[index], x=least[index]: [
+                p,
+                *_window_candidates(p, i, f, c, m, x),
+            ]
+        )
     dims.append(lambda p: [replace(p, shift=s) for s in sorted({*LEAD_SHIFTS, p.shift})])
     return dims
+
+
+def fallback_maxima(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> list[int]:
+    """Each window's maximum for its fallback night: its busiest minute (within the run) served by the
+    variant's weakest pool type alone, at 100 % of that type's capacity (a night without the preferred type)."""
+    found = []
+    for model in variant_models(cfg, catalog, traffic, with_schedules=False):
+        scaling = cfg.autoscaling.get(model.name)
+        weakest = min(pool.capacity.requests_per_minute for pool in model.pools)
+        for window in scaling.schedules if scaling else []:
+            busiest = _busiest(scaling, window.name, traffic)
+            found.append(max(1, math.ceil(busiest * model.share / weakest)))
+    return found
+
+
+def _busiest(scaling, window: str, traffic: TrafficProfile) -> float:
+    actions = [
+        a for a in scheduled_actions(scaling, traffic.start, len(traffic.requests_per_minute)) if a.window == window
+    ]
+    busiest = 0.0
+    for opened, closed in zip(actions[::2], actions[1::2], strict=False):
+        busiest = max([busiest, *traffic.requests_per_minute[max(opened.minute, 0) : max(closed.minute, 0)]])
+    return busiest
 
 
 def _with_floor(point: Point, index: int, floor: int) -> Point:
@@ -227,21 +269,41 @@ def _with_floor(point: Point, index: int, floor: int) -> Point:
 
 
 def search(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile, progress=None) -> Search:
-    """Coordinate descent over the documented space; `progress(outcome)` is told of each new evaluation."""
+    """Coordinate descent over the documented space at the bare assumptions, then again from its answer for
+    the cheapest point that also holds planning.stress's scenarios (planner.stress), every window's maximum
+    at least what its fallback night needs; `progress(outcome)` is told of each new evaluation."""
+    forecasts = forecast_floors(cfg, catalog, traffic)
+    ceilings = _ceilings(cfg)
+    configured = configured_point(cfg)
+    snapped = tuple((lo, _window_max(lo, hi / lo, c)) for (lo, hi), c in zip(configured.windows, ceilings, strict=True))
+    none = [0] * len(ceilings)
+    bare, start, seen = _descend(cfg, catalog, traffic, replace(configured, windows=snapped), (forecasts, ceilings, none),
+                                 (), progress)  # fmt: skip
+    stresses, _ = stress_set(cfg, catalog, traffic)
+    if not stresses:
+        return Search(bare, start, seen, bare)
+    least = fallback_maxima(cfg, catalog, traffic)
+    raised = [max(c, x) for c, x in zip(ceilings, least, strict=True)]
+    first = replace(
+        bare.point, windows=tuple((lo, max(hi, x)) for (lo, hi), x in zip(bare.point.windows, least, strict=True))
+    )
+    held, _, more = _descend(cfg, catalog, traffic, first, (forecasts, raised, least), tuple(stresses), progress)
+    return Search(held, start, [*seen, *more], bare)
+
+
+def _descend(cfg, catalog, traffic, first: Point, bounds, stresses: tuple, progress):
+    """(best, first's outcome, every outcome evaluated): coordinate descent from `first`."""
     seen: dict[Point, Outcome | None] = {}
 
     def outcome_of(point: Point) -> Outcome | None:
         if point not in seen:
-            seen[point] = evaluate(cfg, catalog, traffic, point)
+            seen[point] = evaluate(cfg, catalog, traffic, point, stresses)
             if progress and seen[point]:
                 progress(seen[point])
         return seen[point]
 
-    ceilings = _ceilings(cfg)
-    configured = configured_point(cfg)
-    snapped = tuple((lo, _window_max(lo, hi / lo, c)) for (lo, hi), c in zip(configured.windows, ceilings, strict=True))
-    start = best = outcome_of(replace(configured, windows=snapped))  # the configured point, maxima to the rule
-    dims = _dimensions(cfg, forecast_floors(cfg, catalog, traffic))
+    start = best = outcome_of(first)
+    dims = _dimensions(cfg, *bounds)
     for _ in range(MAX_PASSES):
         before = best.point
         for candidates in dims:
@@ -251,4 +313,4 @@ def search(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile, pr
                     best = found
         if best.point == before:
             break
-    return Search(best, start, [o for o in seen.values() if o is not None])
+    return best, start, [o for o in seen.values() if o is not None]

@@ -39,6 +39,7 @@ CHECK_NAMES = {
     "unannounced": "failed requests in the worst hour",
     "shortfall": "shortfall in all",
     "cost": "cost vs the frontier",
+    "stress": "the stress set",
 }
 
 
@@ -88,9 +89,18 @@ def cost_ratio(totals: Totals, oracle: Totals | None) -> float | None:
 
 def judge(plan: Plan) -> Verdict:
     configured = plan.scenarios["configured"]
-    return Verdict(
-        [_peaks(plan, configured), _unannounced(plan, configured), _shortfall(plan, configured), _cost(plan)]
-    )
+    checks = [_peaks(plan, configured), _unannounced(plan, configured), _shortfall(plan, configured), _cost(plan)]
+    return Verdict(checks + ([_stress(plan)] if plan.stress else []))
+
+
+def _stress(plan: Plan) -> Check:
+    """Met only when every stress scenario is (planner.stress): the plan holds where its assumptions are weakest."""
+    missed = [row.title for row in plan.stress if not row.passed]
+    passed = not missed
+    held = f"{len(plan.stress) - len(missed)} of {len(plan.stress)}"
+    text = f"Stress set (planning.stress): the failed-request checks hold in {held} scenarios: {_met(passed)}"
+    text += f"; not in: {'; '.join(missed)}" if missed else ""
+    return Check("stress", passed, text + ".", f"{held} scenarios", "all")
 
 
 FAILED_CHECKS = {"peaks", "unannounced"}
