@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from config.routing import conversation_id
 from workbench.loadtest.conversations import SessionPlan, SessionSource
 from workbench.loadtest.load import (
     CacheProbe,
@@ -58,6 +59,7 @@ class Conversations:
         window's end, on a failed turn, on a stop, or when the step's requests are spent."""
         history = list(history or [])
         last = len(plan.turns) - 1
+        conversation = conversation_id()  # its PrefixAwareId on every turn (config.routing)
         for index in range(first, len(plan.turns)):
             if at >= self.end or self.stop.is_set() or len(self.records) >= self.allowed:
                 return
@@ -66,7 +68,7 @@ class Conversations:
                 return
             body, trimmed = self.source.workload.request(plan, history, index)
             record = RequestRecord(scheduled=at, turn=index + 1, counted=at >= self.window, trimmed=trimmed,
-                                   keep_answer=index < last, resumed=index == first > 0)  # fmt: skip
+                                   keep_answer=index < last, resumed=index == first > 0, conversation=conversation)  # fmt: skip
             self.records.append(record)
             await self.target.request(json.dumps(body).encode(), record, self.stop)
             if not record.ok or record.done is None or index == last:
