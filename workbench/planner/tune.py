@@ -56,7 +56,9 @@ class Outcome:
     failed_in_peaks: float
     failed_worst_hour: float
     failed_worst_hour_percent: float
-    meets: bool  # every budget check but cost
+    meets: bool  # every budget check but cost (and, in the stress phase, every stress scenario)
+    stress_failed: float = 0.0  # failed requests in the stress scenarios evaluated (up to the first failing)
+    bare_meets: bool | None = None  # every budget check but cost at the bare assumptions; None: as `meets`
 
 
 @dataclass
@@ -142,12 +144,21 @@ def evaluate(
     plan = _plan(candidate, traffic, configured)
     totals(plan, [configured], candidate, catalog)
     meets = {"peaks", "unannounced", "shortfall"} <= {check.name for check in judge(plan).checks if check.passed}
+    stress_failed, bare_meets = 0.0, meets
     if meets and stresses:
         rows = stress_rows(candidate, catalog, traffic, stresses, stop_at_first_failure=True)
         meets = all(row.passed for row in rows)
+        stress_failed = sum(row.failed_in_peaks + row.failed_worst_hour for row in rows)
     t = configured.total
     return Outcome(
-        point, t.monthly_cost_usd, t.failed_in_peaks, t.failed_worst_hour, t.failed_worst_hour_percent, meets
+        point,
+        t.monthly_cost_usd,
+        t.failed_in_peaks,
+        t.failed_worst_hour,
+        t.failed_worst_hour_percent,
+        meets,
+        stress_failed,
+        bare_meets,
     )
 
 
@@ -163,10 +174,13 @@ def _plan(cfg: EnvironmentConfig, traffic: TrafficProfile, configured: Scenario)
 
 
 def _rank(outcome: Outcome) -> tuple:
-    """Meeting the budget first, then cheaper; short of it, fewer failures in peaks, then in the worst hour."""
+    """Meeting the budget first, then cheaper; then meeting it bare but failing a stress scenario, fewer of
+    those failures first; short of it bare, fewer failures in peaks, then in the worst hour."""
     if outcome.meets:
         return (0, outcome.monthly_cost_usd)
-    return (1, outcome.failed_in_peaks, outcome.failed_worst_hour, outcome.monthly_cost_usd)
+    if outcome.bare_meets:
+        return (1, outcome.stress_failed, 0.0, outcome.monthly_cost_usd)
+    return (2, outcome.failed_in_peaks, outcome.failed_worst_hour, outcome.monthly_cost_usd)
 
 
 def forecast_floors(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> list[int]:
