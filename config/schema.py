@@ -454,6 +454,9 @@ class CapacityMeasurement(Strict):
     image_tag: str | None = None  # the image the variant ran; None for a URL target
     slo_ttft_p95_ms: float = Field(gt=0)
     report: str | None = None  # the capacity.json it came from
+    # What the platform's ConcurrentRequestsPerModel read (Average) over the client's mean in flight during
+    # the held steps (workbench/loadtest/signal_reading.py); None: not read, assumed 1.0 (config.scaling_target).
+    concurrency_reading_ratio: float | None = Field(default=None, gt=0, le=100)
 
 
 class InstanceCapacity(Strict):

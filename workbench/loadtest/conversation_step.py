@@ -34,6 +34,7 @@ from workbench.loadtest.load import (
     settle,
     sleep_until,
     summarise,
+    window_of,
 )
 from workbench.loadtest.targets import REQUEST_TIMEOUT_SECONDS, RequestRecord
 from workbench.loadtest.under_way import under_way
@@ -126,6 +127,7 @@ async def run_conversation_step(
     elapsed = min(seconds, max(time.perf_counter() - window, 0.0)) if stop.is_set() else seconds
     result = summarise(step.records, offered_rpm, target.instances, window, max(elapsed, 1e-3), slo_ttft_ms)
     result.warmup_seconds = warmup_seconds
+    result.window_utc = window_of(window, elapsed, time.perf_counter(), time.time())
     result.prefix_cache_hit_percent = await probe.hit_percent()
     return result, step.records
 

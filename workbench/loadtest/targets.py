@@ -194,10 +194,20 @@ class VariantTarget:
     instances: int
     details: dict[str, Any]  # what the report says of the variant: image, instance type, engine
     executor: ThreadPoolExecutor | None = field(default=None, repr=False)
+    # A cloudwatch client: the steps' ConcurrentRequestsPerModel are read after the sweep (signal_reading);
+    # None: not read, and the record says so by leaving the figures out.
+    cloudwatch: Any = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
         return f"{self.environment}/{self.variant}"
+
+    def read_scaling_signal(self, steps: list) -> None:
+        """Each step's platform reading of the scaling signal beside its own in flight (signal_reading)."""
+        if self.cloudwatch is not None:
+            from workbench.loadtest.signal_reading import read_platform_concurrency
+
+            read_platform_concurrency(self.cloudwatch, self.endpoint, self.variant, steps)
 
     @property
     def directory_name(self) -> str:
