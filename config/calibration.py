@@ -192,11 +192,24 @@ def derived_capacity(cfg: EnvironmentConfig, catalog: Catalog, instance_type: st
     share = assumed_share(catalog).share
     _, conversations = routed_tokens(engine_budget(cfg), keeps_conversation(cfg))
     single, _ = routed_tokens(engine_budget(cfg), True)
-    most = min(cfg.engine.max_num_seqs, evidence_batch(catalog))
+    most = min(cfg.engine.max_num_seqs, evidence_batch(catalog), kv_sequences(cfg, catalog, instance_type))
     hw = hardware(catalog, instance_type, cfg.engine.model)
     batch = max(1, objective_batch(hw, conversations or single, share, cfg.alarms.ttft_p95_ms / 1000, most))
     rate, _ = assumed_capacity(instance_ceiling(cfg, catalog, instance_type, batch), share)
     return InstanceCapacity(requests_per_minute=max(rate, 1), concurrent_sequences=batch)
+
+
+def kv_sequences(cfg: EnvironmentConfig, catalog: Catalog, instance_type: str) -> int:
+    """The sequences the type's KV cache holds at the workload's p95 context (config.checks.vram_budget's
+    arithmetic): no assumed batch asks for more, since vLLM would preempt the rest."""
+    from config.checks.vram_budget import GIB, kv_cache_budget  # the checks import this module
+    from config.workload import engine_contexts
+
+    contexts = engine_contexts(cfg)
+    if contexts is None:
+        return cfg.engine.max_num_seqs
+    b = kv_cache_budget(cfg, catalog, instance_type)
+    return max(1, int(max(b["kv_available_gib"], 0) * GIB / b["kv_bytes_per_token"] / contexts.p95_tokens))
 
 
 def batch_provenance(cfg: EnvironmentConfig, catalog: Catalog, instance_type: str, batch: int) -> str:
@@ -204,11 +217,11 @@ def batch_provenance(cfg: EnvironmentConfig, catalog: Catalog, instance_type: st
     share = assumed_share(catalog).share
     found = instance_ceiling(cfg, catalog, instance_type, batch)
     ttft = first_token_seconds(found.default, share)
-    cap = min(cfg.engine.max_num_seqs, evidence_batch(catalog))
+    cap = min(cfg.engine.max_num_seqs, evidence_batch(catalog), kv_sequences(cfg, catalog, instance_type))
     return (
         f"batch {batch}: a mean arrival's first token {1000 * ttft:,.0f} ms against the {cfg.alarms.ttft_p95_ms} ms "
         f"objective (prefill + a decode step + the prefills ahead, at the calibrated share), at most {cap} (the "
-        f"published runs within the objective and engine.max_num_seqs); {routing_cache(cfg)}"
+        f"published runs within the objective, engine.max_num_seqs, the KV cache at the p95 context); {routing_cache(cfg)}"
     )
 
 

@@ -42,7 +42,7 @@ from config.checks.variants import check_variants
 from config.checks.vram_budget import check_vram_budget, kv_cache_budget
 from config.deployed import Deployed
 from config.problems import Problem
-from config.schema import Catalog, EnvironmentConfig
+from config.schema import ASSUMED_CAPACITY, Catalog, EnvironmentConfig
 from config.sections import INVALID, InvalidInput, skip_invalid
 
 __all__ = [
@@ -111,6 +111,12 @@ def _derive_capacity(cfg: EnvironmentConfig, sections: dict[str, Any], catalog: 
     when every section they are derived from is valid; else the checks that read them are skipped."""
     from config.calibration import fill_derived_capacity
 
+    if sections.get("routing_strategy") is INVALID and sections.get("planning") is not INVALID:
+        # The routing decides the cache the figure counts: without it, the recorded assumption, so that the
+        # checks reading planning.capacity do not add problems of their own to the routing's.
+        for instance_type, figure in ASSUMED_CAPACITY.items():
+            cfg.planning.capacity.setdefault(instance_type, figure)
+        return
     if all(sections.get(name) is not INVALID for name in ("planning", "variants", "engine", "alarms")):
         # a partly invalid section: the checks that read it report it
         with suppress(InvalidInput, AttributeError, TypeError, KeyError):

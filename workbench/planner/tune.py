@@ -21,12 +21,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from config.schema import Catalog, EnvironmentConfig
+from config.schema import MAX_INSTANCES, Catalog, EnvironmentConfig
 from workbench.planner.build import limits, stress_rows, totals, variant_models
 from workbench.planner.calendar import scheduled_actions
 from workbench.planner.results import Plan, Scenario
 from workbench.planner.simulate import simulate
-from workbench.planner.stress import Stress, stress_set
+from workbench.planner.stress import Stress, stress_set, stressed_demand
 from workbench.planner.traffic import TrafficProfile
 from workbench.planner.verdict import judge
 
@@ -47,6 +47,7 @@ class Point:
     windows: tuple[tuple[int, int], ...]  # (min_capacity, max_capacity) of each window, variants in order
     floors: tuple[int, ...]  # min_capacity of each autoscaled variant but the first
     shift: int = 0  # minutes added to every window's start
+    maxima: tuple[int, ...] = ()  # max_capacity of each autoscaled variant, at least; (): as configured
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,8 @@ def apply(cfg: EnvironmentConfig, point: Point) -> EnvironmentConfig | None:
         tracking = scaling.target_tracking
         if tracking.target_share_of_concurrency is not None and point.share is not None:
             tracking = tracking.model_copy(update={"target_share_of_concurrency": point.share})
-        highest = max([scaling.max_capacity, *(w.max_capacity or 0 for w in schedules)])
+        least = point.maxima[index] if point.maxima else 0
+        highest = max([scaling.max_capacity, least, *(w.max_capacity or 0 for w in schedules)])
         update = {"schedules": schedules, "target_tracking": tracking, "max_capacity": highest}
         if index > 0:
             update["min_capacity"] = next(floors)
@@ -233,7 +235,9 @@ def _ceilings(cfg: EnvironmentConfig) -> list[int]:
     return [s.max_capacity for s in cfg.autoscaling.values() for _ in s.schedules]
 
 
-def _dimensions(cfg: EnvironmentConfig, forecasts: list[int], ceilings: list[int], least: list[int]):
+def _dimensions(
+    cfg: EnvironmentConfig, forecasts: list[int], ceilings: list[int], least: list[int], shifts: tuple[int, ...]
+):
     """Each dimension: a function from the present point to its candidates (the present one among them)."""
     dims = []
     # The canary's floor first: a canary short of its share of a spike fails requests whatever the share, and
@@ -250,8 +254,21 @@ def _dimensions(cfg: EnvironmentConfig, forecasts: list[int], ceilings: list[int
                 *_window_candidates(p, i, f, c, m, x),
             ]
         )
-    dims.append(lambda p: [replace(p, shift=s) for s in sorted({*LEAD_SHIFTS, p.shift})])
+    dims.append(lambda p: [replace(p, shift=s) for s in sorted({*shifts, p.shift})])
     return dims
+
+
+def valid_shifts(cfg: EnvironmentConfig) -> tuple[int, ...]:
+    """The lead shifts whose schedules config.checks.scaling accepts: an earlier start may fire with another
+    window's end in the same minute (refused), which only the starts decide, so once per shift."""
+    from config.checks.scaling import check_autoscaling
+
+    point, found = configured_point(cfg), []
+    for shift in LEAD_SHIFTS:
+        shifted = apply(cfg, replace(point, shift=shift))
+        if shifted is not None and not any("both fire at" in text for _, text in check_autoscaling(shifted)):
+            found.append(shift)
+    return tuple(found)
 
 
 def fallback_maxima(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> list[int]:
@@ -264,6 +281,45 @@ def fallback_maxima(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficPr
         for window in scaling.schedules if scaling else []:
             busiest = _busiest(scaling, window.name, traffic)
             found.append(max(1, math.ceil(busiest * model.share / weakest)))
+    return found
+
+
+def stressed_maxima(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile, stresses) -> list[int]:
+    """Each autoscaled variant's max_capacity for the stress set: its busiest minute at the capacity each
+    scenario leaves (every type lower by the band; the weakest pool type alone on a fallback night; the
+    preferred type with the affinity-lost GPU time), never below the configured maximum."""
+    found = []
+    for model in variant_models(cfg, catalog, traffic, with_schedules=False):
+        scaling = cfg.autoscaling.get(model.name)
+        if scaling is None:
+            continue
+        demand = [d * model.share for d in traffic.requests_per_minute]
+        rate = model.capacity.requests_per_minute
+        needs = [scaling.max_capacity]
+        for stress in stresses:
+            busiest = max(stressed_demand(demand, stress))
+            if stress.outages:
+                weakest = min(pool.capacity.requests_per_minute for pool in model.pools)
+                needs.append(math.ceil(busiest / weakest))
+            else:
+                needs.append(math.ceil(busiest / (rate * stress.capacity_factor)))
+        found.append(min(max(needs), MAX_INSTANCES))
+    return found
+
+
+def _per_window(cfg: EnvironmentConfig, maxima: list[int]) -> list[int]:
+    """A variant's figure for each of its windows (variants in order, autoscaled ones only)."""
+    return [m for m, s in zip(maxima, cfg.autoscaling.values(), strict=True) for _ in s.schedules]
+
+
+def _fallback_maxima_any_shift(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile, point: Point):
+    """fallback_maxima at the largest over every lead shift the search may choose: an earlier start takes
+    in more of the evening before it, and the maximum must cover whichever the search writes."""
+    found = [0] * len(point.windows)
+    for shift in LEAD_SHIFTS:
+        shifted = apply(cfg, replace(point, shift=shift))
+        if shifted is not None:
+            found = [max(a, b) for a, b in zip(found, fallback_maxima(shifted, catalog, traffic), strict=True)]
     return found
 
 
@@ -284,30 +340,50 @@ def _with_floor(point: Point, index: int, floor: int) -> Point:
 
 
 def search(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile, progress=None) -> Search:
-    """Coordinate descent over the documented space at the bare assumptions, then again from its answer for
-    the cheapest point that also holds planning.stress's scenarios (planner.stress), every window's maximum
-    at least what its fallback night needs; `progress(outcome)` is told of each new evaluation."""
-    forecasts = forecast_floors(cfg, catalog, traffic)
-    ceilings = _ceilings(cfg)
+    """Coordinate descent over the documented space at the bare assumptions, then again for the cheapest
+    point that also holds planning.stress's scenarios (planner.stress), every window's maximum at least what
+    its fallback night needs, from the better of the bare answer and the configured point (so a re-run never
+    loses what the config already holds); `progress(outcome)` is told of each new evaluation."""
+    forecasts, ceilings, shifts = forecast_floors(cfg, catalog, traffic), _ceilings(cfg), valid_shifts(cfg)
     configured = configured_point(cfg)
     snapped = tuple((lo, _window_max(lo, hi / lo, c)) for (lo, hi), c in zip(configured.windows, ceilings, strict=True))
     none = [0] * len(ceilings)
-    bare, start, seen = _descend(cfg, catalog, traffic, replace(configured, windows=snapped), (forecasts, ceilings, none),
-                                 (), progress)  # fmt: skip
+    # From the configured point and from the forecast's (floors at 0.8 x it, maxima to the rule, the lead as
+    # configured): the better start, so a re-run from a config tuned with margin finds the bare frontier again.
+    fresh = tuple(
+        (f := min(max(low, round(0.8 * forecast)), c), _window_max(f, WINDOW_MAX_RULE, c))
+        for forecast, c, low in zip(forecasts, ceilings, _lowest(cfg), strict=True)
+    )
+    firsts = [replace(configured, windows=snapped), replace(configured, windows=fresh, share=_fresh_share(configured))]
+    bare, start, seen = _descend(cfg, catalog, traffic, firsts, (forecasts, ceilings, none, shifts), (), progress)
     stresses, _ = stress_set(cfg, catalog, traffic)
     if not stresses:
         return Search(bare, start, seen, bare)
-    least = fallback_maxima(cfg, catalog, traffic)
-    raised = [max(c, x) for c, x in zip(ceilings, least, strict=True)]
-    first = replace(
-        bare.point, windows=tuple((lo, max(hi, x)) for (lo, hi), x in zip(bare.point.windows, least, strict=True))
+    least = _fallback_maxima_any_shift(cfg, catalog, traffic, configured)
+    maxima = stressed_maxima(cfg, catalog, traffic, stresses)
+    raised = [max(c, x, m) for c, x, m in zip(ceilings, least, _per_window(cfg, maxima), strict=True)]
+
+    def lifted(point: Point) -> Point:
+        windows = tuple((lo, max(hi, x)) for (lo, hi), x in zip(point.windows, least, strict=True))
+        return replace(point, windows=windows, maxima=tuple(maxima))
+
+    firsts = [lifted(bare.point), lifted(configured)]
+    held, _, more = _descend(
+        cfg, catalog, traffic, firsts, (forecasts, raised, least, shifts), tuple(stresses), progress
     )
-    held, _, more = _descend(cfg, catalog, traffic, first, (forecasts, raised, least), tuple(stresses), progress)
     return Search(held, start, [*seen, *more], bare)
 
 
-def _descend(cfg, catalog, traffic, first: Point, bounds, stresses: tuple, progress):
-    """(best, first's outcome, every outcome evaluated): coordinate descent from `first`."""
+def _lowest(cfg: EnvironmentConfig) -> list[int]:
+    return [s.min_capacity for s in cfg.autoscaling.values() for _ in s.schedules]
+
+
+def _fresh_share(point: Point) -> float | None:
+    return None if point.share is None else 0.55  # the middle of SHARES
+
+
+def _descend(cfg, catalog, traffic, firsts: list[Point], bounds, stresses: tuple, progress):
+    """(best, the first start's outcome, every outcome evaluated): coordinate descent from the best of `firsts`."""
     seen: dict[Point, Outcome | None] = {}
 
     def outcome_of(point: Point) -> Outcome | None:
@@ -317,7 +393,8 @@ def _descend(cfg, catalog, traffic, first: Point, bounds, stresses: tuple, progr
                 progress(seen[point])
         return seen[point]
 
-    start = best = outcome_of(first)
+    outcomes = [found for found in map(outcome_of, firsts) if found is not None]
+    start, best = outcomes[0], min(outcomes, key=_rank)
     dims = _dimensions(cfg, *bounds)
     for _ in range(MAX_PASSES):
         before = best.point

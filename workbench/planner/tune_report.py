@@ -21,6 +21,7 @@ def describe(cfg: EnvironmentConfig, point: Point) -> str:
     others = list(cfg.autoscaling)[1:]
     parts += [f"{name} floor {floor}" for name, floor in zip(others, point.floors, strict=True)]
     parts.append(f"window starts {point.shift:+d} min")
+    parts += [f"{name} max {m}" for name, m in zip(cfg.autoscaling, point.maxima, strict=False)]
     return "; ".join(p for p in parts if p)
 
 
@@ -128,6 +129,8 @@ def write_point(cfg: EnvironmentConfig, outcome: Outcome, digest: str, bare: Out
                 window["max_capacity"] = maximum
                 scaling["max_capacity"] = max(scaling["max_capacity"], maximum)
                 window["start"] = shift_cron(str(window["start"]), point.shift)
+            if point.maxima:
+                scaling["max_capacity"] = max(scaling["max_capacity"], point.maxima[index])
             if index > 0:
                 scaling["min_capacity"] = point.floors[index - 1]
                 _raise_initial_count(doc, name, point.floors[index - 1])
