@@ -12,7 +12,6 @@ from config.prices import describe_prices, prices_for, variant_prices
 from config.scaling_target import target_provenance, tracking_target
 from config.schema import (
     ADMISSION_DEADLINE_TTFT_MULTIPLE,
-    SEEDS_PROVISIONING_MINUTES,
     Catalog,
     EnvironmentConfig,
     Variant,
@@ -36,7 +35,7 @@ from workbench.planner.simulate import simulate
 from workbench.planner.stress import Stress, StressError, stress_set, stressed_demand
 from workbench.planner.totals import add_totals
 from workbench.planner.traffic import TrafficProfile
-from workbench.planner.verdict import CHECK_NAMES, FAILED_CHECKS, judge
+from workbench.planner.verdict import FAILED_CHECKS, judge
 
 MODELLED_STEP_METRICS = (contract.METRIC_QUEUE_DEPTH, contract.METRIC_RUNNING_SEQUENCES)
 STATIC_MAX_TITLE = "Static fleet at max_capacity"
@@ -116,18 +115,6 @@ def judged_against(plan: Plan, frontier: FrontierStanding) -> None:
         frontier.found_on,
     )
     plan.frontier_bare_cost = frontier.bare_monthly_cost_usd
-
-
-def at_seeds_provisioning(
-    cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile, outages, frontier: FrontierStanding
-) -> str:
-    """The verdict's checks again with the seeds' 8 min provisioning, in one line."""
-    held = checks_at(cfg, catalog, traffic, outages, 1.0, SEEDS_PROVISIONING_MINUTES, frontier)
-    missed = [CHECK_NAMES[name] for name in CHECK_NAMES if name not in held]
-    met = "every check met" + (" (cost not judged: supplied traffic)" if frontier.found_on else "")
-    return f"with the seeds' {SEEDS_PROVISIONING_MINUTES} min provisioning: " + (
-        met if not missed else f"not met: {', '.join(missed)}"
-    )
 
 
 def limits(cfg: EnvironmentConfig) -> dict[str, float]:

@@ -129,9 +129,6 @@ class Plan:
     # planning.traffic's name when the frontier applies to it but not to this plan's traffic: cost not judged.
     frontier_found_on: str = ""
     traffic_file: str = ""  # the CSV the traffic was read from, as given ("" for a built profile)
-    at_seeds_provisioning: str = ""  # the verdict again at the seeds' 8 min provisioning, one line
-    # The checks met with every capacity lower by planning.budget.capacity_error_percent; None: not computed.
-    at_capacity_error: set[str] | None = None
     stress: list[StressRow] = field(default_factory=list)  # planning.stress's scenarios (planner.stress)
     stress_notes: list[str] = field(default_factory=list)  # what their defaults stand on, what is left out
 

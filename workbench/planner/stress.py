@@ -108,7 +108,10 @@ def stress_set(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile
     notes.append(f"provisioning {slow} min ({how if slow == minutes else 'planning.stress.provisioning_minutes'})")
     found.append(Stress("capacity", f"capacity −{percent:g} %", capacity_factor=1 - percent / 100))
     found.append(Stress("provisioning", f"provisioning {slow} min", provisioning_minutes=slow))
-    found += _fallback_nights(cfg, traffic, given.preferred_unavailable_hours_before)
+    nights = _fallback_nights(cfg, traffic, given.preferred_unavailable_hours_before)
+    if not nights and given.preferred_unavailable_hours_before is not None:
+        notes.append("no fallback-night scenarios: no variant has fallback_instance_types to fall back on")
+    found += nights
     ratio = affinity_ratio(cfg, catalog) if given.affinity_lost_in_releases else None
     releases = {r.name for r in cfg.release_calendar.releases}
     spans = tuple((p.start_minute, p.end_minute) for p in traffic.peaks if p.name in releases)

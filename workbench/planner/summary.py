@@ -15,7 +15,7 @@ from workbench.planner.formatting import (
     format_usd,
 )
 from workbench.planner.results import Plan, Scenario, Totals
-from workbench.planner.verdict import FAILED_CHECKS, cost_figures, cost_ratio, headroom, judge
+from workbench.planner.verdict import FAILED_CHECKS, cost_figures, cost_ratio, judge
 
 
 def totals_of(scenario: Scenario) -> Totals:
@@ -96,10 +96,6 @@ def render_summary(plan: Plan) -> str:
     lines += [f"- {check.text}" for check in verdict.checks]
     lines += [f"- Cost as figures (not judged): {figures}." for figures in [cost_figures(plan)] if figures]
     lines += [f"- Margin: {plan.margin}." for _ in [plan.margin] if plan.margin]
-    lines += [
-        f"- Verdict {plan.at_seeds_provisioning}." for _ in [plan.at_seeds_provisioning] if plan.at_seeds_provisioning
-    ]
-    lines += [f"- Verdict {line}." for line in [headroom(plan)] if line]
     lines += [f"- Warning: {warning}" for warning in plan.warnings]
     lines += _stress_table(plan)
     lines += ["", "### Assumptions", ""]

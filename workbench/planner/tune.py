@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from config.schema import MAX_INSTANCES, Catalog, EnvironmentConfig
 from workbench.planner.build import limits, stress_rows, totals, variant_models
@@ -68,12 +68,13 @@ class Search:
     start: Outcome
     evaluated: list[Outcome]
     bare: Outcome | None = None  # the cheapest at the bare assumptions alone: what the margin costs is the difference
+    stressed: list[Outcome] = field(default_factory=list)  # evaluated under the stress set (its phase)
 
     @property
     def frontier(self) -> list[Outcome]:
         """Points no other beats on both cost and failed requests in the worst hour, among all and among those
         meeting the budget, cheapest first."""
-        meeting = [o for o in self.evaluated if o.meets]
+        meeting = [o for o in (self.stressed or self.evaluated) if o.meets]  # holding the stress set, if any
         kept = {o.point: o for o in [*_pareto(self.evaluated), *_pareto(meeting)]}
         return sorted(kept.values(), key=lambda o: (o.monthly_cost_usd, o.failed_worst_hour))
 
@@ -371,7 +372,7 @@ def search(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile, pr
     held, _, more = _descend(
         cfg, catalog, traffic, firsts, (forecasts, raised, least, shifts), tuple(stresses), progress
     )
-    return Search(held, start, [*seen, *more], bare)
+    return Search(held, start, [*seen, *more], bare, more)
 
 
 def _lowest(cfg: EnvironmentConfig) -> list[int]:

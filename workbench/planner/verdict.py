@@ -106,16 +106,6 @@ def _stress(plan: Plan) -> Check:
 FAILED_CHECKS = {"peaks", "unannounced"}
 
 
-def headroom(plan: Plan) -> str:
-    """The failed-request checks again with every capacity planning.budget.capacity_error_percent lower, in
-    one line (a figure: the budget does not judge it)."""
-    if plan.at_capacity_error is None:
-        return ""
-    missed = [CHECK_NAMES[name] for name in sorted(FAILED_CHECKS - plan.at_capacity_error)]
-    outcome = "both failed-request checks hold" if not missed else f"not met: {', '.join(missed)}"
-    return f"with every capacity {plan.budget.capacity_error_percent:g} % lower (not judged): {outcome}"
-
-
 def _met(passed: bool) -> str:
     return "met" if passed else "not met"
 

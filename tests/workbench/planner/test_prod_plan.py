@@ -55,12 +55,14 @@ def test_prod_serves_everyone_and_states_what_it_costs(plan) -> None:
     assert "the causal baseline" in render_summary(plan)
 
 
-def test_every_plan_states_its_margin_and_the_seeds_provisioning(plan) -> None:
+def test_every_plan_states_its_margin_and_the_stress_set(plan) -> None:
     assert plan.margin.startswith("holds down to ")
     assert "/min per ml.g5.xlarge" in plan.margin and "provisioning (assumed 4)" in plan.margin
-    assert f"- Margin: {plan.margin}." in render_summary(plan)
-    assert plan.at_seeds_provisioning.startswith("with the seeds' 8 min provisioning: ")
-    assert "- Verdict with every capacity 10 % lower (not judged): " in render_summary(plan)
+    summary = render_summary(plan)
+    assert f"- Margin: {plan.margin}." in summary
+    assert "### Stress set (planning.stress): each scenario alone" in summary
+    assert "| provisioning 8 min |" in summary and "| capacity −20 % |" in summary
+    assert "- What the margin costs: " in summary
 
 
 def test_g5_unavailable_on_release_night_meets_the_same_service_budget() -> None:
