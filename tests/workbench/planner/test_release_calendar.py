@@ -115,6 +115,10 @@ def test_a_window_past_midnight_and_one_cut_by_the_span() -> None:
             lambda cal: cal["releases"][0].update(at="6 PM"),
             'release_calendar.releases[0].at: must be a quoted local time "HH:MM" such as "18:00", got \'6 PM\'',
         ),
+        (  # not text (a number where the time goes): the same message as the reference week's, one validator
+            lambda cal: cal["releases"][0].update(at=1080),
+            'release_calendar.releases[0].at: must be a quoted local time "HH:MM" such as "18:00", got 1080',
+        ),
         (
             lambda cal: cal["releases"][0].update(weekdays=["Monday"]),
             "release_calendar.releases[0].weekdays[0]: Input should be 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT' "
