@@ -93,6 +93,15 @@ class Scenario:
         return self.start + timedelta(minutes=minute)
 
 
+@dataclass(frozen=True)
+class FigureCheck:
+    """A figure the config keeps for synth that the planner computes (alarms.monthly_budget_usd), against the
+    planner's own, in one line: a stale one fails the verdict (planner.budget_limit)."""
+
+    text: str
+    stale: bool
+
+
 @dataclass
 class StressRow:
     """One stress scenario's outcome (planner.stress): the configured fleet under it."""
@@ -131,6 +140,7 @@ class Plan:
     traffic_file: str = ""  # the CSV the traffic was read from, as given ("" for a built profile)
     stress: list[StressRow] = field(default_factory=list)  # planning.stress's scenarios (planner.stress)
     stress_notes: list[str] = field(default_factory=list)  # what their defaults stand on, what is left out
+    figures: list[FigureCheck] = field(default_factory=list)  # checked by `bin/plan ENV` only (planner.cli)
 
     def peak_mask(self, minutes: int) -> list[bool]:
         mask = [False] * minutes

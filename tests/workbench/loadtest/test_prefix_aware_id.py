@@ -14,6 +14,7 @@ from botocore.awsrequest import AWSResponse
 from config.routing import PREFIX_AWARE_ID_MAX_LENGTH
 from workbench.loadtest.conversation_step import run_conversation_step
 from workbench.loadtest.conversations import load_workload
+from workbench.loadtest.load import StepSettings
 from workbench.loadtest.targets import RequestRecord, VariantTarget
 
 HEADER = "X-Amzn-SageMaker-Prefix-Aware-Id"
@@ -60,8 +61,8 @@ def test_every_turn_of_a_conversation_carries_its_own_id_and_conversations_diffe
     target = Answering()
     _, records = asyncio.run(
         run_conversation_step(
-            target, load_workload(str(tmp_path / "quick.yaml")).source(seed=2), 6000, 0.5, threading.Event(),
-            random.Random(1), lambda _: None,
+            target, load_workload(str(tmp_path / "quick.yaml")).source(seed=2), StepSettings(6000, 0.5),
+            threading.Event(), random.Random(1), lambda _: None,
         )
     )  # fmt: skip
     assert all(r.conversation and len(r.conversation) <= PREFIX_AWARE_ID_MAX_LENGTH for r in records)
