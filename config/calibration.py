@@ -13,6 +13,7 @@ but serve no one within it, so they do not set the share.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -183,7 +184,9 @@ def objective_batch(hw: Hardware, tokens, share: float, objective_seconds: float
     return found
 
 
-def derived_capacity(cfg: EnvironmentConfig, catalog: Catalog, instance_type: str) -> InstanceCapacity | None:
+def derived_capacity(
+    cfg: EnvironmentConfig, catalog: Catalog, instance_type: str, kv_limit: Callable[[str], int] | None = None
+) -> InstanceCapacity | None:
     """What one `instance_type` is assumed to serve under `cfg`: the batch the TTFT objective allows
     (objective_batch, at most engine.max_num_seqs and the published evidence), and the calibrated share of
     the ceiling at that batch, for the workload cached as the routing keeps it. None without the hardware."""
@@ -192,24 +195,11 @@ def derived_capacity(cfg: EnvironmentConfig, catalog: Catalog, instance_type: st
     share = assumed_share(catalog).share
     _, conversations = routed_tokens(engine_budget(cfg), keeps_conversation(cfg))
     single, _ = routed_tokens(engine_budget(cfg), True)
-    most = min(cfg.engine.max_num_seqs, evidence_batch(catalog), kv_sequences(cfg, catalog, instance_type))
+    most = min(cfg.engine.max_num_seqs, evidence_batch(catalog), kv_limit(instance_type) if kv_limit else 1_000_000)
     hw = hardware(catalog, instance_type, cfg.engine.model)
     batch = max(1, objective_batch(hw, conversations or single, share, cfg.alarms.ttft_p95_ms / 1000, most))
     rate, _ = assumed_capacity(instance_ceiling(cfg, catalog, instance_type, batch), share)
     return InstanceCapacity(requests_per_minute=max(rate, 1), concurrent_sequences=batch)
-
-
-def kv_sequences(cfg: EnvironmentConfig, catalog: Catalog, instance_type: str) -> int:
-    """The sequences the type's KV cache holds at the workload's p95 context (config.checks.vram_budget's
-    arithmetic): no assumed batch asks for more, since vLLM would preempt the rest."""
-    from config.checks.vram_budget import GIB, kv_cache_budget  # the checks import this module
-    from config.workload import engine_contexts
-
-    contexts = engine_contexts(cfg)
-    if contexts is None:
-        return cfg.engine.max_num_seqs
-    b = kv_cache_budget(cfg, catalog, instance_type)
-    return max(1, int(max(b["kv_available_gib"], 0) * GIB / b["kv_bytes_per_token"] / contexts.p95_tokens))
 
 
 def batch_provenance(cfg: EnvironmentConfig, catalog: Catalog, instance_type: str, batch: int) -> str:
@@ -217,21 +207,27 @@ def batch_provenance(cfg: EnvironmentConfig, catalog: Catalog, instance_type: st
     share = assumed_share(catalog).share
     found = instance_ceiling(cfg, catalog, instance_type, batch)
     ttft = first_token_seconds(found.default, share)
-    cap = min(cfg.engine.max_num_seqs, evidence_batch(catalog), kv_sequences(cfg, catalog, instance_type))
+    cap = min(cfg.engine.max_num_seqs, evidence_batch(catalog))
     return (
         f"batch {batch}: a mean arrival's first token {1000 * ttft:,.0f} ms against the {cfg.alarms.ttft_p95_ms} ms "
         f"objective (prefill + a decode step + the prefills ahead, at the calibrated share), at most {cap} (the "
-        f"published runs within the objective, engine.max_num_seqs, the KV cache at the p95 context); {routing_cache(cfg)}"
+        f"published runs within the objective and engine.max_num_seqs, and what the KV cache holds at the p95 context); "
+        f"{routing_cache(cfg)}"
     )
 
 
-def fill_derived_capacity(cfg: EnvironmentConfig, catalog: Catalog) -> None:
-    """Give every instance type `cfg` may run on (and ASSUMED_CAPACITY's) that has no planning.capacity
-    figure the one derived for `cfg` (derived_capacity), or ASSUMED_CAPACITY's where the catalog lacks the
-    hardware. A figure in the file (measured, or the team's own) stays."""
+def fill_derived_capacity(
+    cfg: EnvironmentConfig, catalog: Catalog, kv_limit: Callable[[str], int] | None = None
+) -> None:
+    """Replace every assumption the file does not give (ASSUMED_CAPACITY's own object, which
+    Planning._assumed_unless_given puts there) by the figure derived for `cfg`, and add one for every other
+    type a variant may run on; a figure in the file (measured, or the team's own) stays. `kv_limit`: the
+    sequences a type's KV cache holds (config.checks.vram_budget.kv_sequences), a cap on the batch."""
     types = [*ASSUMED_CAPACITY, *(t for v in cfg.variants for t in v.instance_types)]
     for instance_type in dict.fromkeys(types):
-        if instance_type not in cfg.planning.capacity:
-            found = derived_capacity(cfg, catalog, instance_type) or ASSUMED_CAPACITY.get(instance_type)
-            if found is not None:
-                cfg.planning.capacity[instance_type] = found
+        present = cfg.planning.capacity.get(instance_type)
+        if present is not None and present is not ASSUMED_CAPACITY.get(instance_type):
+            continue
+        found = derived_capacity(cfg, catalog, instance_type, kv_limit)
+        if found is not None:
+            cfg.planning.capacity[instance_type] = found

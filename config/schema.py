@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from config.metric_names import HIGH_RESOLUTION, INVOCATIONS_PER_INSTANCE
 from config.naming import environment_label
@@ -608,10 +608,10 @@ class Planning(Strict):
     """Assumptions for `make plan` (planner/); nothing here reaches a template."""
 
     # Per instance type; an entry in the file (a measurement, `ops capacity --write-config`) replaces
-    # the assumption for its type only: the other types get the figure derived from the environment's
-    # objective, routing and engine (EnvironmentConfig._derived_capacity, config.calibration), or
-    # ASSUMED_CAPACITY's where the catalog lacks the hardware.
-    capacity: dict[str, InstanceCapacity] = Field(default_factory=dict)
+    # the assumption for its type only: the other types keep ASSUMED_CAPACITY's own objects
+    # (_assumed_unless_given), which config.loader replaces by the figures derived for the environment's
+    # objective, routing and engine (config.calibration.fill_derived_capacity).
+    capacity: dict[str, InstanceCapacity] = Field(default_factory=lambda: dict(ASSUMED_CAPACITY))
     # Scale-out decision to in service. Unmeasured: the cited container-caching figure (CACHED_SCALE_OUT_*).
     provisioning_minutes: int = Field(default=CACHED_SCALE_OUT_MINUTES, ge=0, le=60)
     provisioning_measured: ProvisioningMeasurement | None = None  # None: the figure is assumed
@@ -621,6 +621,11 @@ class Planning(Strict):
     budget: PlanBudget = PlanBudget()
     stress: PlanStress = PlanStress()  # "met" means met in each of these scenarios too
     frontier: PlanFrontier | None = None  # None: never tuned; the cost check then fails
+
+    @field_validator("capacity")
+    @classmethod
+    def _assumed_unless_given(cls, capacity: dict[str, InstanceCapacity]) -> dict[str, InstanceCapacity]:
+        return {**ASSUMED_CAPACITY, **capacity}
 
 
     def provisioning_provenance(self) -> str:
@@ -721,16 +726,6 @@ class EnvironmentConfig(Strict):
     # instance type: blue/green provisions a second full fleet, so it must cover twice the largest.
     endpoint_instance_quotas: dict[str, Annotated[int, Field(ge=0, le=MAX_QUOTA)]] = Field(default_factory=dict)
     ci: Ci | None = None  # None: no CI access stack (docs/deploying.md "CI pipelines")
-
-    @model_validator(mode="after")
-    def _derived_capacity(self) -> EnvironmentConfig:
-        """Every type without a figure in the file gets the assumption derived for this environment: the
-        batch its TTFT objective allows and the ceiling its routing's cache gives (config.calibration)."""
-        from config.calibration import fill_derived_capacity  # it reads this module's types
-        from config.loader import load_catalog
-
-        fill_derived_capacity(self, load_catalog())
-        return self
 
     @property
     def admission_deadline_ms(self) -> int:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
+from config.calibration import fill_derived_capacity
 from config.checks.alerting import check_alerting, check_ceiling_after_scale_out
 from config.checks.capacity import check_capacity_within_ceiling, check_target_within_capacity
 from config.checks.capture import check_data_capture
@@ -39,10 +40,10 @@ from config.checks.prices import check_prices
 from config.checks.routing import check_routing
 from config.checks.scaling import check_autoscaling
 from config.checks.variants import check_variants
-from config.checks.vram_budget import check_vram_budget, kv_cache_budget
+from config.checks.vram_budget import check_vram_budget, kv_cache_budget, kv_sequences
 from config.deployed import Deployed
 from config.problems import Problem
-from config.schema import ASSUMED_CAPACITY, Catalog, EnvironmentConfig
+from config.schema import Catalog, EnvironmentConfig
 from config.sections import INVALID, InvalidInput, skip_invalid
 
 __all__ = [
@@ -107,17 +108,10 @@ def check_environment(
 
 
 def _derive_capacity(cfg: EnvironmentConfig, sections: dict[str, Any], catalog: Catalog) -> None:
-    """planning.capacity's derived figures (config.calibration), as the validated config will have them,
-    when every section they are derived from is valid; else the checks that read them are skipped."""
-    from config.calibration import fill_derived_capacity
-
-    if sections.get("routing_strategy") is INVALID and sections.get("planning") is not INVALID:
-        # The routing decides the cache the figure counts: without it, the recorded assumption, so that the
-        # checks reading planning.capacity do not add problems of their own to the routing's.
-        for instance_type, figure in ASSUMED_CAPACITY.items():
-            cfg.planning.capacity.setdefault(instance_type, figure)
-        return
-    if all(sections.get(name) is not INVALID for name in ("planning", "variants", "engine", "alarms")):
+    """planning.capacity's derived figures (config.calibration), as the loaded config will have them, when
+    every section they are derived from is valid; else the recorded assumptions stay (ASSUMED_CAPACITY)."""
+    needed = ("planning", "variants", "engine", "alarms", "routing_strategy")
+    if all(sections.get(name) is not INVALID for name in needed):
         # a partly invalid section: the checks that read it report it
-        with suppress(InvalidInput, AttributeError, TypeError, KeyError):
-            fill_derived_capacity(cfg, catalog)
+        with suppress(InvalidInput, AttributeError, TypeError, KeyError, ValueError):
+            fill_derived_capacity(cfg, catalog, lambda t: kv_sequences(cfg, catalog, t))

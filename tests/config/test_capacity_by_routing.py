@@ -3,7 +3,14 @@ batch comes from the TTFT objective; both move the assumed capacity, and so the 
 
 from __future__ import annotations
 
-from config.calibration import assumed_share, derived_capacity, evidence_batch, first_token_seconds
+from config.calibration import (
+    assumed_share,
+    derived_capacity,
+    evidence_batch,
+    fill_derived_capacity,
+    first_token_seconds,
+)
+from config.checks.vram_budget import kv_sequences
 from config.loader import load_catalog, load_environment
 from config.physics import instance_ceiling
 from config.schema import EnvironmentConfig
@@ -16,13 +23,15 @@ PROD = load_environment("prod", against_deployed=False)
 def _with(cfg: EnvironmentConfig, **changes) -> EnvironmentConfig:
     """`cfg` re-validated with `changes` (top-level fields or `alarms` items), so derived figures follow."""
     raw = cfg.model_dump(mode="json")
-    raw["planning"]["capacity"] = {}  # derived again from the changed config
+    raw["planning"]["capacity"] = {}  # derived again from the changed config, as config.loader does
     for key, value in changes.items():
         if key == "ttft_p95_ms":
             raw["alarms"]["ttft_p95_ms"] = value
         else:
             raw[key] = value
-    return EnvironmentConfig.model_validate(raw)
+    changed = EnvironmentConfig.model_validate(raw)
+    fill_derived_capacity(changed, CATALOG, lambda t: kv_sequences(changed, CATALOG, t))
+    return changed
 
 
 def test_a_routing_without_affinity_prefills_later_turns_in_full():
@@ -63,4 +72,5 @@ def test_the_objective_changes_the_batch_the_capacity_and_the_target():
 def test_the_batch_never_passes_the_published_evidence():
     loose = _with(PROD, ttft_p95_ms=5000)
     assert loose.planning.capacity["ml.g5.xlarge"].concurrent_sequences == evidence_batch(CATALOG) == 16
-    assert derived_capacity(PROD, CATALOG, "ml.g5.xlarge") == PROD.planning.capacity["ml.g5.xlarge"]
+    kv = lambda t: kv_sequences(PROD, CATALOG, t)  # noqa: E731
+    assert derived_capacity(PROD, CATALOG, "ml.g5.xlarge", kv) == PROD.planning.capacity["ml.g5.xlarge"]

@@ -16,14 +16,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from workbench.loadtest.load import StepResult
-
 METRIC = "ConcurrentRequestsPerModel"  # AWS/SageMaker; the high-resolution target's metric
 PERIOD_SECONDS = 10  # its datapoints (DESIGN.md 3.2b)
 
 
-def read_platform_concurrency(cloudwatch: Any, endpoint: str, variant: str, steps: list[StepResult]) -> None:
-    """Fill each step's platform_concurrency_* and concurrency_reading_ratio from CloudWatch."""
+def read_platform_concurrency(cloudwatch: Any, endpoint: str, variant: str, steps: list[Any]) -> None:
+    """Fill each step's (workbench.loadtest.load.StepResult) platform_concurrency_* and concurrency_reading_ratio from CloudWatch."""
     for step in steps:
         if not step.window_utc:
             continue
