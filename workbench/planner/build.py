@@ -102,7 +102,7 @@ def build_plan(
             provisioning,
             rates,
             lambda factor, minutes: checks_at(cfg, catalog, traffic, outages, factor, minutes, frontier),
-            not_judged={check.name for check in checks if check.not_judged} | {"stress"},
+            not_judged={check.name for check in checks if check.not_judged},
         )
     return plan
 
