@@ -101,10 +101,13 @@ def test_the_fallback_pool_prevents_the_release_night_shortfall() -> None:
     assert pooled.failed_in_peaks == 0 and pooled.shed_requests == 0 and pooled.shortfall_minutes_in_peaks == 0
 
 
+PROD_MAX = load_environment("prod").autoscaling["primary"].max_capacity
+
+
 def test_static_fleets_at_max_capacity_and_at_the_peak_side_by_side(plan) -> None:
     assert list(plan.scenarios) == ["configured", "reactive", "static-max", "static", "oracle", "causal"]
     at_max = plan.scenarios["static-max"]
-    assert set(at_max.variants["primary"].in_service) == {96} and set(at_max.variants["canary"].in_service) == {17}
+    assert set(at_max.variants["primary"].in_service) == {PROD_MAX} and set(at_max.variants["canary"].in_service) == {17}
     assert at_max.total.shortfall_minutes == 0
     assert "| Static fleet at max_capacity |" in render_summary(plan)
 
