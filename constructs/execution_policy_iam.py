@@ -16,8 +16,9 @@ trusted by the deploying principal, goes through. So CloudFormation may:
   by the AWS service to which this role is passed");
 - never remove a boundary (no `DeleteRolePermissionsBoundary`; AWS's own example boundary for delegated
   role creation, AWSCODAPermissionsBoundary, excludes it the same way);
-- write only the roles and policies the stacks create (`role/MangaAssist-<env>-Image-*`,
-  `…-Serving-*`: CloudFormation names a role without a name `<stack>-<logical id>-<suffix>`, observed;
+- write only the roles and policies the stacks create (roles by their IAM path, `role/mangaassist/*`, which
+  constructs/role_path.py gives every stack role: CloudFormation cuts a generated role name to 64 characters,
+  stack name included, but never a path (issue 50 §1);
   `policy/MangaAssist-<env>-{Operator,Deployer,CaptureReader}`), never the guard policies
   (`MangaAssistGuard-*`: the execution policies and the boundary), the GitHub deploy role or CDK's roles.
 The explicit Deny statements repeat the conditions so that they hold even when the execution role gets
@@ -27,8 +28,8 @@ another, wider policy (`make bootstrap EXECUTION_POLICIES=…`): an explicit Den
 
 from __future__ import annotations
 
-from config.access import GUARD_PREFIX, STACK_POLICIES, STACK_ROLE_BOUNDARY
-from config.naming import PROJECT, image_stack_name, serving_stack_name
+from config.access import GUARD_PREFIX, ROLE_PATH_ROOT, STACK_POLICIES, STACK_ROLE_BOUNDARY
+from config.naming import PROJECT
 
 # The services the stacks hand a role to, each with the resource that does (iam:PassedToService).
 PASSED_TO = (
@@ -89,8 +90,8 @@ def boundary_arn(partition: str, account: str) -> str:
 
 
 def stack_roles(partition: str, account: str) -> list[str]:
-    iam = f"arn:{partition}:iam::{account}"
-    return [f"{iam}:role/{image_stack_name('*')}-*", f"{iam}:role/{serving_stack_name('*')}-*"]
+    """Every role under the project's path (`role/mangaassist/<env>/<name>`): the name may be cut, the path never."""
+    return [f"arn:{partition}:iam::{account}:role{ROLE_PATH_ROOT}*"]
 
 
 def stack_policies(partition: str, account: str) -> list[str]:
