@@ -672,6 +672,12 @@ class EnvironmentConfig(Strict):
     endpoint_kms_key_arn: str | None = Field(
         default=None, pattern=r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[A-Za-z0-9/_-]{1,256}$"
     )
+    # The customer-managed KMS key the model-data buckets encrypt with by default (SSE-KMS), if any:
+    # SageMaker downloads model data with the execution role, which then needs kms:Decrypt, granted only
+    # through S3 (kms:ViaService). None: SSE-S3 or the AWS managed aws/s3 key. `bin/ops preflight` compares.
+    model_data_kms_key_arn: str | None = Field(
+        default=None, pattern=r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]{1,256}$"
+    )
     variants: list[Variant] = Field(min_length=1, max_length=10)
     engine: Engine
     container: Container

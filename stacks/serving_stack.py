@@ -16,7 +16,7 @@ from constructs.capture_bucket import CaptureBucket
 from constructs.capture_reader_policy import CaptureReaderPolicy
 from constructs.capture_reader_role import CaptureReaderRole
 from constructs.cost_budget import CostBudget, planned_monthly_cost_usd
-from constructs.deployer_policy import DeployerPolicy
+from constructs.deployer_policy import DeployerPolicy, model_data_buckets
 from constructs.encryption_key import service_key
 from constructs.image_repository import ImageRepository
 from constructs.inference_endpoint import InferenceEndpoint
@@ -131,7 +131,8 @@ class ServingStack(Stack):
         arns = tuple(t.topic.topic_arn for t in topics)
         scope = operator_scope_for_stack(cfg.name, cfg.endpoint_name, image.repository.repository_arn, arns)
         operator = OperatorPolicy(self, "Operator", operator_scope=scope)
-        DeployerPolicy(self, "Deployer", env_name=cfg.name)
+        buckets = model_data_buckets(v.model_data_s3_uri for v in cfg.variants)  # bin/ops preflight reads them
+        DeployerPolicy(self, "Deployer", env_name=cfg.name, model_data_buckets=buckets)
         if capture is not None and reader is not None:
             policies = [reader.policy, operator.policy]
             CaptureReaderRole(
