@@ -16,6 +16,7 @@ from constructs.capture_bucket import CaptureBucket
 from constructs.capture_reader_policy import CaptureReaderPolicy
 from constructs.capture_reader_role import CaptureReaderRole
 from constructs.cost_budget import CostBudget, planned_monthly_cost_usd
+from constructs.deploy_guards import add_deploy_guards
 from constructs.deployer_policy import DeployerPolicy, model_data_buckets
 from constructs.encryption_key import service_key
 from constructs.image_repository import ImageRepository
@@ -40,6 +41,7 @@ class ServingStack(Stack):
         **kwargs,
     ) -> None:
         super().__init__(scope, id, **kwargs)
+        add_deploy_guards(self, cfg)  # make deploy's refusals, met by a plain `cdk deploy` too
         key = service_key(self, "ServingKey", description=f"{cfg.endpoint_name}: logs and alarm notifications")
         models = ServingModels(self, "Models", cfg=cfg, image=image, encryption_key=key)
 
