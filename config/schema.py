@@ -253,7 +253,9 @@ class Deployment(Strict):
     step_size: CapacitySize | None = None
     wait_interval_seconds: int = Field(ge=0, le=3600)  # the bake time of each step
     termination_wait_seconds: int = Field(ge=0, le=3600)
-    maximum_execution_timeout_seconds: int = Field(ge=600, le=28800)
+    # None (the default): derived from the update's parts with a margin (config/blue_green_timeout.py); an
+    # explicit value below them is refused.
+    maximum_execution_timeout_seconds: int | None = Field(default=None, ge=600, le=28800)
 
 
 class DataCapture(Strict):

@@ -54,13 +54,16 @@ def check_production_bake(cfg: EnvironmentConfig) -> list[Problem]:
 
 
 def _check_execution_timeout(cfg: EnvironmentConfig) -> list[Problem]:
+    from config.blue_green_timeout import describe_parts, parts_seconds  # it imports steps_to_full_traffic
+
     d = cfg.deployment
-    waits = steps_to_full_traffic(cfg) * d.wait_interval_seconds + d.termination_wait_seconds
-    if d.maximum_execution_timeout_seconds <= waits:
+    if d.maximum_execution_timeout_seconds is None:
+        return []
+    needed = parts_seconds(cfg)
+    if d.maximum_execution_timeout_seconds < needed:
         return refuse(
             "deployment.maximum_execution_timeout_seconds",
-            f"must exceed the waits added up ({steps_to_full_traffic(cfg)} x wait_interval_seconds "
-            f"{d.wait_interval_seconds} + termination_wait_seconds {d.termination_wait_seconds} = {waits} s), "
-            f"got {d.maximum_execution_timeout_seconds} (allowed up to 28800)",
+            f"must cover the update's parts ({describe_parts(cfg)} = {needed} s): past it a healthy but slow "
+            f"deploy rolls back; got {d.maximum_execution_timeout_seconds} (leave it out to derive it; allowed up to 28800)",
         )
     return []
