@@ -346,7 +346,7 @@ class Alarms(Strict):
     evaluation_minutes: int = Field(default=5, ge=1, le=60)
     error_rate_4xx_percent: float = Field(default=5, gt=0, le=100)
     overhead_latency_p99_ms: int = Field(default=100, ge=1, le=INVOCATION_TIMEOUT_MS)
-    gpu_memory_percent: float = Field(default=95, gt=0, le=100)
+    gpu_memory_percent: float | None = Field(default=None, gt=0, le=100)  # None: derived (config/gpu_memory.py)
     cpu_percent: float = Field(default=90, gt=0, le=100)
     gpu_idle_percent: float = Field(default=10, gt=0, le=100)  # cost: GPU mostly idle ...
     gpu_idle_minutes: int = Field(default=60, ge=5, le=1440)  # ... for this long

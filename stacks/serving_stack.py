@@ -6,6 +6,7 @@ from aws_cdk import ArnFormat, CfnOutput, Stack
 
 from config import load_catalog, naming
 from config.cost import floor_and_ceiling_usd
+from config.gpu_memory import gpu_memory_alarm_percent
 from config.prices import prices_for
 from config.scaling_target import tracking_target
 from config.schema import Catalog, EnvironmentConfig
@@ -58,7 +59,9 @@ class ServingStack(Stack):
         # The CPU alarm's threshold scales with vCPUs (SageMaker sums CPUUtilization over them). A variant
         # with instance pools may mix types; its alarm uses the preferred type's (priority 1) figure.
         vcpus = {v.name: catalog.instance_types[v.instance_type].vcpus for v in cfg.variants}
-        alarms = ServingAlarms(self, "Alarms", cfg=cfg, vcpus=vcpus)
+        # The GPU-memory alarm sits above what a healthy instance of the preferred type reads (config/gpu_memory.py).
+        gpu_memory = {v.name: gpu_memory_alarm_percent(cfg, catalog.instance_types[v.instance_type]) for v in cfg.variants}
+        alarms = ServingAlarms(self, "Alarms", cfg=cfg, vcpus=vcpus, gpu_memory_percent=gpu_memory)
         models.grant_describe_alarms([self._alarm_arn(a.alarm_name) for a in alarms.rollback_alarms])
 
         endpoint = InferenceEndpoint(

@@ -40,6 +40,7 @@ from config.checks.scaling import check_autoscaling
 from config.checks.variants import check_variants
 from config.checks.vram_budget import check_vram_budget, kv_cache_budget
 from config.deployed import Deployed
+from config.gpu_memory import check_gpu_memory_alarm
 from config.problems import Problem
 from config.schema import Catalog, EnvironmentConfig
 from config.sections import INVALID, InvalidInput, skip_invalid
@@ -88,6 +89,7 @@ def check_environment(
         (("routing_strategy", "prefix_aware_routing", "variants", "planning"), lambda: check_routing(cfg, catalog)),
         (("data_capture", "production"), lambda: check_data_capture(cfg)),
         (("alarms",), lambda: check_alerting(cfg, env_name)),
+        (("alarms", "engine", "variants"), lambda: check_gpu_memory_alarm(cfg, catalog)),
         (("alarms", "planning"), lambda: check_ceiling_after_scale_out(cfg)),
     ]
     problems: list[Problem] = []

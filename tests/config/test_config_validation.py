@@ -224,3 +224,25 @@ def test_a_window_maximum_without_room_above_its_floor_needs_a_reason(problems) 
         "max_capacity_reason"
     ) in problems(tight(None))
     assert not [p for p in problems(tight("a hard cap while the region is short of ml.g5")) if "schedules[0]" in p]
+
+
+def test_a_gpu_memory_threshold_a_healthy_instance_already_reaches_is_refused(problems) -> None:
+    """b022f61's 95 % against vLLM's 0.92 share plus the CUDA context: a ticket every quiet night (issue 50 §7)."""
+    found = problems(lambda raw: raw["alarms"].update(gpu_memory_percent=95))
+    assert found == [
+        "alarms.gpu_memory_percent: a healthy ml.g5.xlarge already reads about 96.2 % (engine.gpu_memory_utilization "
+        "0.92 plus ~1 GiB of CUDA context on 24 GiB): the alarm would never clear; got 95 (leave it out to derive it)"
+    ]
+
+
+def test_the_gpu_memory_threshold_is_derived_from_the_engines_share(prod) -> None:
+    from aws_cdk.assertions import Match
+
+    prod.serving.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "MetricName": "GPUMemoryUtilization",
+            "Threshold": 98.2,  # 92 % engine share + 1 GiB of 24 (4.2 %) + 2 % margin
+            "AlarmDescription": Match.string_like_regexp("primary: GPU memory above 98.2 %"),
+        },
+    )
