@@ -51,6 +51,7 @@ MAX_SESSION = Duration.hours(2)
 VERIFY_AND_SMOKE_ACTIONS = (
     "cloudformation:DescribeStacks",
     "cloudwatch:DescribeAlarms",
+    "cloudwatch:GetMetricData",  # verify: does every metric a rollback alarm reads have data
     "ecr:DescribeImages",
     "sagemaker:DescribeEndpoint",
     "sagemaker:DescribeEndpointConfig",
