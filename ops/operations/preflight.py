@@ -14,6 +14,7 @@ from botocore.exceptions import ClientError
 from config import EnvironmentConfig, environment_label, naming
 from config.alerting import DOCUMENTATION_ACCOUNTS, placeholders
 from ops.operations.aws import AwsClients
+from ops.operations.preflight_base_image import base_image_findings
 from ops.operations.preflight_finding import Finding
 from ops.operations.preflight_model_data import model_data_findings
 from ops.operations.preflight_quotas import quota_findings
@@ -28,9 +29,9 @@ def is_placeholder_account(account: str) -> bool:
 
 
 def config_findings(cfg: EnvironmentConfig) -> list[Finding]:
-    """The config's placeholders: no AWS call."""
+    """The config's placeholders and an undigested base image: no AWS call."""
     where = environment_label(cfg.name)
-    findings = []
+    findings = base_image_findings(cfg)
     if cfg.account and is_placeholder_account(cfg.account):
         findings.append(Finding(f"account in {where}", cfg.account, "the real account ID", "put it there"))
     for found in placeholders(cfg.alarms.paging):

@@ -101,3 +101,19 @@ def test_model_data_in_another_region_missing_or_under_an_unnamed_customer_key(a
     result = run(cli, monkeypatch, {"ml.g5.xlarge": 226, "ml.g6.xlarge": 226})
     assert "found bucket in us-east-1; needs the endpoint's region ap-northeast-1" in result.output
     assert "found no object under the prefix" in result.output
+
+
+def test_production_refuses_an_undigested_base_image_and_takes_a_pinned_one(tmp_path) -> None:
+    from config import load_environment
+    from ops.operations.preflight_base_image import base_image_findings
+
+    prod, dev = load_environment("prod", against_deployed=False), load_environment("dev", against_deployed=False)
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text("FROM vllm/vllm-openai:v0.33.0 AS runtime\nFROM runtime AS serving\n")
+    (finding,) = base_image_findings(prod, dockerfile)
+    assert finding.blocking and finding.line().startswith(
+        "problem: base image of container/Dockerfile (prod is production): found vllm/vllm-openai:v0.33.0"
+    )
+    assert not base_image_findings(dev, dockerfile)[0].blocking  # a warning elsewhere
+    dockerfile.write_text(f"FROM vllm/vllm-openai:v0.33.0@sha256:{'a' * 64} AS runtime\nFROM runtime AS serving\n")
+    assert base_image_findings(prod, dockerfile) == []
