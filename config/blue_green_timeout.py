@@ -14,12 +14,25 @@ from __future__ import annotations
 
 import math
 
-from config.checks.deployment import steps_to_full_traffic
 from config.schema import EnvironmentConfig
+from config.sections import is_none
 
 UNSET_PROVISION_SECONDS = 3600  # botocore ProductionVariant.VariantInstanceProvisionTimeoutInSeconds: 300-3600
 IMAGE_PULL_MARGIN_SECONDS = 900
 API_MAXIMUM_SECONDS = 28800  # BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds: 600-28800
+
+
+def steps_to_full_traffic(cfg: EnvironmentConfig) -> int:
+    """How many bake waits a blue/green update goes through before all traffic is on green."""
+    d = cfg.deployment
+    if d.traffic_routing == "ALL_AT_ONCE" or is_none(d.step_size):
+        return 1
+    if d.traffic_routing == "CANARY":
+        return 2
+    largest = max(v.initial_instance_count for v in cfg.variants)
+    if d.step_size.type == "CAPACITY_PERCENT":
+        return math.ceil(100 / d.step_size.value)
+    return math.ceil(largest / d.step_size.value)
 
 
 def timeout_parts(cfg: EnvironmentConfig) -> list[tuple[str, int]]:

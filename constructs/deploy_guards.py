@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from aws_cdk import CfnParameter, CfnRule, CfnRuleAssertion, Fn, Stack
 
+from config import environment_label
 from config.alerting import placeholders
 from config.capacity_evidence import assumed_types
 from config.naming import PARAMETER_ACCEPT_ASSUMED_CAPACITY as ACCEPT_PARAMETER
@@ -62,7 +63,7 @@ def add_deploy_guards(stack: Stack, cfg: EnvironmentConfig) -> None:
                 CfnRuleAssertion(
                     assert_=Fn.condition_equals("placeholder", "replaced"),
                     assert_description=f"{cfg.name} is production and pages a placeholder that reaches nobody "
-                    f"({'; '.join(found)}): put the on-call destination in config/environments/{cfg.name}.yaml",
+                    f"({'; '.join(found)}): put the on-call destination in {environment_label(cfg.name)}",
                 )
             ],
         )

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from config.blue_green_timeout import steps_to_full_traffic
 from config.checks.alerting import check_alerting, check_ceiling_after_scale_out
 from config.checks.capacity import check_capacity_within_ceiling, check_target_within_capacity
 from config.checks.capture import check_data_capture
@@ -30,7 +31,7 @@ from config.checks.container import (
     check_warmup,
 )
 from config.checks.deployed import check_deployed
-from config.checks.deployment import check_deployment, check_production_bake, steps_to_full_traffic
+from config.checks.deployment import check_deployment, check_production_bake
 from config.checks.engine import check_engine, check_vllm_startup
 from config.checks.identity import check_identity, check_region, known_regions
 from config.checks.platform import check_blue_green_steps, check_inference_amis, check_instance_quotas

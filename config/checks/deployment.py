@@ -3,26 +3,12 @@ for the rollback alarms, and an execution timeout that covers the waits."""
 
 from __future__ import annotations
 
-import math
-
+from config.blue_green_timeout import describe_parts, parts_seconds
 from config.problems import Problem, refuse
 from config.schema import EnvironmentConfig
 from config.sections import is_none, skip_invalid
 
 PRODUCTION_MIN_BAKE_SECONDS = 600
-
-
-def steps_to_full_traffic(cfg: EnvironmentConfig) -> int:
-    """How many bake waits a blue/green update goes through before all traffic is on green."""
-    d = cfg.deployment
-    if d.traffic_routing == "ALL_AT_ONCE" or is_none(d.step_size):
-        return 1
-    if d.traffic_routing == "CANARY":
-        return 2
-    largest = max(v.initial_instance_count for v in cfg.variants)
-    if d.step_size.type == "CAPACITY_PERCENT":
-        return math.ceil(100 / d.step_size.value)
-    return math.ceil(largest / d.step_size.value)
 
 
 def check_deployment(cfg: EnvironmentConfig) -> list[Problem]:
@@ -54,8 +40,6 @@ def check_production_bake(cfg: EnvironmentConfig) -> list[Problem]:
 
 
 def _check_execution_timeout(cfg: EnvironmentConfig) -> list[Problem]:
-    from config.blue_green_timeout import describe_parts, parts_seconds  # it imports steps_to_full_traffic
-
     d = cfg.deployment
     if d.maximum_execution_timeout_seconds is None:
         return []

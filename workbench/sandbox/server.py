@@ -225,8 +225,7 @@ def serve(env_name: str, templates: Path, state_path: Path, ports: tuple[int, in
     moto_fixes.apply()
     # A changed floor scales the variant and is recorded (workbench/sandbox/scaling.py).
     scaling.apply(dict(cfg.endpoint_instance_quotas), scaling.quota_file(state_path.parent, env_name))
-    # Service Quotas and Cost Explorer as a real account answers them (`bin/ops preflight`): the same quotas.
-    account_answers.apply(tuple(load_catalog().instance_types), scaling.quota)
+    account_answers.apply(tuple(load_catalog().instance_types), scaling.quota)  # bin/ops preflight's answers
     port = port_or_free(ports[0])
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     moto.start()
