@@ -16,6 +16,7 @@ from pathlib import Path
 from botocore.exceptions import BotoCoreError, ClientError
 
 from config import EnvironmentConfig, naming
+from ops.interrupts import exit_code
 from ops.operations.aws import AwsClients
 from ops.operations.busy_endpoint import Patience, wait_in_service
 from ops.operations.capacity_gate import check_before_deploy
@@ -101,8 +102,8 @@ def deploy(
         _deploy_and_wait(clients, cfg, deployer, console, timing, released=released)
     except (OpsError, ClientError, BotoCoreError) as error:
         failure = explain(error)
-    except KeyboardInterrupt:
-        failure = OpsError("interrupted", ExitCode.INTERRUPTED)
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP (ops/interrupts.py)
+        failure = OpsError("interrupted", exit_code(stop))
     if failure is not None:
         _settle(clients, cfg, console, timing)
     _restore_present(clients, snapshot, console, saved_at, cfg.name)

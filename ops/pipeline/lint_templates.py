@@ -16,6 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from pathlib import Path
 
+from ops.interrupts import entry_point
+from ops.operations.child_process import interrupt_held_while_starting, stop_group
+
 CFN_LINT = Path(sys.executable).parent / "cfn-lint"  # the virtualenv's, beside this Python
 # cfn-lint's configuration files (its README, "Config File"): the working directory's and the home directory's.
 CONFIG_FILES = (Path(".cfnlintrc"), Path(".cfnlintrc.yaml"), Path(".cfnlintrc.json"), Path.home() / ".cfnlintrc")
@@ -32,8 +35,32 @@ def pass_key(template: Path) -> str:
     return digest.hexdigest()
 
 
-def lint(templates: list[Path]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(CFN_LINT), *map(str, templates)], capture_output=True, text=True, check=False)
+def start_lint(templates: list[Path]) -> subprocess.Popen[str]:
+    """cfn-lint in a session of its own: an interrupt reaches only this step, which stops it (`lint_all`)."""
+    return subprocess.Popen(
+        [str(CFN_LINT), *map(str, templates)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+
+
+def lint_all(groups: list[list[Path]]) -> list[subprocess.CompletedProcess[str]]:
+    """Each group by one cfn-lint process, side by side; interrupted, every one is stopped before the interrupt goes
+    on (ops/interrupts.py: `make synth`'s line, exit 130)."""
+    running: list[subprocess.Popen[str]] = []
+    try:
+        for group in groups:
+            with interrupt_held_while_starting():  # a cfn-lint started is one in `running`, to be stopped
+                running.append(start_lint(group))
+        with ThreadPoolExecutor(max_workers=len(running) or 1) as pool:  # each one's two pipes read to their end
+            outputs = list(pool.map(lambda process: process.communicate(), running))
+    except KeyboardInterrupt:
+        for process in running:
+            stop_group(process)
+        raise
+    return [
+        subprocess.CompletedProcess(process.args, process.returncode, out, err)
+        for process, (out, err) in zip(running, outputs, strict=True)
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,8 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             f"cfn-lint: {len(templates) - len(to_lint)} template(s) unchanged since cfn-lint {version('cfn-lint')} passed them"
         )
     groups = [to_lint[i::PROCESSES] for i in range(PROCESSES) if to_lint[i::PROCESSES]]
-    with ThreadPoolExecutor(max_workers=PROCESSES) as pool:
-        results = list(pool.map(lint, groups))
+    results = lint_all(groups)
     status = 0
     for group, result in zip(groups, results, strict=True):
         sys.stdout.write(result.stdout)
@@ -60,4 +86,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry_point(
+        main, "cfn-lint: interrupted; the templates in cdk.out/all are not all checked (`make cfn-lint` checks them)"
+    )
