@@ -47,16 +47,18 @@ def lint_all(groups: list[list[Path]]) -> list[subprocess.CompletedProcess[str]]
     """Each group by one cfn-lint process, side by side; interrupted, every one is stopped before the interrupt goes
     on (ops/interrupts.py: `make synth`'s line, exit 130)."""
     running: list[subprocess.Popen[str]] = []
+    readers = ThreadPoolExecutor(max_workers=PROCESSES)  # each process's two pipes read to their end
     try:
         for group in groups:
             with interrupt_held_while_starting():  # a cfn-lint started is one in `running`, to be stopped
                 running.append(start_lint(group))
-        with ThreadPoolExecutor(max_workers=len(running) or 1) as pool:  # each one's two pipes read to their end
-            outputs = list(pool.map(lambda process: process.communicate(), running))
+        outputs = list(readers.map(lambda process: process.communicate(), running))
     except KeyboardInterrupt:
-        for process in running:
+        for process in running:  # before the readers are waited for: they end with the processes
             stop_group(process)
         raise
+    finally:
+        readers.shutdown()
     return [
         subprocess.CompletedProcess(process.args, process.returncode, out, err)
         for process, (out, err) in zip(running, outputs, strict=True)
