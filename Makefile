@@ -28,7 +28,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export JSII_NODE := $(CURDIR)/ops/pipeline/jsii_node.py
 export PYTHONDONTWRITEBYTECODE := 1
 # Every recipe that runs the CDK CLI runs it as `$(QUIET) 'MESSAGE' -- $(CDK) ...` (ops/pipeline/quiet_child.py): Ctrl-C
-# ends the CLI and everything under it (the Python app, jsii's Node) with no traceback from any of them, MESSAGE
+# (or SIGTERM, SIGHUP: ops/operations/interrupts.py, exit 143, 129) ends the CLI and everything under it (the Python app, jsii's Node) with no traceback from any of them, MESSAGE
 # (what was interrupted, what it leaves) as the one line, exit 130. Otherwise the CLI's own exit code. Its stdin
 # and stdout stay the terminal, so `--require-approval` still asks. The CDK CLI has no SIGTERM handler of its own
 # (aws-cdk 2.1148.1 lib/index.js: only `cdk explore`'s server and the prompt library's cursor listen for it) and

@@ -1,7 +1,7 @@
-"""`python -m ops` (bin/ops): Ctrl-C, SIGTERM and SIGHUP handled once, here (ops/interrupts.py); a command that
+"""`python -m ops` (bin/ops): Ctrl-C, SIGTERM and SIGHUP handled once, here (ops/operations/interrupts.py); a command that
 changes the endpoint says where it stands itself (ops/commands/common.py `reports_errors`)."""
 
-from ops import interrupts
+from ops.operations import interrupts
 
 
 def main() -> int | None:

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from config.loader import known_environments
-from ops import interrupts
+from ops.operations import interrupts
 from ops.operations.child_process import run_child
 from ops.operations.deploy import REPO_ROOT, Deployer, make_deploy
 from ops.operations.environment import EmergencyAccess, Environment, open_environment, open_for_emergency

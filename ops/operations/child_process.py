@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ops.interrupts import STOPPING
+from ops.operations.interrupts import STOPPING
 
 GRACE_SECONDS = 10.0  # for the child to end on SIGTERM before SIGKILL
 # After the child ended, for the rest of its stderr: a process it left running (its own children) may hold the
@@ -111,7 +111,7 @@ class StderrRelay:
 
 @contextmanager
 def interrupt_held_while_starting() -> Iterator[None]:
-    """An interrupt (ops/interrupts.py) while Popen starts the child is raised once Popen has returned. Raised inside
+    """An interrupt (ops/operations/interrupts.py) while Popen starts the child is raised once Popen has returned. Raised inside
     it, after the fork (Popen waits there for the child's exec), it leaves the child running and this code without its
     Popen to stop it (CPython's Popen.__init__ then closes its pipes, not the child). Handlers, not a blocked signal
     mask: the child would inherit the mask through exec, and exec resets a handler to the default."""
@@ -146,7 +146,7 @@ def stop_group(process: subprocess.Popen, grace_seconds: float = GRACE_SECONDS) 
 
 def run_child(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> int:
     """Runs `command` to its end with the terminal's stdin and stdout and its stderr relayed, and returns its exit
-    code; interrupted (Ctrl-C, or SIGTERM and SIGHUP at an entry point: ops/interrupts.py), stops its process group
+    code; interrupted (Ctrl-C, or SIGTERM and SIGHUP at an entry point: ops/operations/interrupts.py), stops its process group
     quietly (nothing it says from then on is shown) and lets the KeyboardInterrupt go on. A program run here (the
     sandbox's deploy under `bin/ops deploy`) is stopped by that SIGTERM, and stops its own child the same way."""
     relay = StderrRelay()

@@ -35,7 +35,7 @@ class ExitCode(IntEnum):
     THROTTLED = 7  # still throttled after the retries
     OPERATION_FAILED = 8  # a wait, deploy or import job failed; scaling targets were put back
     SCALING_NOT_RESTORED = 9  # scaling targets could not be put back: act now (see the message)
-    INTERRUPTED = 130  # Ctrl-C; SIGTERM 143, SIGHUP 129: 128 + the signal's number (ops/interrupts.py)
+    INTERRUPTED = 130  # Ctrl-C; SIGTERM 143, SIGHUP 129: 128 + the signal's number (ops/operations/interrupts.py)
 
 
 class OpsError(Exception):

@@ -16,12 +16,12 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from config import environment_label
 from config.variant_lookup import share_percent
-from ops.interrupts import exit_code
 from ops.operations.aws import AwsClients
 from ops.operations.busy_endpoint import update_weights_and_capacities
 from ops.operations.endpoint import read_endpoint
 from ops.operations.errors import ExitCode, OpsError, explain
 from ops.operations.guard import Verdict, check_canary
+from ops.operations.interrupts import exit_code
 from ops.operations.output import Console, percent, seconds
 from ops.operations.pool_capacity import PoolCapacity, UnknownCapacity
 from ops.operations.rollback_capacity import (
@@ -101,7 +101,7 @@ def rollback(clients: AwsClients, target: Target, console: Console, timing: Timi
             set_canary_weight(clients.sagemaker, target, 0, console, timing)
             console.ok(f"all traffic on {target.primary}; {target.canary} weight 0 is in effect")
             carry_rollback(clients, target, floor, console)
-    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP (ops/interrupts.py)
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP (ops/operations/interrupts.py)
         _, stands = _standing(clients.sagemaker, target)
         raise OpsError(
             f"interrupted: the rollback of {target.endpoint} ({target.env_name}) did not finish; it stands at "
@@ -183,7 +183,7 @@ def _run(
             if plan.hold_seconds and weight and not plan.keep_rollback_floor:
                 warn_if_short(clients, target, plan.floor, console)
             _hold(clients.cloudwatch, target, plan, guarded, console, timing)
-    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP (ops/interrupts.py)
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP (ops/operations/interrupts.py)
         raise _interrupted(clients.sagemaker, target, plan, exit_code(stop)) from None
     except (Refused, OpsError, ClientError, BotoCoreError) as stopped:
         problem = stopped if isinstance(stopped, Refused | OpsError) else explain(stopped)

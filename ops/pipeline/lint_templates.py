@@ -16,8 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from pathlib import Path
 
-from ops.interrupts import entry_point
 from ops.operations.child_process import interrupt_held_while_starting, stop_group
+from ops.operations.interrupts import entry_point
 
 CFN_LINT = Path(sys.executable).parent / "cfn-lint"  # the virtualenv's, beside this Python
 # cfn-lint's configuration files (its README, "Config File"): the working directory's and the home directory's.
@@ -45,7 +45,7 @@ def start_lint(templates: list[Path]) -> subprocess.Popen[str]:
 
 def lint_all(groups: list[list[Path]]) -> list[subprocess.CompletedProcess[str]]:
     """Each group by one cfn-lint process, side by side; interrupted, every one is stopped before the interrupt goes
-    on (ops/interrupts.py: `make synth`'s line, exit 130)."""
+    on (ops/operations/interrupts.py: `make synth`'s line, exit 130)."""
     running: list[subprocess.Popen[str]] = []
     readers = ThreadPoolExecutor(max_workers=PROCESSES)  # each process's two pipes read to their end
     try:

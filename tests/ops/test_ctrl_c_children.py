@@ -55,9 +55,9 @@ def gone(pid: int) -> bool:
 
 
 def parent_script(child: list[str]) -> list[str]:
-    """A command that runs `child` with run_child behind the entry point every command has (ops/interrupts.py)."""
+    """A command that runs `child` with run_child behind the entry point every command has (ops/operations/interrupts.py)."""
     code = (
-        "from ops.interrupts import entry_point\nfrom ops.operations.child_process import run_child\n"
+        "from ops.operations.interrupts import entry_point\nfrom ops.operations.child_process import run_child\n"
         f"entry_point(lambda: run_child({child!r}, {str(REPO)!r}), 'error: interrupted')\n"
     )
     return [sys.executable, "-c", code]

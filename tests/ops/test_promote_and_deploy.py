@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ops.interrupts import Interrupted
+from ops.operations.interrupts import Interrupted
 from ops.operations.promotion import Promotion, write_promotion
 from tests.ops_world import edit_environment
 
@@ -198,7 +198,7 @@ def test_a_failed_deploy_still_restores_scaling_and_says_so(primary_changes_type
     ids=["ctrl-c", "SIGTERM", "SIGHUP"],
 )
 def test_an_interrupted_deploy_still_restores_scaling(primary_changes_type, cli, interrupt, code):
-    """Ctrl-C, or SIGTERM and SIGHUP as `python -m ops` raises them (ops/interrupts.py), mid-deploy."""
+    """Ctrl-C, or SIGTERM and SIGHUP as `python -m ops` raises them (ops/operations/interrupts.py), mid-deploy."""
     world = primary_changes_type
     before = world.scaling()
 

@@ -8,8 +8,8 @@ import signal
 
 import pytest
 
-from ops.interrupts import Interrupted
 from ops.operations.guard import GuardPolicy
+from ops.operations.interrupts import Interrupted
 from ops.operations.shift_plan import ShiftPlan, Target, resume_command, rollback_command
 from tests.ops.test_shift import RAMP, streamed
 
@@ -181,7 +181,7 @@ def test_resume_and_rollback_name_only_what_differs_from_the_defaults():
 
 
 def test_a_rollback_stopped_by_sigterm_says_where_it_stands_and_how_to_finish(evidence, cli):
-    """SIGTERM (as `python -m ops` raises it: ops/interrupts.py) while the rollback's waiter confirms canary 0 %:
+    """SIGTERM (as `python -m ops` raises it: ops/operations/interrupts.py) while the rollback's waiter confirms canary 0 %:
     the weights read back, the command that finishes it, exit 143."""
     sagemaker = evidence.client("sagemaker")
     evidence.set_weights(canary=25.0, primary=75.0)

@@ -35,8 +35,8 @@ from pathlib import Path
 import httpx
 
 from config import naming
-from ops.interrupts import entry_point
 from ops.operations.child_process import run_child
+from ops.operations.interrupts import entry_point
 from ops.operations.sandbox_guard import EXPORTED, SANDBOX_VARIABLE  # exported: ops commands then act on the sandbox
 from workbench.sandbox.runtime import DEPLOY_PATH
 from workbench.sandbox.schedule import ScheduleError, run_window, set_quota
