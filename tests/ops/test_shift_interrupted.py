@@ -204,3 +204,19 @@ def test_a_rollback_stopped_by_sigterm_says_where_it_stands_and_how_to_finish(ev
         "error: interrupted: the rollback of mangaassist-llm-prod (prod) did not finish; it stands at canary 0%, "
         "primary 100% (read back just now)\n  finish it: bin/ops rollback prod\n"
     ) in result.stderr
+
+
+def test_any_other_command_stopped_by_sighup_says_so_and_exits_129(prod, cli):
+    """restore-scaling, status and the rest: the one line every command gives, with SIGHUP's code."""
+    sagemaker = prod.client("sagemaker")
+    cli.runtime.client_overrides["sagemaker"] = sagemaker
+
+    def hang_up(**kwargs):
+        raise Interrupted(signal.SIGHUP)
+
+    sagemaker.meta.events.register("before-call.sagemaker.DescribeEndpoint", hang_up)
+
+    result = cli("restore-scaling", "prod")
+
+    assert result.exit_code == 129, result.output
+    assert result.stderr == "error: interrupted; nothing more was changed (see `bin/ops status prod`)\n"
