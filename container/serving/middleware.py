@@ -316,7 +316,10 @@ class ServingMiddleware:
         except Exception as exc:
             request.outcome, request.error = ENGINE_ERROR, f"unhandled {type(exc).__name__}{raised_at(exc)}"
             if response_started:
-                raise  # headers are out; the server closes the connection and logs the traceback
+                # Headers are out: end the body here rather than re-raise, for the server would log the
+                # traceback with the exception's message, which may quote the chat (issue 51).
+                await _end_with_error(send, request.stream)
+                return
             oom = OOM_MARKER in str(exc).lower().encode()
             if oom:
                 request.outcome, request.error, request.oom = OUT_OF_MEMORY, OUT_OF_MEMORY, True
@@ -353,6 +356,17 @@ class ServingMiddleware:
             request.status = 500
             await send_json(send, 500, error_body(500, "internal error in the serving layer"), (request_id_header,))
         request.complete = True
+
+
+# What a stream whose engine failed after the headers ends with: the one error shape as an SSE event, as
+# vLLM sends an engine error mid-stream, then the stream's usual end.
+STREAM_ERROR_END = b"data: " + error_body(500, "internal error in the serving layer") + b"\n\ndata: [DONE]\n\n"
+
+
+async def _end_with_error(send: Send, stream: bool) -> None:
+    """The last body message of a response whose engine raised after its headers went out. A non-streamed
+    response is one body message (Starlette's JSONResponse), so its headers are out only with its body."""
+    await send({"type": "http.response.body", "body": STREAM_ERROR_END if stream else b"", "more_body": False})
 
 
 def raised_at(exc: BaseException) -> str:
@@ -444,13 +458,16 @@ class _RequestLog:
         return parsed.get("usage") or {}, parsed.get("metrics") or {}
 
     def _error_text(self) -> str | None:
+        """Ours, or the engine's error type and param: never the engine's message, which may quote the
+        request (an exception's text, a validation error's input value; issue 51)."""
         if not self.error_source:
             return self.error
+        said = self.error or f"engine answered {self.status}"
         detail = _json_object(self.error_source).get("error")
-        message = detail.get("message") if isinstance(detail, dict) else None
-        if isinstance(message, str):
-            return f"{self.error or f'engine answered {self.status}'}: {clip(message)}"
-        return self.error or f"engine answered {self.status}"
+        if not isinstance(detail, dict) or not isinstance(detail.get("type"), str):
+            return said
+        param = detail.get("param")
+        return f"{said}: {clip(detail['type'])}" + (f" (param {clip(param)})" if isinstance(param, str) else "")
 
     def fields(self, model_version: str) -> dict[str, Any]:
         usage, metrics = self._usage_and_metrics()

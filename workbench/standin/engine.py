@@ -32,7 +32,8 @@ Test support only: it is not in the image. Everything the serving layer relies o
 Test switches (POST /_standin/mode): crash (engine dead: /health 503, process exits after
 STANDIN_WATCHDOG_SECONDS like vLLM's watchdog), exit (the process dies at once), stall (tokens stop,
 /health stays 200), block (the event loop sleeps for `seconds`), error500, oom (a CUDA out-of-memory error for the next requests),
-raise (an exception no route handler answers, reaching the middleware), hold (streams
+raise (an exception no route handler answers, reaching the middleware), raise_mid_stream (the same, in a
+stream after its second token: the response's headers are out), hold (streams
 pause after N tokens until POST /_standin/release), slow (every request's prefill takes `prefill_seconds`
 longer: a slow release), normal. Requests still running when the
 shutdown timeout ends are aborted, as vLLM's engine shutdown does.
@@ -78,7 +79,7 @@ OOM_MESSAGE = (
 # EngineDeadError.CLIENT_MESSAGE-like text (vllm/v1/engine/exceptions.py).
 ENGINE_DEAD_MESSAGE = "EngineCore encountered an issue. See stack trace (above) for the root cause."
 ADAPTER_HEADER = "x-amzn-sagemaker-adapter-identifier"
-MODES = ("normal", "crash", "exit", "stall", "error500", "oom", "raise", "hold", "block", "slow")
+MODES = ("normal", "crash", "exit", "stall", "error500", "oom", "raise", "raise_mid_stream", "hold", "block", "slow")
 
 
 def error_response(status: int, message: str, err_type: str, param: str | None = None) -> JSONResponse:
@@ -304,6 +305,7 @@ class Answer:
     chat: bool
     model: str
     prompt_tokens: int
+    prompt_text: str = ""  # quoted by the exception of mode raise_mid_stream, as an engine's message may be
     timings: dict[str, float] = field(default_factory=dict)  # filled by the engine as it generates
     request_id: str = field(init=False)
     created: int = field(init=False)
@@ -334,6 +336,8 @@ class Answer:
                     "usage": usage(self.prompt_tokens, produced),
                 }  # fmt: skip
                 yield f"data: {json.dumps(chunk)}\n\n"
+                if produced == 2 and engine.mode == "raise_mid_stream":  # no handler answers it, as in mode raise
+                    raise RuntimeError(f"unexpected engine state for {self.prompt_text!r}")
             final = {"id": self.request_id, "object": obj, "created": self.created, "model": self.model, "choices": []}
             final["usage"] = usage(self.prompt_tokens, produced)
             final["metrics"] = per_request_metrics(self.timings, produced)
@@ -397,7 +401,7 @@ class Completions:
         max_tokens = body.get("max_tokens") or 16
         if not isinstance(max_tokens, int):  # pydantic's validation error, answered 400 by vLLM
             return error_response(400, "max_tokens: Input should be a valid integer", "BadRequestError", "max_tokens")
-        answer = Answer(chat, model, prompt_tokens)
+        answer = Answer(chat, model, prompt_tokens, text)
         if body.get("stream") is True:
             return StreamingResponse(answer.events(self.engine, max_tokens), media_type="text/event-stream")
         return await answer.whole(self.engine, max_tokens)
