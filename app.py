@@ -66,8 +66,8 @@ def synthesise(app: cdk.App, env_name: str) -> int:
     from stacks.environment import add_compliance_checks, build_environment
 
     for cfg in configs:
-        _, serving = build_environment(app, cfg, guarded=not variants_changed)
-        build_ci_access(app, cfg, serving)  # with a `ci` section only (docs/deploying.md "CI pipelines")
+        image, serving = build_environment(app, cfg, guarded=not variants_changed)
+        build_ci_access(app, cfg, image, serving)  # the people's policies and roles, an administrator's to deploy
     add_compliance_checks(app)
     try:
         app.synth()

@@ -5,7 +5,7 @@ templates costs more than all its assertions), and each xdist worker is its own 
 jsii runtime. So the first worker that asks for an environment synthesises it into the run's shared
 temporary directory while holding a file lock; the others wait on the lock and read the files.
 The assembly is exactly what `app.synth()` writes for `cdk.App(context=cdk.json's context + env)` with the
-environment's stacks built as app.py builds them (image, serving, and the CI access stack where configured).
+environment's stacks built as app.py builds them (image, serving and access).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def _synthesise(env_name: str, outdir: Path) -> Path:
 
     app = cdk.App(context={**CDK_CONTEXT, "env": env_name}, outdir=str(outdir))
     cfg = load_environment(env_name)
-    _, serving = build_environment(app, cfg)
-    build_ci_access(app, cfg, serving)  # as app.py: with a `ci` section only
+    image, serving = build_environment(app, cfg)
+    build_ci_access(app, cfg, image, serving)  # as app.py
     app.synth()
     return outdir
