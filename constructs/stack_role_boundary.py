@@ -51,16 +51,8 @@ BUCKETS = ("s3:GetBucket*", "s3:List*", "s3:ListBucket")
 OBJECTS = ("s3:AbortMultipartUpload", "s3:GetObject", "s3:GetObject*", "s3:PutObject")
 ASSET_OBJECTS = ("s3:GetObject*",)  # the image build's source, from CDK's asset bucket
 KEYS = ("kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:GenerateDataKey*", "kms:ReEncrypt*")
-BUILDS = (
-    "codebuild:BatchGetBuilds",
-    "codebuild:BatchPutCodeCoverages",
-    "codebuild:BatchPutTestCases",
-    "codebuild:CreateReport",
-    "codebuild:CreateReportGroup",
-    "codebuild:StartBuild",
-    "codebuild:StopBuild",
-    "codebuild:UpdateReport",
-)
+# CDK also grants a project's role its report groups; the buildspec declares none, so they are not here.
+BUILDS = ("codebuild:BatchGetBuilds", "codebuild:StartBuild", "codebuild:StopBuild")
 STATE_MACHINES = ("states:StartExecution",)
 REPOSITORIES = (
     "ecr:BatchCheckLayerAvailability",
@@ -132,7 +124,7 @@ def boundary_statements(partition: str, account: str) -> list[dict]:
         _allow("ProjectObjects", OBJECTS, [f"{buckets}/*"]),
         _allow("CdkAssetObjects", ASSET_OBJECTS, [f"{assets}/*"]),
         _allow("ProjectKeys", KEYS, [arn("kms", "key/*")], tagged),
-        _allow("ProjectBuilds", BUILDS, [arn("codebuild", "project/*"), arn("codebuild", "report-group/*")], tagged),
+        _allow("ProjectBuilds", BUILDS, [arn("codebuild", "project/*")], tagged),
         _allow("ProjectStateMachines", STATE_MACHINES, [arn("states", "stateMachine:*")], tagged),
         _allow("ProjectRepositories", REPOSITORIES, [arn("ecr", "repository/*")], tagged),
         _allow("ProjectFunctions", FUNCTIONS, [arn("lambda", f"function:{PROJECT}-*")]),
