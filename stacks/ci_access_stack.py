@@ -100,24 +100,26 @@ class CiAccessStack(cdk.Stack):
         )
 
 
-def build_ci_access(
-    scope: Construct, cfg: EnvironmentConfig, image: ImageStack, serving: ServingStack
-) -> CiAccessStack:
-    """The stack; it comes after the image and serving stacks, whose resources its policies name (CloudFormation
-    exports: a serving deploy that would replace a topic, the capture bucket or its key stops at the export in use)."""
-    served = ServedResources(
+def served_resources(cfg: EnvironmentConfig, image: ImageStack, serving: ServingStack) -> ServedResources:
+    """What the access stack's policies name, from the environment's image and serving stacks (CloudFormation
+    exports: a serving deploy that would replace a topic, the capture bucket or its key stops at the export
+    in use)."""
+    capture_exports = (
+        export_name(serving.stack_name, OUTPUT_CAPTURE_BUCKET_ARN),
+        export_name(serving.stack_name, OUTPUT_CAPTURE_KEY_ARN),
+    )
+    return ServedResources(
         endpoint_name=cfg.endpoint_name,
         repository_arn=image.image.repository.repository_arn,
         topic_arns=serving.topic_arns,
-        capture_exports=(
-            (
-                export_name(serving.stack_name, OUTPUT_CAPTURE_BUCKET_ARN),
-                export_name(serving.stack_name, OUTPUT_CAPTURE_KEY_ARN),
-            )
-            if serving.capture is not None
-            else None
-        ),
+        capture_exports=capture_exports if serving.capture is not None else None,
     )
+
+
+def build_ci_access(
+    scope: Construct, cfg: EnvironmentConfig, served: ServedResources, serving: cdk.Stack
+) -> CiAccessStack:
+    """The stack; it comes after the serving stack, whose resources its policies name."""
     if cfg.ci is not None and cfg.ci.oidc_provider != CREATE:
         provider_account = cfg.ci.oidc_provider.split(":")[4]
         if cfg.account and provider_account != cfg.account:

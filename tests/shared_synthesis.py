@@ -51,12 +51,12 @@ def _synthesise(env_name: str, outdir: Path) -> Path:
     import aws_cdk as cdk
 
     from config import load_environment
-    from stacks.ci_access_stack import build_ci_access
+    from stacks.ci_access_stack import build_ci_access, served_resources
     from stacks.environment import build_environment
 
     app = cdk.App(context={**CDK_CONTEXT, "env": env_name}, outdir=str(outdir))
     cfg = load_environment(env_name)
     image, serving = build_environment(app, cfg)
-    build_ci_access(app, cfg, image, serving)  # as app.py
+    build_ci_access(app, cfg, served_resources(cfg, image, serving), serving)  # as app.py
     app.synth()
     return outdir
