@@ -40,9 +40,8 @@ class ServingStack(Stack):
         key = service_key(self, "ServingKey", description=f"{cfg.endpoint_name}: logs and alarm notifications")
         models = ServingModels(self, "Models", cfg=cfg, image=image, encryption_key=key)
 
-        # What the access stack's people's policies name (stacks/ci_access_stack.py, issue 51).
-        self.capture = self._data_capture(cfg, models) if cfg.data_capture.enabled else None
-        capture = self.capture
+        # With the topics below, what the access stack's policies name (stacks/ci_access_stack.py, issue 51).
+        self.capture = capture = self._data_capture(cfg, models) if cfg.data_capture.enabled else None
 
         # Two destinations (docs/alarms.md): what users feel now pages, the rest is a ticket.
         paging = AlarmTopic(
