@@ -16,6 +16,7 @@ from ruamel.yaml import YAML
 
 from config import ConfigError, load_config_file, load_environment, naming
 from config.loader import ENVIRONMENTS_DIR
+from stacks.ci_access_stack import build_ci_access, served_resources
 from stacks.environment import build_environment
 from tests.shared_synthesis import CDK_CONTEXT, cloud_assembly
 
@@ -41,7 +42,9 @@ class Synthesised:
     @cached_property
     def _built(self) -> tuple[cdk.App, cdk.Stack, cdk.Stack]:
         app = cdk.App(context={**CDK_CONTEXT, "env": self.cfg.name})
-        return app, *build_environment(app, self.cfg)
+        image, serving = build_environment(app, self.cfg)
+        build_ci_access(app, self.cfg, served_resources(self.cfg, image, serving), serving)  # its imports: exports
+        return app, image, serving
 
     @property
     def app(self) -> cdk.App:
