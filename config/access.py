@@ -32,8 +32,10 @@ STACK_ROLE_BOUNDARY = f"{GUARD_PREFIX}-StackRoleBoundary"  # the permissions bou
 # Issue 51: the policies and roles people (and the pipeline) wear are the administrator-deployed access stack's
 # (stacks/ci_access_stack.py), never the image or serving stack's: the execution policy may create, change,
 # attach or detach none of them, so whoever deploys cannot change what a person may do.
-PEOPLE_POLICIES = (OPERATOR, DEPLOYER, CAPTURE_READER, "GitHubDeployBoundary")
-PEOPLE_ROLES = (CAPTURE_READER, "GitHubDeploy")  # `MangaAssist-<env>-CaptureReader`, `…-GitHubDeploy`
+GITHUB_DEPLOY = "GitHubDeploy"  # the pipeline's role (constructs/github_deploy_role.py) …
+GITHUB_DEPLOY_BOUNDARY = "GitHubDeployBoundary"  # … and its permissions boundary
+PEOPLE_POLICIES = (OPERATOR, DEPLOYER, CAPTURE_READER, GITHUB_DEPLOY_BOUNDARY)
+PEOPLE_ROLES = (CAPTURE_READER, GITHUB_DEPLOY)  # `MangaAssist-<env>-CaptureReader`, `…-GitHubDeploy`
 
 # Issue 51: every resource of the image and serving stacks carries this tag (stacks/environment.py), and the
 # stack-role boundary lets a role use a KMS key, start a CodeBuild project or a state machine, or push to an

@@ -28,15 +28,15 @@ from dataclasses import dataclass
 from aws_cdk import Aws, CfnOutput, Duration
 from aws_cdk import aws_iam as iam
 
-from config.access import policy_name
+from config.access import GITHUB_DEPLOY, GITHUB_DEPLOY_BOUNDARY, policy_name
 from constructs import Construct
 from constructs.deployer_policy import DeployerScope, deployer_statements
 from constructs.nag import acknowledge
 
 GITHUB_OIDC_HOST = "token.actions.githubusercontent.com"
 STS_AUDIENCE = "sts.amazonaws.com"  # aws-actions/configure-aws-credentials' default `audience` input
-ROLE = "GitHubDeploy"
-BOUNDARY = "GitHubDeployBoundary"
+ROLE = GITHUB_DEPLOY
+BOUNDARY = GITHUB_DEPLOY_BOUNDARY
 OUTPUT_ROLE_ARN = "GitHubDeployRoleArn"
 # A first deploy of an environment takes 25-50 min; the CDK CLI re-assumes its bootstrap roles (chained
 # sessions last at most 1 h) from these credentials, so they must outlive the deploy: the workflow asks

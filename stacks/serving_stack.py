@@ -77,11 +77,7 @@ class ServingStack(Stack):
             provisioning_minutes=cfg.planning.provisioning_minutes,
         )
         outlier = InstanceOutlier.for_environment(self, "InstanceOutlier", cfg)  # needs enhanced metrics
-        self.routed_alarms = [
-            *alarms.routed,
-            *watch.routed,
-            *outlier.routed,
-        ]  # docs/alarms.md: workbench/alarm_table.py
+        self.routed_alarms = [*alarms.routed, *watch.routed, *outlier.routed]  # docs/alarms.md: workbench/alarm_table.py
         route_alarms(self.routed_alarms, paging=paging, tickets=tickets)
         budget = CostBudget(
             self,
