@@ -20,6 +20,14 @@ parliament's copy, which tests/constructs/test_iam_lint.py checks the statements
 - Lambda functions: `function:MangaAssist-*` (CloudFormation's generated name starts with the stack name,
   as the execution policy relies on too).
 - No resource, or read-only on metadata (`NO_RESOURCE`): each with its reason.
+What CDK's own custom resources need, and why it is here: the image stack's `Custom::ServingImageBuild`
+runs on aws-cdk-lib's custom resource provider framework (`custom_resources.Provider` with an isComplete
+handler), whose onEvent function invokes our start and poll functions (`lambda:InvokeFunction`,
+`lambda:GetFunction` on `MangaAssist-*`) and starts its waiter state machine (`states:StartExecution`, the
+state machine tagged as the project's), whose role invokes the isComplete and onTimeout functions; every
+function writes its own log group; the build project's role reads its source from CDK's asset bucket
+and pushes to the tagged repository. tests/constructs/test_stack_role_boundary.py checks each grant of the
+synthesised templates against the boundary on its resource.
 The actions the Operator policy grants (endpoint weights, scaling, `ssm:PutParameter`, `ecr:PutImage` by a
 person) are no stack role's since the break-glass reader stopped wearing it (issue 51), so they are not here.
 
