@@ -305,3 +305,14 @@ PROJECTS_OWN = [
 def test_the_same_calls_on_the_projects_own_resources_are_allowed(step, action, resource, context) -> None:
     """The refusals above are for the resource, not the action: on the project's own, each is allowed."""
     assert allowed(boundary_document("aws", ACCOUNT)["Statement"], action, resource, context), step
+
+
+def test_model_data_outside_the_projects_buckets_is_refused(problems) -> None:
+    """The boundary reads only `mangaassist-*` buckets: a model elsewhere would fail at endpoint creation, so
+    the synth refuses it first."""
+
+    def mutate(raw: dict) -> None:
+        raw["variants"][0]["model_data_s3_uri"] = "s3://ml-team-models/llama/"
+
+    (found,) = problems(mutate)
+    assert found.startswith("variants[0].model_data_s3_uri: the model data must be in a bucket named mangaassist-")
