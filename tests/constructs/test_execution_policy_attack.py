@@ -21,6 +21,7 @@ NEW_ROLE = f"{IAM}:role/MangaAssist-prod-x"  # the issue's role
 STACK_NAMED_ROLE = f"{IAM}:role/MangaAssist-prod-Serving-x"  # the same, named like a stack role
 DEPLOY_ROLE = f"{IAM}:role/MangaAssist-prod-GitHubDeploy"
 
+PEOPLE_ROLE = {"iam:PermissionsBoundary": BOUNDARY}  # the boundary named, so that only the scope refuses it
 # (step, action, resource, condition keys IAM sees)
 ATTACK = [
     ("create the role without a boundary", "iam:CreateRole", NEW_ROLE, {}),
@@ -69,6 +70,7 @@ ATTACK = [
     ("make a widened version the default", "iam:SetDefaultPolicyVersion", BOUNDARY, {}),
     ("pass a stack role to EC2", "iam:PassRole", STACK_NAMED_ROLE, {"iam:PassedToService": "ec2.amazonaws.com"}),
     ("pass the new role to SageMaker", "iam:PassRole", NEW_ROLE, {"iam:PassedToService": "sagemaker.amazonaws.com"}),
+    ("put an inline policy on a person's role", "iam:PutRolePolicy", f"{IAM}:role/PlatformEngineer", PEOPLE_ROLE),
 ]
 
 # Issue 51: what a person wears. Each step names the stack-role boundary where IAM would see it, so that only
@@ -106,6 +108,7 @@ PEOPLES_ATTACK = [
         SOMEONES_ROLE,
         {"iam:PolicyARN": OPERATOR},
     ),
+    ("attach a policy to a person's role", "iam:AttachRolePolicy", SOMEONES_ROLE, {**PEOPLE, "iam:PolicyARN": ADMIN}),
     ("put an inline policy on the reader role", "iam:PutRolePolicy", READER_ROLE, PEOPLE),
     ("put an inline policy on the pipeline's role", "iam:PutRolePolicy", DEPLOY_ROLE, PEOPLE),
     ("create the reader role anew, trusting the deployer", "iam:CreateRole", READER_ROLE, PEOPLE),
@@ -121,6 +124,7 @@ KEPT_OUT_BY_SCOPE = {
     "trust the deployer from the pipeline's own role",
     "widen an execution policy (its name before issue 38)",
     "pass the new role to SageMaker",
+    "put an inline policy on a person's role",  # any role of the account: only the stacks' own are in scope
 }
 
 
