@@ -11,6 +11,7 @@ It owns:
 - admission: a request projected to wait past the deadline for its first token is answered 429 at once
   (serving/admission.py);
 - an out-of-memory error from the engine: counted and answered with a retryable 503;
+- no exception's message in any log line of the process (serving/log_redaction.py);
 - one structured log line per inference request (never prompt or completion text), and its latency as
   the client feels it (time to first token, per output token, end to end: serving/latency.py);
 - `/_serving/stats` for the supervisor (loopback clients only): in-flight count and counters.
@@ -23,7 +24,6 @@ import atexit
 import itertools
 import json
 import time
-import traceback
 import uuid
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
@@ -45,6 +45,7 @@ from .guards import (
 )
 from .jsonlog import JsonLogger, json_line, write_lines
 from .latency import LatencyValues, request_latency
+from .log_redaction import raised_at, withhold_exception_messages
 from .settings import BASE_MODEL_NAME, Settings
 from .state import ServingState, StateReader
 
@@ -98,6 +99,7 @@ class ServingCounters:
 class ServingMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        withhold_exception_messages()  # vLLM logs the engine exceptions it catches with their text (issue 51)
         settings = Settings.from_env()
         self.model_version = settings.model_version
         self.state = StateReader(settings.state_file)
@@ -367,19 +369,6 @@ async def _end_with_error(send: Send, stream: bool) -> None:
     """The last body message of a response whose engine raised after its headers went out. A non-streamed
     response is one body message (Starlette's JSONResponse), so its headers are out only with its body."""
     await send({"type": "http.response.body", "body": STREAM_ERROR_END if stream else b"", "more_body": False})
-
-
-def raised_at(exc: BaseException) -> str:
-    """' at FILE:LINE in FUNCTION' (FILE from site-packages/ on): where an unhandled exception was raised, for
-    the request's log line. Never its message: an engine's may quote the request (users' chats are personal data)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
-        return ""
-    frame = frames[-1]
-    path = frame.filename.rsplit("site-packages/", 1)[-1]
-    if path == frame.filename:  # not an installed package: its last two path parts say enough
-        path = "/".join(path.rsplit("/", 2)[-2:])
-    return f" at {path}:{frame.lineno} in {frame.name}"
 
 
 # How a request ended, in its log line (`outcome`); `error` says why, for all but COMPLETED.

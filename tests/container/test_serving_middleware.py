@@ -346,6 +346,31 @@ def test_an_exception_after_the_headers_ends_the_stream_cleanly_and_its_message_
     assert ready.client.post("/invocations", json=chat_body()).status_code == 200
 
 
+def test_an_exception_the_engine_catches_and_logs_mid_stream_leaves_its_message_out_of_every_log(ready):
+    """Issue 51, as vLLM's serving_chat.py does it: the generator catches the exception, logs it with its
+    traceback on vLLM's logger and sends it as an error event. The client gets the error event (its own
+    request quoted back to it); the process's output has the log line, with the exception's type and where
+    it was raised, and not its message."""
+    secret = "MY-PRIVATE-QUESTION-1618"
+    ready.mode("raise_in_stream")
+    try:
+        with ready.client.stream(
+            "POST", "/invocations", json=chat_body(secret, stream=True), headers={"X-Request-Id": "req-raise-3"}
+        ) as response:
+            events = [line for line in response.iter_lines() if line.startswith("data: ")]
+    finally:
+        ready.mode("normal")
+    assert events[-1] == "data: [DONE]" and json.loads(events[-2][6:])["error"]["code"] == 500
+    record = wait_until(
+        lambda: next((e for e in ready.process.events("request") if e["request_id"] == "req-raise-3"), None),
+        "the request's log line",
+    )
+    assert record["outcome"] == "engine_error" and record["error"] == "error event in the stream: InternalServerError"
+    output = ready.process.output()
+    assert "Error in chat completion stream generator. (RuntimeError at standin/engine.py:" in output
+    assert secret not in output and "Traceback" not in output
+
+
 def test_one_log_line_per_request_with_timings_and_never_the_text(ready):
     secret = "MY-PRIVATE-QUESTION-3141"
     headers = {"X-Request-Id": "req-log-test-1", "X-Amzn-SageMaker-Adapter-Identifier": "manga_domain_v3"}
