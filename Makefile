@@ -52,7 +52,7 @@ help:
 	@echo "make deploy ENV=prod  cdk deploy one environment (needs AWS credentials)"
 	@echo "make bootstrap ENV=staging   cdk bootstrap the account and region ENV deploys to (once)"
 	@echo "make deploy-image ENV=prod   the image stack alone (repository and build)"
-	@echo "make deploy-ci-access ENV=prod   the deploy workflow's OIDC role (config ci:), as an administrator"
+	@echo "make deploy-ci-access ENV=prod   the policies people wear, the break-glass reader, the deploy workflow's OIDC role, as an administrator"
 	@echo "make ops ARGS='status prod'  the operations CLI (python -m ops --help)"
 	@echo "make sandbox          a local moto 'prod' to try the ops CLI on (reused while it runs)"
 	@echo "make sandbox-reset    the sandbox started clean"
