@@ -390,7 +390,7 @@ class Alarms(Strict):
     # The monthly AWS Budgets limit in USD (constructs/cost_budget.py), written by the planner: `bin/plan ENV
     # --write-config` sets it to the configured scenario's cost in `make plan` times budget_margin, and `bin/plan
     # ENV` fails while it is stale. Synth reads the figure and simulates nothing (the product runs no workbench).
-    monthly_budget_usd: float = Field(gt=0)
+    monthly_budget_usd: float = Field(gt=0, le=1_000_000)  # ~20x prod: a larger figure is a typo
     budget_margin: float = Field(default=1.2, ge=1, le=10)
 
 
