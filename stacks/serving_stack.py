@@ -26,6 +26,7 @@ from constructs.serving_alarms import ServingAlarms
 from constructs.serving_dashboard import ServingDashboard
 from constructs.serving_model import ServingModels
 from constructs.variant_autoscaling import VariantAutoscaling
+from stacks.serving_props import endpoint_props, outlier_props
 
 
 class ServingStack(Stack):
@@ -62,11 +63,13 @@ class ServingStack(Stack):
         endpoint = InferenceEndpoint(
             self,
             "Endpoint",
-            cfg=cfg,
-            model_names={name: model.attr_model_name for name, model in models.models.items()},
-            rollback_alarms=alarms.rollback_alarms,
-            capture=capture,
-            guarded=guarded,
+            endpoint_props(
+                cfg,
+                model_names={name: model.attr_model_name for name, model in models.models.items()},
+                rollback_alarms=alarms.rollback_alarms,
+                capture=capture,
+                guarded=guarded,
+            ),
         )
         watch = CapacityWatch(
             self,
@@ -78,7 +81,7 @@ class ServingStack(Stack):
             starts_after=endpoint.endpoint,
             provisioning_minutes=cfg.planning.provisioning_minutes,
         )
-        outlier = InstanceOutlier.for_environment(self, "InstanceOutlier", cfg)  # needs enhanced metrics
+        outlier = InstanceOutlier(self, "InstanceOutlier", outlier_props(cfg))  # needs enhanced metrics
         self.routed_alarms = [*alarms.routed, *watch.routed, *outlier.routed]  # docs/alarms.md: workbench/alarm_table.py
         route_alarms(self.routed_alarms, paging=paging, tickets=tickets)
         budget = CostBudget(

@@ -15,7 +15,7 @@ from constructs.capture_bucket import CaptureBucket
 from constructs.capture_reader_policy import OUTPUT_CAPTURE_READER_POLICY_ARN
 from constructs.capture_reader_role import OUTPUT_CAPTURE_READER_ROLE_ARN, CaptureReaderRole
 from constructs.execution_policy import handler_permissions
-from constructs.inference_endpoint import InferenceEndpoint
+from stacks.serving_props import capture_props
 from tests.operator_policy_check import allowed
 
 
@@ -263,9 +263,8 @@ def test_capture_options_become_capture_modes(cdk_context) -> None:
     capture = CaptureBucket(stack, "DataCapture", retention_days=7, description="test")
     emitted = {}
     for choice in ("input", "output", "both"):
-        cfg = prod.model_copy(update={"data_capture": prod.data_capture.model_copy(update={"capture_options": choice})})
-        options = InferenceEndpoint._data_capture(cfg, capture).capture_options
-        emitted[choice] = [option.capture_mode for option in options]
+        config = prod.data_capture.model_copy(update={"capture_options": choice})
+        emitted[choice] = list(capture_props(config, capture).modes)
     assert emitted == {"input": ["Input"], "output": ["Output"], "both": ["Input", "Output"]}
 
 

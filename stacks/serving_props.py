@@ -1,0 +1,100 @@
+"""Config into the serving constructs' props: each construct takes the values it uses, and only this module
+(with the stacks) reads `EnvironmentConfig` for them. Derived figures (routing thresholds, pool spreads,
+the capacity ceiling) are computed here from config's own helpers, once."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from aws_cdk import aws_cloudwatch as cloudwatch
+
+from config.routing import prefix_aware_settings
+from config.schema import DataCapture, Deployment, EnvironmentConfig, Variant
+from constructs.capture_bucket import CaptureBucket
+from constructs.inference_endpoint import (
+    BlueGreenProps,
+    EndpointCaptureProps,
+    EndpointMetricsProps,
+    InferenceEndpointProps,
+    PrefixAwareRouting,
+    ProductionVariantProps,
+    TrafficStep,
+)
+from constructs.instance_outlier import InstanceOutlierProps
+
+# data_capture.capture_options -> DataCaptureConfig.CaptureOptions[].CaptureMode
+CAPTURE_MODES = {"input": ("Input",), "output": ("Output",), "both": ("Input", "Output")}
+
+
+def endpoint_props(
+    cfg: EnvironmentConfig,
+    *,
+    model_names: Mapping[str, str],
+    rollback_alarms: Sequence[cloudwatch.IAlarm],
+    capture: CaptureBucket | None,
+    guarded: bool,
+) -> InferenceEndpointProps:
+    m = cfg.endpoint_metrics
+    return InferenceEndpointProps(
+        endpoint_name=cfg.endpoint_name,
+        variants=tuple(production_variant(cfg, v, model_names[v.name]) for v in cfg.variants),
+        blue_green=blue_green(cfg.deployment),
+        rollback_alarms=tuple(rollback_alarms),
+        metrics=EndpointMetricsProps(m.enhanced_metrics, m.detailed_observability, m.publish_frequency_seconds),
+        kms_key_arn=cfg.endpoint_kms_key_arn,  # None on local-NVMe types (config.checks)
+        capture=capture_props(cfg.data_capture, capture) if capture is not None else None,
+        guarded=guarded,
+    )
+
+
+def production_variant(cfg: EnvironmentConfig, v: Variant, model_name: str) -> ProductionVariantProps:
+    settings = prefix_aware_settings(cfg, v)
+    startup = cfg.container.startup_health_check_timeout_seconds
+    return ProductionVariantProps(
+        variant_name=v.name,
+        model_name=model_name,
+        instance_types=tuple(v.instance_types),
+        initial_instance_count=v.initial_instance_count,
+        initial_variant_weight=v.initial_weight,
+        # The host driver must run the image's CUDA (config.checks.platform). One AMI serves every pool.
+        inference_ami_version=v.inference_ami_version,
+        container_startup_health_check_timeout_seconds=startup,
+        model_data_download_timeout_seconds=startup,
+        volume_size_gb=v.volume_size_gb,  # None on local-NVMe types (config.checks)
+        instance_provision_timeout_seconds=v.instance_provision_timeout_seconds,
+        routing_strategy=cfg.routing_strategy,
+        prefix_aware=PrefixAwareRouting(settings.prefix_length, settings.concurrency_threshold) if settings else None,
+    )
+
+
+def blue_green(d: Deployment) -> BlueGreenProps:
+    return BlueGreenProps(
+        traffic_routing=d.traffic_routing,
+        step=TrafficStep(d.step_size.type, d.step_size.value) if d.step_size is not None else None,
+        wait_interval_seconds=d.wait_interval_seconds,
+        termination_wait_seconds=d.termination_wait_seconds,
+        maximum_execution_timeout_seconds=d.maximum_execution_timeout_seconds,
+    )
+
+
+def capture_props(capture: DataCapture, bucket: CaptureBucket) -> EndpointCaptureProps:
+    return EndpointCaptureProps(bucket, capture.sampling_percentage, CAPTURE_MODES[capture.capture_options])
+
+
+def outlier_props(cfg: EnvironmentConfig) -> InstanceOutlierProps:
+    """Every variant; none (no alarm, no rows) without enhanced metrics, which alone give the InstanceId
+    dimension."""
+    m = cfg.endpoint_metrics
+    return InstanceOutlierProps(
+        endpoint_name=cfg.endpoint_name,
+        variant_names=tuple(v.name for v in cfg.variants) if m.enhanced_metrics else (),
+        latency_ratio=m.outlier_latency_ratio,
+        minutes=m.outlier_minutes,
+        pool_spread={v.name: capacity_spread(cfg, v.instance_types) for v in cfg.variants},
+    )
+
+
+def capacity_spread(cfg: EnvironmentConfig, instance_types: Sequence[str]) -> float:
+    """Strongest over weakest `planning.capacity` among a variant's pool types that have a figure."""
+    rates = [cfg.planning.capacity[t].requests_per_minute for t in instance_types if t in cfg.planning.capacity]
+    return max(rates) / min(rates) if len(rates) > 1 else 1.0
