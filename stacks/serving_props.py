@@ -7,10 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_logs as logs
 
+from config.container_env import container_environment
 from config.routing import prefix_aware_settings
 from config.schema import DataCapture, Deployment, EnvironmentConfig, Variant
 from constructs.capture_bucket import CaptureBucket
+from constructs.image_repository import ImageRepository
 from constructs.inference_endpoint import (
     BlueGreenProps,
     EndpointCaptureProps,
@@ -21,9 +25,37 @@ from constructs.inference_endpoint import (
     TrafficStep,
 )
 from constructs.instance_outlier import InstanceOutlierProps
+from constructs.serving_model import ModelProps, ServingModelsProps
 
 # data_capture.capture_options -> DataCaptureConfig.CaptureOptions[].CaptureMode
 CAPTURE_MODES = {"input": ("Input",), "output": ("Output",), "both": ("Input", "Output")}
+# container.log_retention_days -> the log group's retention
+LOG_RETENTION = {
+    7: logs.RetentionDays.ONE_WEEK,
+    14: logs.RetentionDays.TWO_WEEKS,
+    30: logs.RetentionDays.ONE_MONTH,
+    60: logs.RetentionDays.TWO_MONTHS,
+    90: logs.RetentionDays.THREE_MONTHS,
+    180: logs.RetentionDays.SIX_MONTHS,
+    365: logs.RetentionDays.ONE_YEAR,
+    731: logs.RetentionDays.TWO_YEARS,
+}
+
+
+def models_props(cfg: EnvironmentConfig, image: ImageRepository, encryption_key: kms.IKey) -> ServingModelsProps:
+    return ServingModelsProps(
+        endpoint_name=cfg.endpoint_name,
+        image=image,
+        encryption_key=encryption_key,
+        models=tuple(model_props(cfg, v, image) for v in cfg.variants),
+        log_retention=LOG_RETENTION[cfg.container.log_retention_days],
+    )
+
+
+def model_props(cfg: EnvironmentConfig, v: Variant, image: ImageRepository) -> ModelProps:
+    """The container's environment names the image it runs: `source` resolved to this tree's build tag."""
+    built = v.model_copy(update={"image_tag": image.resolve_tag(v.image_tag)})
+    return ModelProps(v.name, built.image_tag, v.model_data_s3_uri, container_environment(cfg, built))
 
 
 def endpoint_props(

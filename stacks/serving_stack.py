@@ -26,7 +26,7 @@ from constructs.serving_alarms import ServingAlarms
 from constructs.serving_dashboard import ServingDashboard
 from constructs.serving_model import ServingModels
 from constructs.variant_autoscaling import VariantAutoscaling
-from stacks.serving_props import endpoint_props, outlier_props
+from stacks.serving_props import endpoint_props, models_props, outlier_props
 
 
 class ServingStack(Stack):
@@ -42,7 +42,7 @@ class ServingStack(Stack):
     ) -> None:
         super().__init__(scope, id, **kwargs)
         key = service_key(self, "ServingKey", description=f"{cfg.endpoint_name}: logs and alarm notifications")
-        models = ServingModels(self, "Models", cfg=cfg, image=image, encryption_key=key)
+        models = ServingModels(self, "Models", models_props(cfg, image, key))
 
         capture, reader = self._data_capture(cfg, models) if cfg.data_capture.enabled else (None, None)
 
