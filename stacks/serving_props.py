@@ -5,6 +5,7 @@ the capacity ceiling) are computed here from config's own helpers, once."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_kms as kms
@@ -12,7 +13,8 @@ from aws_cdk import aws_logs as logs
 
 from config.container_env import container_environment
 from config.routing import prefix_aware_settings
-from config.schema import DataCapture, Deployment, EnvironmentConfig, Variant
+from config.scaling_target import ceiling_load
+from config.schema import Catalog, DataCapture, Deployment, EnvironmentConfig, Variant
 from constructs.capture_bucket import CaptureBucket
 from constructs.image_repository import ImageRepository
 from constructs.inference_endpoint import (
@@ -25,6 +27,7 @@ from constructs.inference_endpoint import (
     TrafficStep,
 )
 from constructs.instance_outlier import InstanceOutlierProps
+from constructs.serving_alarms import AlarmedVariant, AlarmThresholds, CeilingLoad, ServingAlarmsProps
 from constructs.serving_model import ModelProps, ServingModelsProps
 
 # data_capture.capture_options -> DataCaptureConfig.CaptureOptions[].CaptureMode
@@ -130,3 +133,25 @@ def capacity_spread(cfg: EnvironmentConfig, instance_types: Sequence[str]) -> fl
     """Strongest over weakest `planning.capacity` among a variant's pool types that have a figure."""
     rates = [cfg.planning.capacity[t].requests_per_minute for t in instance_types if t in cfg.planning.capacity]
     return max(rates) / min(rates) if len(rates) > 1 else 1.0
+
+
+def alarms_props(cfg: EnvironmentConfig, catalog: Catalog) -> ServingAlarmsProps:
+    """The CPU alarm's threshold scales with vCPUs (SageMaker sums CPUUtilization over them). A variant with
+    instance pools may mix types; its alarm uses the preferred type's (priority 1) figure."""
+    return ServingAlarmsProps(
+        endpoint_name=cfg.endpoint_name,
+        variants=tuple(
+            AlarmedVariant(v.name, catalog.instance_types[v.instance_type].vcpus, capacity_ceiling(cfg, v.name))
+            for v in cfg.variants
+        ),
+        # AlarmThresholds names config's `alarms` fields one for one.
+        thresholds=AlarmThresholds(**{f.name: getattr(cfg.alarms, f.name) for f in fields(AlarmThresholds)}),
+        admission_deadline_ms=cfg.admission_deadline_ms,
+        metrics_interval_seconds=cfg.container.metrics_interval_seconds,
+    )
+
+
+def capacity_ceiling(cfg: EnvironmentConfig, variant_name: str) -> CeilingLoad | None:
+    """An autoscaled variant's ceiling load; None without autoscaling or a planning.capacity figure."""
+    found = ceiling_load(cfg, variant_name) if variant_name in cfg.autoscaling else None
+    return CeilingLoad(*found) if found is not None else None

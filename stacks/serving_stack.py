@@ -26,7 +26,7 @@ from constructs.serving_alarms import ServingAlarms
 from constructs.serving_dashboard import ServingDashboard
 from constructs.serving_model import ServingModels
 from constructs.variant_autoscaling import VariantAutoscaling
-from stacks.serving_props import endpoint_props, models_props, outlier_props
+from stacks.serving_props import alarms_props, endpoint_props, models_props, outlier_props
 
 
 class ServingStack(Stack):
@@ -54,10 +54,7 @@ class ServingStack(Stack):
             self, "Tickets", encryption_key=key, destination=cfg.alarms.ticket, display_name=f"{cfg.name} ticket"
         )
         catalog = load_catalog()
-        # The CPU alarm's threshold scales with vCPUs (SageMaker sums CPUUtilization over them). A variant
-        # with instance pools may mix types; its alarm uses the preferred type's (priority 1) figure.
-        vcpus = {v.name: catalog.instance_types[v.instance_type].vcpus for v in cfg.variants}
-        alarms = ServingAlarms(self, "Alarms", cfg=cfg, vcpus=vcpus)
+        alarms = ServingAlarms(self, "Alarms", alarms_props(cfg, catalog))
         models.grant_describe_alarms([self._alarm_arn(a.alarm_name) for a in alarms.rollback_alarms])
 
         endpoint = InferenceEndpoint(

@@ -17,6 +17,7 @@ from config.scaling_target import ceiling_load
 from config.schema import AlarmDestination
 from constructs.alarm_topic import AlarmTopic, Severity
 from constructs.serving_alarms import ServingAlarms
+from stacks.serving_props import alarms_props
 from workbench.alarm_table import DOCUMENT, alarm_rows, document_table, render
 from workbench.planner.build import build_plan
 from workbench.planner.environment_traffic import traffic_for
@@ -127,7 +128,7 @@ def test_capacity_ceiling_needs_the_load_above_capacity_while_pinned_at_the_maxi
 
 def _ceiling_alarm(cfg, variant: str = "primary") -> dict:
     stack = cdk.Stack(cdk.App(), "Alarms")
-    ServingAlarms(stack, "Alarms", cfg=cfg, vcpus={v.name: 4 for v in cfg.variants})
+    ServingAlarms(stack, "Alarms", alarms_props(cfg, load_catalog()))
     (alarm,) = [
         a["Properties"]
         for k, a in Template.from_stack(stack).find_resources("AWS::CloudWatch::Alarm").items()
