@@ -14,7 +14,7 @@ from aws_cdk import aws_logs as logs
 from config.container_env import container_environment
 from config.routing import prefix_aware_settings
 from config.scaling_target import ceiling_load
-from config.schema import Catalog, DataCapture, Deployment, EnvironmentConfig, Variant
+from config.schema import Catalog, DataCapture, Deployment, EnvironmentConfig, Variant, VariantScaling
 from constructs.capture_bucket import CaptureBucket
 from constructs.image_repository import ImageRepository
 from constructs.inference_endpoint import (
@@ -26,8 +26,9 @@ from constructs.inference_endpoint import (
     ProductionVariantProps,
     TrafficStep,
 )
-from constructs.instance_outlier import InstanceOutlierProps
-from constructs.serving_alarms import AlarmedVariant, AlarmThresholds, CeilingLoad, ServingAlarmsProps
+from constructs.instance_outlier import InstanceOutlier, InstanceOutlierProps
+from constructs.serving_alarms import AlarmedVariant, AlarmThresholds, CeilingLoad, ServingAlarms, ServingAlarmsProps
+from constructs.serving_dashboard import ScheduledMinimum, ServingDashboardProps, VariantCapacity
 from constructs.serving_model import ModelProps, ServingModelsProps
 
 # data_capture.capture_options -> DataCaptureConfig.CaptureOptions[].CaptureMode
@@ -155,3 +156,21 @@ def capacity_ceiling(cfg: EnvironmentConfig, variant_name: str) -> CeilingLoad |
     """An autoscaled variant's ceiling load; None without autoscaling or a planning.capacity figure."""
     found = ceiling_load(cfg, variant_name) if variant_name in cfg.autoscaling else None
     return CeilingLoad(*found) if found is not None else None
+
+
+def dashboard_props(
+    cfg: EnvironmentConfig, alarms: ServingAlarms, instance_outlier: InstanceOutlier
+) -> ServingDashboardProps:
+    return ServingDashboardProps(
+        alarms=alarms,
+        max_num_seqs=cfg.engine.max_num_seqs,
+        admission_deadline_ms=cfg.admission_deadline_ms,
+        capacity={name: variant_capacity(scaling) for name, scaling in cfg.autoscaling.items()},
+        instance_pools={v.name: tuple(v.instance_types) for v in cfg.variants if v.fallback_instance_types},
+        instance_outlier=instance_outlier,
+    )
+
+
+def variant_capacity(scaling: VariantScaling) -> VariantCapacity:
+    windows = tuple(ScheduledMinimum(w.name, w.min_capacity, w.start, w.end, w.timezone) for w in scaling.schedules)
+    return VariantCapacity(scaling.min_capacity, scaling.max_capacity, windows)

@@ -26,7 +26,7 @@ from constructs.serving_alarms import ServingAlarms
 from constructs.serving_dashboard import ServingDashboard
 from constructs.serving_model import ServingModels
 from constructs.variant_autoscaling import VariantAutoscaling
-from stacks.serving_props import alarms_props, endpoint_props, models_props, outlier_props
+from stacks.serving_props import alarms_props, dashboard_props, endpoint_props, models_props, outlier_props
 
 
 class ServingStack(Stack):
@@ -99,7 +99,7 @@ class ServingStack(Stack):
                 endpoint=endpoint.endpoint,
                 target_value=tracking_target(cfg, variant_name),  # explicit, or derived from planning.capacity
             )
-        dashboard = ServingDashboard(self, "Dashboard", cfg=cfg, alarms=alarms, instance_outlier=outlier)
+        dashboard = ServingDashboard(self, "Dashboard", dashboard_props(cfg, alarms, outlier))
         self._access_policies(cfg, image, (paging, tickets), capture, reader)
 
         self._outputs(cfg, catalog, dashboard, endpoint, paging, alarms)
