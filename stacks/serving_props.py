@@ -14,7 +14,16 @@ from aws_cdk import aws_logs as logs
 from config.container_env import container_environment
 from config.routing import prefix_aware_settings
 from config.scaling_target import ceiling_load
-from config.schema import Catalog, DataCapture, Deployment, EnvironmentConfig, Variant, VariantScaling
+from config.schema import (
+    AlarmDestination,
+    Catalog,
+    DataCapture,
+    Deployment,
+    EnvironmentConfig,
+    Variant,
+    VariantScaling,
+)
+from constructs.alarm_topic import AlarmTopicProps
 from constructs.capture_bucket import CaptureBucket
 from constructs.image_repository import ImageRepository
 from constructs.inference_endpoint import (
@@ -30,6 +39,17 @@ from constructs.instance_outlier import InstanceOutlier, InstanceOutlierProps
 from constructs.serving_alarms import AlarmedVariant, AlarmThresholds, CeilingLoad, ServingAlarms, ServingAlarmsProps
 from constructs.serving_dashboard import ScheduledMinimum, ServingDashboardProps, VariantCapacity
 from constructs.serving_model import ModelProps, ServingModelsProps
+
+
+def topic_props(destination: AlarmDestination, key: kms.IKey, display_name: str) -> AlarmTopicProps:
+    return AlarmTopicProps(
+        encryption_key=key,
+        display_name=display_name,
+        emails=tuple(destination.emails),
+        https_endpoints=tuple(destination.https_endpoints),
+        existing_topic_arn=destination.topic_arn,
+    )
+
 
 # data_capture.capture_options -> DataCaptureConfig.CaptureOptions[].CaptureMode
 CAPTURE_MODES = {"input": ("Input",), "output": ("Output",), "both": ("Input", "Output")}

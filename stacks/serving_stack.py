@@ -26,7 +26,14 @@ from constructs.serving_alarms import ServingAlarms
 from constructs.serving_dashboard import ServingDashboard
 from constructs.serving_model import ServingModels
 from constructs.variant_autoscaling import VariantAutoscaling
-from stacks.serving_props import alarms_props, dashboard_props, endpoint_props, models_props, outlier_props
+from stacks.serving_props import (
+    alarms_props,
+    dashboard_props,
+    endpoint_props,
+    models_props,
+    outlier_props,
+    topic_props,
+)
 
 
 class ServingStack(Stack):
@@ -47,12 +54,8 @@ class ServingStack(Stack):
         capture, reader = self._data_capture(cfg, models) if cfg.data_capture.enabled else (None, None)
 
         # Two destinations (docs/alarms.md): what users feel now pages, the rest is a ticket.
-        paging = AlarmTopic(
-            self, "Paging", encryption_key=key, destination=cfg.alarms.paging, display_name=f"{cfg.name} page"
-        )
-        tickets = AlarmTopic(
-            self, "Tickets", encryption_key=key, destination=cfg.alarms.ticket, display_name=f"{cfg.name} ticket"
-        )
+        paging = AlarmTopic(self, "Paging", topic_props(cfg.alarms.paging, key, f"{cfg.name} page"))
+        tickets = AlarmTopic(self, "Tickets", topic_props(cfg.alarms.ticket, key, f"{cfg.name} ticket"))
         catalog = load_catalog()
         alarms = ServingAlarms(self, "Alarms", alarms_props(cfg, catalog))
         models.grant_describe_alarms([self._alarm_arn(a.alarm_name) for a in alarms.rollback_alarms])
