@@ -13,16 +13,18 @@ from aws_cdk import aws_logs as logs
 
 from config.container_env import container_environment
 from config.routing import prefix_aware_settings
-from config.scaling_target import ceiling_load
+from config.scaling_target import ceiling_load, tracking_target
 from config.schema import (
     AlarmDestination,
     Catalog,
     DataCapture,
     Deployment,
+    EngineStepScaling,
     EnvironmentConfig,
     Variant,
     VariantScaling,
 )
+from constructs import IDependable
 from constructs.alarm_topic import AlarmTopicProps
 from constructs.capture_bucket import CaptureBucket
 from constructs.image_repository import ImageRepository
@@ -39,6 +41,15 @@ from constructs.instance_outlier import InstanceOutlier, InstanceOutlierProps
 from constructs.serving_alarms import AlarmedVariant, AlarmThresholds, CeilingLoad, ServingAlarms, ServingAlarmsProps
 from constructs.serving_dashboard import ScheduledMinimum, ServingDashboardProps, VariantCapacity
 from constructs.serving_model import ModelProps, ServingModelsProps
+from constructs.variant_autoscaling import (
+    ScaleOutStep,
+    ScheduledRangeProps,
+    StepScaleIn,
+    StepScalingProps,
+    TargetTrackingProps,
+    VariantAutoscalingProps,
+)
+from constructs.variant_metrics import VariantMetrics
 
 
 def topic_props(destination: AlarmDestination, key: kms.IKey, display_name: str) -> AlarmTopicProps:
@@ -194,3 +205,43 @@ def dashboard_props(
 def variant_capacity(scaling: VariantScaling) -> VariantCapacity:
     windows = tuple(ScheduledMinimum(w.name, w.min_capacity, w.start, w.end, w.timezone) for w in scaling.schedules)
     return VariantCapacity(scaling.min_capacity, scaling.max_capacity, windows)
+
+
+def autoscaling_props(
+    cfg: EnvironmentConfig, variant_name: str, metrics: VariantMetrics, endpoint: IDependable
+) -> VariantAutoscalingProps:
+    """The target explicit, or derived from planning.capacity (config.scaling_target)."""
+    return scaling_props(cfg.autoscaling[variant_name], tracking_target(cfg, variant_name), metrics, endpoint)
+
+
+def scaling_props(
+    scaling: VariantScaling, target_value: float, metrics: VariantMetrics, endpoint: IDependable
+) -> VariantAutoscalingProps:
+    tracking = scaling.target_tracking
+    return VariantAutoscalingProps(
+        metrics=metrics,
+        endpoint=endpoint,
+        min_capacity=scaling.min_capacity,
+        max_capacity=scaling.max_capacity,
+        target_tracking=TargetTrackingProps(
+            tracking.metric, target_value, tracking.scale_out_cooldown_seconds, tracking.scale_in_cooldown_seconds
+        ),
+        step_scaling=tuple(step_scaling(policy) for policy in scaling.step_scaling),
+        schedules=tuple(
+            ScheduledRangeProps(w.name, w.timezone, w.start, w.end, w.min_capacity, w.max_capacity)
+            for w in scaling.schedules
+        ),
+    )
+
+
+def step_scaling(policy: EngineStepScaling) -> StepScalingProps:
+    scale_in = None
+    if policy.scale_in_below is not None:
+        scale_in = StepScaleIn(policy.scale_in_below, policy.scale_in_after_minutes, policy.scale_in_cooldown_seconds)
+    return StepScalingProps(
+        metric=policy.metric,
+        scale_out=tuple(ScaleOutStep(s.at_or_above, s.add_instances) for s in policy.scale_out),
+        scale_out_after_minutes=policy.scale_out_after_minutes,
+        cooldown_seconds=policy.cooldown_seconds,
+        scale_in=scale_in,
+    )

@@ -7,7 +7,6 @@ from aws_cdk import ArnFormat, CfnOutput, Stack
 from config import load_catalog, naming
 from config.cost import floor_and_ceiling_usd
 from config.prices import prices_for
-from config.scaling_target import tracking_target
 from config.schema import Catalog, EnvironmentConfig
 from constructs import Construct
 from constructs.alarm_topic import AlarmTopic, route_alarms
@@ -28,6 +27,7 @@ from constructs.serving_model import ServingModels
 from constructs.variant_autoscaling import VariantAutoscaling
 from stacks.serving_props import (
     alarms_props,
+    autoscaling_props,
     dashboard_props,
     endpoint_props,
     models_props,
@@ -93,14 +93,11 @@ class ServingStack(Stack):
             topic=tickets,
         )
 
-        for variant_name, scaling in cfg.autoscaling.items():
+        for variant_name in cfg.autoscaling:
             VariantAutoscaling(
                 self,
                 f"Autoscaling-{variant_name}",
-                metrics=alarms.metrics[variant_name],
-                scaling=scaling,
-                endpoint=endpoint.endpoint,
-                target_value=tracking_target(cfg, variant_name),  # explicit, or derived from planning.capacity
+                autoscaling_props(cfg, variant_name, alarms.metrics[variant_name], endpoint.endpoint),
             )
         dashboard = ServingDashboard(self, "Dashboard", dashboard_props(cfg, alarms, outlier))
         self._access_policies(cfg, image, (paging, tickets), capture, reader)
