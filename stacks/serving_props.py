@@ -51,17 +51,6 @@ from constructs.variant_autoscaling import (
 )
 from constructs.variant_metrics import VariantMetrics
 
-
-def topic_props(destination: AlarmDestination, key: kms.IKey, display_name: str) -> AlarmTopicProps:
-    return AlarmTopicProps(
-        encryption_key=key,
-        display_name=display_name,
-        emails=tuple(destination.emails),
-        https_endpoints=tuple(destination.https_endpoints),
-        existing_topic_arn=destination.topic_arn,
-    )
-
-
 # data_capture.capture_options -> DataCaptureConfig.CaptureOptions[].CaptureMode
 CAPTURE_MODES = {"input": ("Input",), "output": ("Output",), "both": ("Input", "Output")}
 # container.log_retention_days -> the log group's retention
@@ -91,6 +80,38 @@ def model_props(cfg: EnvironmentConfig, v: Variant, image: ImageRepository) -> M
     """The container's environment names the image it runs: `source` resolved to this tree's build tag."""
     built = v.model_copy(update={"image_tag": image.resolve_tag(v.image_tag)})
     return ModelProps(v.name, built.image_tag, v.model_data_s3_uri, container_environment(cfg, built))
+
+
+def topic_props(destination: AlarmDestination, key: kms.IKey, display_name: str) -> AlarmTopicProps:
+    return AlarmTopicProps(
+        encryption_key=key,
+        display_name=display_name,
+        emails=tuple(destination.emails),
+        https_endpoints=tuple(destination.https_endpoints),
+        existing_topic_arn=destination.topic_arn,
+    )
+
+
+def alarms_props(cfg: EnvironmentConfig, catalog: Catalog) -> ServingAlarmsProps:
+    """The CPU alarm's threshold scales with vCPUs (SageMaker sums CPUUtilization over them). A variant with
+    instance pools may mix types; its alarm uses the preferred type's (priority 1) figure."""
+    return ServingAlarmsProps(
+        endpoint_name=cfg.endpoint_name,
+        variants=tuple(
+            AlarmedVariant(v.name, catalog.instance_types[v.instance_type].vcpus, capacity_ceiling(cfg, v.name))
+            for v in cfg.variants
+        ),
+        # AlarmThresholds names config's `alarms` fields one for one.
+        thresholds=AlarmThresholds(**{f.name: getattr(cfg.alarms, f.name) for f in fields(AlarmThresholds)}),
+        admission_deadline_ms=cfg.admission_deadline_ms,
+        metrics_interval_seconds=cfg.container.metrics_interval_seconds,
+    )
+
+
+def capacity_ceiling(cfg: EnvironmentConfig, variant_name: str) -> CeilingLoad | None:
+    """An autoscaled variant's ceiling load; None without autoscaling or a planning.capacity figure."""
+    found = ceiling_load(cfg, variant_name) if variant_name in cfg.autoscaling else None
+    return CeilingLoad(*found) if found is not None else None
 
 
 def endpoint_props(
@@ -167,46 +188,6 @@ def capacity_spread(cfg: EnvironmentConfig, instance_types: Sequence[str]) -> fl
     return max(rates) / min(rates) if len(rates) > 1 else 1.0
 
 
-def alarms_props(cfg: EnvironmentConfig, catalog: Catalog) -> ServingAlarmsProps:
-    """The CPU alarm's threshold scales with vCPUs (SageMaker sums CPUUtilization over them). A variant with
-    instance pools may mix types; its alarm uses the preferred type's (priority 1) figure."""
-    return ServingAlarmsProps(
-        endpoint_name=cfg.endpoint_name,
-        variants=tuple(
-            AlarmedVariant(v.name, catalog.instance_types[v.instance_type].vcpus, capacity_ceiling(cfg, v.name))
-            for v in cfg.variants
-        ),
-        # AlarmThresholds names config's `alarms` fields one for one.
-        thresholds=AlarmThresholds(**{f.name: getattr(cfg.alarms, f.name) for f in fields(AlarmThresholds)}),
-        admission_deadline_ms=cfg.admission_deadline_ms,
-        metrics_interval_seconds=cfg.container.metrics_interval_seconds,
-    )
-
-
-def capacity_ceiling(cfg: EnvironmentConfig, variant_name: str) -> CeilingLoad | None:
-    """An autoscaled variant's ceiling load; None without autoscaling or a planning.capacity figure."""
-    found = ceiling_load(cfg, variant_name) if variant_name in cfg.autoscaling else None
-    return CeilingLoad(*found) if found is not None else None
-
-
-def dashboard_props(
-    cfg: EnvironmentConfig, alarms: ServingAlarms, instance_outlier: InstanceOutlier
-) -> ServingDashboardProps:
-    return ServingDashboardProps(
-        alarms=alarms,
-        max_num_seqs=cfg.engine.max_num_seqs,
-        admission_deadline_ms=cfg.admission_deadline_ms,
-        capacity={name: variant_capacity(scaling) for name, scaling in cfg.autoscaling.items()},
-        instance_pools={v.name: tuple(v.instance_types) for v in cfg.variants if v.fallback_instance_types},
-        instance_outlier=instance_outlier,
-    )
-
-
-def variant_capacity(scaling: VariantScaling) -> VariantCapacity:
-    windows = tuple(ScheduledMinimum(w.name, w.min_capacity, w.start, w.end, w.timezone) for w in scaling.schedules)
-    return VariantCapacity(scaling.min_capacity, scaling.max_capacity, windows)
-
-
 def autoscaling_props(
     cfg: EnvironmentConfig, variant_name: str, metrics: VariantMetrics, endpoint: IDependable
 ) -> VariantAutoscalingProps:
@@ -245,3 +226,21 @@ def step_scaling(policy: EngineStepScaling) -> StepScalingProps:
         cooldown_seconds=policy.cooldown_seconds,
         scale_in=scale_in,
     )
+
+
+def dashboard_props(
+    cfg: EnvironmentConfig, alarms: ServingAlarms, instance_outlier: InstanceOutlier
+) -> ServingDashboardProps:
+    return ServingDashboardProps(
+        alarms=alarms,
+        max_num_seqs=cfg.engine.max_num_seqs,
+        admission_deadline_ms=cfg.admission_deadline_ms,
+        capacity={name: variant_capacity(scaling) for name, scaling in cfg.autoscaling.items()},
+        instance_pools={v.name: tuple(v.instance_types) for v in cfg.variants if v.fallback_instance_types},
+        instance_outlier=instance_outlier,
+    )
+
+
+def variant_capacity(scaling: VariantScaling) -> VariantCapacity:
+    windows = tuple(ScheduledMinimum(w.name, w.min_capacity, w.start, w.end, w.timezone) for w in scaling.schedules)
+    return VariantCapacity(scaling.min_capacity, scaling.max_capacity, windows)
