@@ -350,7 +350,6 @@ def test_no_construct_names_the_environment_config():
 # shrinks. Constructs may import config's shared names (config.access, config.naming, config.metric_names).
 SCHEMA_PENDING = {
     "constructs/capture_reader_role.py": "DataCapture's readers and MFA: issue 51 (branch security) reworks the reader",
-    "constructs/cost_budget.py": "the planner's cost of the configured week: issue 49 item 2 (branch couplings)",
 }
 
 

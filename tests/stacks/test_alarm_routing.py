@@ -12,6 +12,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
 
+from config import load_catalog
 from config.scaling_target import ceiling_load
 from constructs.alarm_topic import AlarmTopic, AlarmTopicProps, Severity
 from constructs.serving_alarms import ServingAlarms
