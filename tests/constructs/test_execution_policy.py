@@ -143,9 +143,7 @@ def test_make_bootstrap_passes_the_policies_to_cdk_bootstrap() -> None:
         check=True,
     ).stdout
     # The account's own execution policies, and the stack-role boundary all the same (every stack role names it).
-    assert (
-        'policies="arn:aws:iam::2:policy/P"' in own and "-m ops.pipeline.execution_policy prod --boundary-only" in own
-    )
+    assert 'policies="arn:aws:iam::2:policy/P"' in own and "-m ops.pipeline.execution_policy prod --boundary-only" in own
 
 
 def test_api_names_a_handler_declares_are_granted_as_the_iam_action_aws_checks() -> None:
