@@ -2,7 +2,7 @@
 
 Exit codes: 0 ok; 1 `plan`'s verdict is "not met" (files still written: CI can gate on it); 2 unknown
 environment, invalid config or traffic file, or a setting the planner cannot model (the message names the field);
-130 interrupted (Ctrl-C: one line, no traceback).
+130 interrupted (Ctrl-C: one line, no traceback; SIGTERM 143, SIGHUP 129).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from workbench.planner.compare import render_comparison
 from workbench.planner.doc_block import PLAN_DOC, with_summary
 from workbench.planner.environment_traffic import traffic_of
 from workbench.planner.frontier import inputs_digest
-from workbench.planner.interrupt import interruptible
 from workbench.planner.outages import Outage, OutageError, parse_outages
 from workbench.planner.reference_week import reference_week
 from workbench.planner.results import FigureCheck, Plan
@@ -72,7 +71,6 @@ Unavailable = Annotated[
 
 
 @app.command()
-@interruptible
 def plan(
     env: Env,
     traffic: Traffic = None,
@@ -129,7 +127,6 @@ def plan(
 
 
 @app.command()
-@interruptible
 def diff(
     env: Env,
     base: Annotated[Path, typer.Option(help="the base config file (make plan-diff: from git)", dir_okay=False)],
@@ -159,7 +156,6 @@ def diff(
 
 
 @app.command()
-@interruptible
 def docs(document: Annotated[Path, typer.Option("--doc", dir_okay=False)] = PLAN_DOC) -> None:
     """Refresh docs/plan/ (summary.md, plot.png) and the copy of the prod plan in docs/scaling-and-planning.md."""
     cfg = _config("prod")
@@ -176,7 +172,6 @@ def docs(document: Annotated[Path, typer.Option("--doc", dir_okay=False)] = PLAN
 
 
 @app.command("export-traffic")
-@interruptible
 def export_traffic(out: Annotated[Path, typer.Argument(help="CSV file to write", dir_okay=False)]) -> None:
     """Write the reference week as a per-minute CSV, a starting point for your own profile."""
     try:
