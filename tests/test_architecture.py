@@ -354,17 +354,11 @@ def test_no_construct_names_the_environment_config():
     assert [relative(path) for path in constructs if ENVIRONMENT_CONFIG in identifiers(path)] == []
 
 
-# Constructs that still take a section of config's schema, each with the change that narrows it: the list only
-# shrinks. Constructs may import config's shared names (config.access, config.naming, config.metric_names).
-SCHEMA_PENDING = {
-    "constructs/capture_reader_role.py": "DataCapture's readers and MFA: issue 51 (branch security) reworks the reader",
-}
-
-
 def test_constructs_take_props_not_configs_schema():
+    """Nor a section of it: a construct may import config's shared names (config.access, config.naming,
+    config.metric_names), never its models."""
     constructs = [path for path in product_files() if relative(path).startswith("constructs/")]
-    offenders = {relative(path) for path in constructs if "config.schema" in imported_modules(path)}
-    assert offenders <= set(SCHEMA_PENDING)
+    assert [relative(path) for path in constructs if "config.schema" in imported_modules(path)] == []
 
 
 def test_the_props_rule_can_fail(tmp_path):
