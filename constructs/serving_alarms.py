@@ -60,7 +60,6 @@ class AlarmThresholds:
     release_min_requests_per_minute: int  # ... with at least this many requests each
     error_rate_4xx_percent: float
     overhead_latency_p99_ms: int
-    gpu_memory_percent: float
     cpu_percent: float  # of every vCPU
     gpu_idle_percent: float  # cost: GPU utilisation below this ...
     gpu_idle_minutes: int  # ... for this long (a multiple of 5)
@@ -85,6 +84,8 @@ class CeilingLoad:
 class AlarmedVariant:
     name: str
     vcpus: int  # SageMaker sums CPUUtilization over vCPUs: the CPU alarm's threshold scales with them
+    # Above what a healthy instance reads: vLLM's preallocated share plus the CUDA context (config/gpu_memory.py).
+    gpu_memory_percent: float
     capacity_ceiling: CeilingLoad | None = None  # None: no capacity-ceiling alarm (not autoscaled, or no figure)
 
 
@@ -109,7 +110,7 @@ class ServingAlarms(Construct):
         for variant in props.variants:
             metrics = self.metrics[variant.name]
             self.rollback_alarms += [r.alarm for r in self._rollback(variant.name, metrics)]
-            self._platform(variant.name, metrics, variant.vcpus)
+            self._platform(variant, metrics)
             self._engine(variant.name, metrics)
             if variant.capacity_ceiling is not None:
                 self._ceiling(variant.name, metrics, variant.capacity_ceiling)
@@ -188,8 +189,8 @@ class ServingAlarms(Construct):
             ),
         ]
 
-    def _platform(self, name: str, m: VariantMetrics, vcpus: int) -> None:
-        a = self.props.thresholds
+    def _platform(self, variant: AlarmedVariant, m: VariantMetrics) -> None:
+        a, name, vcpus = self.props.thresholds, variant.name, variant.vcpus
         self._alarm(
             f"{name}-4xx-rate",
             m.error_rate(m.errors_4xx()),
@@ -210,9 +211,9 @@ class ServingAlarms(Construct):
             f"{name}-gpu-memory",
             m.instance_metric("GPUMemoryUtilization"),
             route=ticket("a risk of out-of-memory, not yet an error: failed requests page through 5XX"),
-            description=f"{name}: GPU memory above {a.gpu_memory_percent} % for 5 min (vLLM preallocates "
-            "gpu_memory_utilization; more means something else is on the GPU)",
-            threshold=a.gpu_memory_percent,
+            description=f"{name}: GPU memory above {variant.gpu_memory_percent} % for 5 min (vLLM preallocates "
+            "gpu_memory_utilization, plus the CUDA context; more means something else is on the GPU)",
+            threshold=variant.gpu_memory_percent,
             periods=5,
         )
         self._alarm(

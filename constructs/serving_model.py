@@ -46,6 +46,8 @@ class ServingModelsProps:
     encryption_key: kms.IKey  # the log group's
     models: tuple[ModelProps, ...]
     log_retention: logs.RetentionDays = logs.RetentionDays.THREE_MONTHS
+    # The model-data buckets' customer-managed key, if their objects are SSE-KMS: Decrypt through S3 only.
+    model_data_kms_key_arn: str | None = None
 
 
 class ServingModels(Construct):
@@ -93,6 +95,8 @@ class ServingModels(Construct):
         )
         for uri in sorted({m.model_data_s3_uri for m in props.models}):
             self._grant_model_data(uri)
+        if props.model_data_kms_key_arn:
+            self._grant_model_data_key(props.model_data_kms_key_arn)
 
         self.models = {m.variant_name: self._model(m, props.image) for m in props.models}
 
@@ -112,6 +116,19 @@ class ServingModels(Construct):
             self.role,
             f"AwsSolutions::AwsSolutions-IAM5[Resource::{arn_in_finding(self, 's3', f'{bucket}/{prefix}*')}]",
             "SageMaker downloads every object under the model data prefix (base weights and adapters)",
+        )
+
+    def _grant_model_data_key(self, key_arn: str) -> None:
+        """Decrypt with the model-data buckets' customer-managed key, and only when S3 asks KMS on the role's
+        behalf (`kms:ViaService`: AWS KMS Developer Guide, "kms:ViaService"; S3 calls KMS Decrypt for a GET of
+        an SSE-KMS object with the caller's credentials: Amazon S3 User Guide, "Using SSE-KMS")."""
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ModelDataKeyThroughS3",
+                actions=["kms:Decrypt"],
+                resources=[key_arn],
+                conditions={"StringEquals": {"kms:ViaService": f"s3.{Stack.of(self).region}.amazonaws.com"}},
+            )
         )
 
     def _model(self, m: ModelProps, image: ImageRepository) -> sagemaker.CfnModel:

@@ -112,6 +112,10 @@ class VariantAutoscaling(Construct):
         for key, value in scaling_tags(metrics.endpoint_name).items():
             Tags.of(self.target).add(key, value)
 
+        for window in props.schedules:
+            self._window(window)
+        if _fixed(props):
+            return  # min = max in every window: a scaling policy could never act (issue 50 §7)
         tracking = props.target_tracking
         # SageMakerVariantConcurrentRequestsPerModelHighResolution: requests in the container (queued ones
         # included, a stream until its last token) every 10 s; scales out faster, in at the standard speed
@@ -125,8 +129,6 @@ class VariantAutoscaling(Construct):
         )
         for policy in props.step_scaling:
             self._step_scaling(metrics, policy)
-        for window in props.schedules:
-            self._window(window)
 
     def _step_scaling(self, metrics: VariantMetrics, policy: StepScalingProps) -> None:
         """Scale out fast on engine pressure; optionally scale in one instance at a time after a quiet spell."""
@@ -174,3 +176,10 @@ class VariantAutoscaling(Construct):
             min_capacity=self.props.min_capacity,
             max_capacity=self.props.max_capacity,
         )
+
+
+def _fixed(props: VariantAutoscalingProps) -> bool:
+    """The instance count cannot move: min = max, and no scheduled window opens a range either."""
+    ranges = [(props.min_capacity, props.max_capacity)]
+    ranges += [(w.min_capacity, w.max_capacity or props.max_capacity) for w in props.schedules]
+    return all(low == high for low, high in ranges)

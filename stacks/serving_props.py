@@ -11,22 +11,28 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 
+from config import environment_label
+from config.alerting import placeholders
+from config.blue_green_timeout import execution_timeout
+from config.capacity_evidence import assumed_types
 from config.container_env import container_environment
+from config.gpu_memory import gpu_memory_alarm_percent
 from config.routing import prefix_aware_settings
 from config.scaling_target import ceiling_load, tracking_target
 from config.schema import (
     AlarmDestination,
     Catalog,
     DataCapture,
-    Deployment,
     EngineStepScaling,
     EnvironmentConfig,
+    InstanceType,
     Variant,
     VariantScaling,
 )
 from constructs import IDependable
 from constructs.alarm_topic import AlarmTopicProps
 from constructs.capture_bucket import CaptureBucket
+from constructs.deploy_guards import DeployGuardsProps
 from constructs.image_repository import ImageRepository
 from constructs.inference_endpoint import (
     BlueGreenProps,
@@ -66,6 +72,18 @@ LOG_RETENTION = {
 }
 
 
+def guards_props(cfg: EnvironmentConfig) -> DeployGuardsProps:
+    """Production only: make deploy's refusals (assumed capacity, a paging placeholder) in the template."""
+    if not cfg.production:
+        return DeployGuardsProps(cfg.name, environment_label(cfg.name))
+    return DeployGuardsProps(
+        env_name=cfg.name,
+        config_file=environment_label(cfg.name),
+        assumed_types=tuple(pool.instance_type for pool in assumed_types(cfg)),
+        paging_placeholders=tuple(placeholders(cfg.alarms.paging)),
+    )
+
+
 def models_props(cfg: EnvironmentConfig, image: ImageRepository, encryption_key: kms.IKey) -> ServingModelsProps:
     return ServingModelsProps(
         endpoint_name=cfg.endpoint_name,
@@ -73,6 +91,7 @@ def models_props(cfg: EnvironmentConfig, image: ImageRepository, encryption_key:
         encryption_key=encryption_key,
         models=tuple(model_props(cfg, v, image) for v in cfg.variants),
         log_retention=LOG_RETENTION[cfg.container.log_retention_days],
+        model_data_kms_key_arn=cfg.model_data_kms_key_arn,
     )
 
 
@@ -93,18 +112,22 @@ def topic_props(destination: AlarmDestination, key: kms.IKey, display_name: str)
 
 
 def alarms_props(cfg: EnvironmentConfig, catalog: Catalog) -> ServingAlarmsProps:
-    """The CPU alarm's threshold scales with vCPUs (SageMaker sums CPUUtilization over them). A variant with
-    instance pools may mix types; its alarm uses the preferred type's (priority 1) figure."""
+    """The CPU alarm's threshold scales with vCPUs (SageMaker sums CPUUtilization over them); the GPU-memory
+    alarm sits above what a healthy instance reads (config/gpu_memory.py). A variant with instance pools may
+    mix types; its alarms use the preferred type's (priority 1) figures."""
     return ServingAlarmsProps(
         endpoint_name=cfg.endpoint_name,
-        variants=tuple(
-            AlarmedVariant(v.name, catalog.instance_types[v.instance_type].vcpus, capacity_ceiling(cfg, v.name))
-            for v in cfg.variants
-        ),
+        variants=tuple(alarmed_variant(cfg, v, catalog.instance_types[v.instance_type]) for v in cfg.variants),
         # AlarmThresholds names config's `alarms` fields one for one.
         thresholds=AlarmThresholds(**{f.name: getattr(cfg.alarms, f.name) for f in fields(AlarmThresholds)}),
         admission_deadline_ms=cfg.admission_deadline_ms,
         metrics_interval_seconds=cfg.container.metrics_interval_seconds,
+    )
+
+
+def alarmed_variant(cfg: EnvironmentConfig, v: Variant, preferred: InstanceType) -> AlarmedVariant:
+    return AlarmedVariant(
+        v.name, preferred.vcpus, gpu_memory_alarm_percent(cfg, preferred), capacity_ceiling(cfg, v.name)
     )
 
 
@@ -126,7 +149,7 @@ def endpoint_props(
     return InferenceEndpointProps(
         endpoint_name=cfg.endpoint_name,
         variants=tuple(production_variant(cfg, v, model_names[v.name]) for v in cfg.variants),
-        blue_green=blue_green(cfg.deployment),
+        blue_green=blue_green(cfg),
         rollback_alarms=tuple(rollback_alarms),
         metrics=EndpointMetricsProps(m.enhanced_metrics, m.detailed_observability, m.publish_frequency_seconds),
         kms_key_arn=cfg.endpoint_kms_key_arn,  # None on local-NVMe types (config.checks)
@@ -155,13 +178,14 @@ def production_variant(cfg: EnvironmentConfig, v: Variant, model_name: str) -> P
     )
 
 
-def blue_green(d: Deployment) -> BlueGreenProps:
+def blue_green(cfg: EnvironmentConfig) -> BlueGreenProps:
+    d = cfg.deployment
     return BlueGreenProps(
         traffic_routing=d.traffic_routing,
         step=TrafficStep(d.step_size.type, d.step_size.value) if d.step_size is not None else None,
         wait_interval_seconds=d.wait_interval_seconds,
         termination_wait_seconds=d.termination_wait_seconds,
-        maximum_execution_timeout_seconds=d.maximum_execution_timeout_seconds,
+        maximum_execution_timeout_seconds=execution_timeout(cfg),  # derived from its parts by default
     )
 
 

@@ -14,6 +14,7 @@ from constructs.capacity_watch import CapacityWatch
 from constructs.capture_bucket import CaptureBucket
 from constructs.capture_reader_role import capture_key_reader
 from constructs.cost_budget import CostBudget
+from constructs.deploy_guards import add_deploy_guards
 from constructs.encryption_key import service_key
 from constructs.image_repository import ImageRepository
 from constructs.inference_endpoint import InferenceEndpoint
@@ -27,6 +28,7 @@ from stacks.serving_props import (
     autoscaling_props,
     dashboard_props,
     endpoint_props,
+    guards_props,
     models_props,
     outlier_props,
     topic_props,
@@ -45,6 +47,7 @@ class ServingStack(Stack):
         **kwargs,
     ) -> None:
         super().__init__(scope, id, **kwargs)
+        add_deploy_guards(self, guards_props(cfg))  # make deploy's refusals, met by a plain `cdk deploy` too
         key = service_key(self, "ServingKey", description=f"{cfg.endpoint_name}: logs and alarm notifications")
         models = ServingModels(self, "Models", models_props(cfg, image, key))
 

@@ -12,7 +12,6 @@ THRESHOLDS = AlarmThresholds(
     release_min_requests_per_minute=20,
     error_rate_4xx_percent=5,
     overhead_latency_p99_ms=100,
-    gpu_memory_percent=95,
     cpu_percent=90,
     gpu_idle_percent=10,
     gpu_idle_minutes=60,

@@ -21,7 +21,7 @@ def build(*variants: AlarmedVariant) -> tuple[ServingAlarms, Template]:
 
 @pytest.fixture(scope="module")
 def one_variant() -> tuple[ServingAlarms, Template]:
-    return build(AlarmedVariant("primary", vcpus=4))
+    return build(AlarmedVariant("primary", vcpus=4, gpu_memory_percent=98.2))
 
 
 def alarm(name: str, **properties) -> dict:
@@ -55,10 +55,13 @@ def test_the_thresholds_are_the_props(one_variant) -> None:
 def test_the_cpu_threshold_scales_with_the_variants_vcpus(one_variant) -> None:
     _, template = one_variant
     template.has_resource_properties("AWS::CloudWatch::Alarm", alarm("CPU above 90 % of 4 vCPUs", Threshold=360))
+    template.has_resource_properties("AWS::CloudWatch::Alarm", alarm("GPU memory above 98.2 %", Threshold=98.2))
 
 
 def test_a_ceiling_load_adds_the_capacity_ceiling_alarm_on_the_tracked_metric() -> None:
-    alarms, template = build(AlarmedVariant("primary", vcpus=4, capacity_ceiling=CeilingLoad(HIGH_RESOLUTION, 18)))
+    alarms, template = build(
+        AlarmedVariant("primary", vcpus=4, gpu_memory_percent=98.2, capacity_ceiling=CeilingLoad(HIGH_RESOLUTION, 18))
+    )
     assert len(alarms.rollback_alarms) == 4
     template.has_resource_properties(
         "AWS::CloudWatch::Alarm",

@@ -23,7 +23,9 @@ def widgets(build) -> list[dict]:  # noqa: ANN001 (a function of the stack and i
     alarms = ServingAlarms(
         stack,
         "Alarms",
-        ServingAlarmsProps("chat", (AlarmedVariant("primary", vcpus=4),), THRESHOLDS, 2100, 10),
+        ServingAlarmsProps(
+            "chat", (AlarmedVariant("primary", vcpus=4, gpu_memory_percent=98.2),), THRESHOLDS, 2100, 10
+        ),
     )
     ServingDashboard(stack, "Dashboard", build(stack, alarms))
     (dashboard,) = Template.from_stack(stack).find_resources("AWS::CloudWatch::Dashboard").values()
