@@ -80,3 +80,13 @@ def test_a_window_without_its_own_maximum_raises_the_floor_under_the_variants_ma
     assert start["ScalableTargetAction"] == {"MinCapacity": 3, "MaxCapacity": 4}
     assert end["ScalableTargetAction"] == {"MinCapacity": 1, "MaxCapacity": 4}
     assert (start["Schedule"], start["Timezone"]) == ("cron(0 18 * * ? *)", "Asia/Tokyo")
+
+
+def test_a_count_that_cannot_move_gets_a_target_and_no_policy() -> None:
+    stack = cdk.Stack(cdk.App(), "Fixed")
+    endpoint = cdk.CfnResource(stack, "Endpoint", type="AWS::SNS::Topic")
+    props = VariantAutoscalingProps(VariantMetrics("chat", "canary"), endpoint, 1, 1, TRACKING)
+    VariantAutoscaling(stack, "Scaling", props)
+    template = Template.from_stack(stack)
+    template.resource_count_is("AWS::ApplicationAutoScaling::ScalableTarget", 1)
+    template.resource_count_is("AWS::ApplicationAutoScaling::ScalingPolicy", 0)
