@@ -23,11 +23,13 @@ MFA; config.checks.capture refuses it with Identity Center readers). The session
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from aws_cdk import Aws, CfnOutput, Duration
 from aws_cdk import aws_iam as iam
 
 from config.access import CAPTURE_READER, policy_name
-from config.schema import DataCapture
 from constructs import Construct
 
 OUTPUT_CAPTURE_READER_ROLE_ARN = "CaptureReaderRoleArn"
@@ -42,12 +44,23 @@ def reader_role_arn(env_name: str, partition: str = Aws.PARTITION, account: str 
     return f"arn:{partition}:iam::{account}:role/{reader_role_name(env_name)}"
 
 
-def reader_principal(capture: DataCapture) -> iam.IPrincipal:
-    """The account, narrowed to the named readers; with MFA when configured."""
+@dataclass(frozen=True)
+class CaptureReaderRoleProps:
+    """Who may assume the break-glass reader role (config `data_capture.readers`, `reader_mfa`)."""
+
+    env_name: str  # names the role (`MangaAssist-<env>-CaptureReader`) and its description
+    # aws:PrincipalArn patterns (an exact role, an Identity Center permission set's role). Empty: the account.
+    readers: Sequence[str] = ()
+    # Identity Center sessions never carry aws:MultiFactorAuthPresent: turn it off for such readers.
+    require_mfa: bool = True
+
+
+def reader_principal(props: CaptureReaderRoleProps) -> iam.IPrincipal:
+    """The account, narrowed to the named readers; with MFA when required."""
     conditions: dict = {}
-    if capture.readers:
-        conditions["ArnLike"] = {"aws:PrincipalArn": list(capture.readers)}
-    if capture.reader_mfa:
+    if props.readers:
+        conditions["ArnLike"] = {"aws:PrincipalArn": list(props.readers)}
+    if props.require_mfa:
         conditions["Bool"] = {"aws:MultiFactorAuthPresent": "true"}
     account = iam.AccountRootPrincipal()
     return account.with_conditions(conditions) if conditions else account
@@ -70,13 +83,14 @@ def capture_key_reader(env_name: str) -> iam.PolicyStatement:
 class CaptureReaderRole(Construct):
     """The role, named for the environment, and a stack output with its ARN."""
 
-    def __init__(self, scope: Construct, id: str, *, env_name: str, config: DataCapture) -> None:
+    def __init__(self, scope: Construct, id: str, props: CaptureReaderRoleProps) -> None:
         super().__init__(scope, id)
+        env_name = props.env_name
         self.role = iam.Role(
             self,
             "Role",
             role_name=reader_role_name(env_name),
-            assumed_by=reader_principal(config),
+            assumed_by=reader_principal(props),
             description=f"Break-glass: read {env_name}'s data capture (users' prompts); each read is a KMS Decrypt",
             max_session_duration=MAX_SESSION,
         )

@@ -22,17 +22,25 @@ template Rules syntax"). A failed assertion fails the change set with its Assert
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from aws_cdk import CfnParameter, CfnRule, CfnRuleAssertion, Fn, Stack
 
-from config import environment_label
-from config.alerting import placeholders
-from config.capacity_evidence import assumed_types
 from config.naming import PARAMETER_ACCEPT_ASSUMED_CAPACITY as ACCEPT_PARAMETER
-from config.schema import EnvironmentConfig
 
 
-def add_deploy_guards(stack: Stack, cfg: EnvironmentConfig) -> None:
-    assumed = [pool.instance_type for pool in assumed_types(cfg)] if cfg.production else []
+@dataclass(frozen=True)
+class DeployGuardsProps:
+    """What a production environment's deploy must not go on (empty: no rule); stacks/serving_props.py."""
+
+    env_name: str
+    config_file: str  # where the paging destination is set, named in the refusal
+    assumed_types: tuple[str, ...] = ()  # pool types whose capacity is assumed, not measured
+    paging_placeholders: tuple[str, ...] = ()  # paging destinations that reach nobody
+
+
+def add_deploy_guards(stack: Stack, props: DeployGuardsProps) -> None:
+    assumed = props.assumed_types
     if assumed:
         accepted = CfnParameter(
             stack,
@@ -47,13 +55,13 @@ def add_deploy_guards(stack: Stack, cfg: EnvironmentConfig) -> None:
             assertions=[
                 CfnRuleAssertion(
                     assert_=Fn.condition_not(Fn.condition_equals(accepted.value_as_string, "")),
-                    assert_description=f"{cfg.name} is production and the capacity of {', '.join(assumed)} is assumed: "
+                    assert_description=f"{props.env_name} is production and the capacity of {', '.join(assumed)} is assumed: "
                     "measure it (bin/ops capacity), or deploy with the parameter "
                     f"{stack.stack_name}:{ACCEPT_PARAMETER}=<why> (make deploy: ACCEPT_ASSUMED_CAPACITY)",
                 )
             ],
         )
-    found = placeholders(cfg.alarms.paging) if cfg.production else []
+    found = props.paging_placeholders
     if found:
         stack.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W8003"]}})  # the rule below fails on purpose
         CfnRule(
@@ -62,8 +70,8 @@ def add_deploy_guards(stack: Stack, cfg: EnvironmentConfig) -> None:
             assertions=[
                 CfnRuleAssertion(
                     assert_=Fn.condition_equals("placeholder", "replaced"),
-                    assert_description=f"{cfg.name} is production and pages a placeholder that reaches nobody "
-                    f"({'; '.join(found)}): put the on-call destination in {environment_label(cfg.name)}",
+                    assert_description=f"{props.env_name} is production and pages a placeholder that reaches nobody "
+                    f"({'; '.join(found)}): put the on-call destination in {props.config_file}",
                 )
             ],
         )

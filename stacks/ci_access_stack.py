@@ -31,7 +31,7 @@ from config.naming import OUTPUT_CAPTURE_BUCKET_ARN, OUTPUT_CAPTURE_KEY_ARN, ci_
 from config.schema import Ci, DataCapture, EnvironmentConfig
 from constructs import Construct
 from constructs.capture_reader_policy import CaptureReaderPolicy
-from constructs.capture_reader_role import CaptureReaderRole
+from constructs.capture_reader_role import CaptureReaderRole, CaptureReaderRoleProps
 from constructs.deployer_policy import DeployerPolicy, model_data_buckets
 from constructs.github_deploy_role import GITHUB_OIDC_HOST, STS_AUDIENCE, GitHubDeployRole, GitHubSubject
 from constructs.operator_policy import OperatorPolicy, operator_scope_for_stack
@@ -72,7 +72,8 @@ class CiAccessStack(cdk.Stack):
         if served.capture_exports is not None:
             bucket, key = served.capture_exports
             reader = CaptureReaderPolicy(self, "CaptureReader", env_name=env_name, bucket_export=bucket, key_export=key)
-            role = CaptureReaderRole(self, "CaptureReaderRole", env_name=env_name, config=data_capture)
+            readers = CaptureReaderRoleProps(env_name, tuple(data_capture.readers), data_capture.reader_mfa)
+            role = CaptureReaderRole(self, "CaptureReaderRole", readers)
             role.role.add_managed_policy(reader.policy)  # reading only: no Operator policy (issue 51)
             apply_stack_role_boundary(role)  # as the stack roles': the project's data only, no IAM
         if ci is not None:

@@ -6,9 +6,7 @@ from aws_cdk import ArnFormat, CfnOutput, Stack
 
 from config import load_catalog, naming
 from config.cost import floor_and_ceiling_usd
-from config.gpu_memory import gpu_memory_alarm_percent
 from config.prices import prices_for
-from config.scaling_target import tracking_target
 from config.schema import Catalog, EnvironmentConfig
 from constructs import Construct
 from constructs.alarm_topic import AlarmTopic, route_alarms
@@ -25,6 +23,16 @@ from constructs.serving_alarms import ServingAlarms
 from constructs.serving_dashboard import ServingDashboard
 from constructs.serving_model import ServingModels
 from constructs.variant_autoscaling import VariantAutoscaling
+from stacks.serving_props import (
+    alarms_props,
+    autoscaling_props,
+    dashboard_props,
+    endpoint_props,
+    guards_props,
+    models_props,
+    outlier_props,
+    topic_props,
+)
 
 
 class ServingStack(Stack):
@@ -39,37 +47,30 @@ class ServingStack(Stack):
         **kwargs,
     ) -> None:
         super().__init__(scope, id, **kwargs)
-        add_deploy_guards(self, cfg)  # make deploy's refusals, met by a plain `cdk deploy` too
+        add_deploy_guards(self, guards_props(cfg))  # make deploy's refusals, met by a plain `cdk deploy` too
         key = service_key(self, "ServingKey", description=f"{cfg.endpoint_name}: logs and alarm notifications")
-        models = ServingModels(self, "Models", cfg=cfg, image=image, encryption_key=key)
+        models = ServingModels(self, "Models", models_props(cfg, image, key))
 
         # With the topics below, what the access stack's policies name (stacks/ci_access_stack.py, issue 51).
         self.capture = capture = self._data_capture(cfg, models) if cfg.data_capture.enabled else None
 
         # Two destinations (docs/alarms.md): what users feel now pages, the rest is a ticket.
-        paging = AlarmTopic(
-            self, "Paging", encryption_key=key, destination=cfg.alarms.paging, display_name=f"{cfg.name} page"
-        )
-        tickets = AlarmTopic(
-            self, "Tickets", encryption_key=key, destination=cfg.alarms.ticket, display_name=f"{cfg.name} ticket"
-        )
+        paging = AlarmTopic(self, "Paging", topic_props(cfg.alarms.paging, key, f"{cfg.name} page"))
+        tickets = AlarmTopic(self, "Tickets", topic_props(cfg.alarms.ticket, key, f"{cfg.name} ticket"))
         catalog = load_catalog()
-        # The CPU alarm's threshold scales with vCPUs (SageMaker sums CPUUtilization over them). A variant
-        # with instance pools may mix types; its alarm uses the preferred type's (priority 1) figure.
-        vcpus = {v.name: catalog.instance_types[v.instance_type].vcpus for v in cfg.variants}
-        # The GPU-memory alarm sits above what a healthy instance of the preferred type reads (config/gpu_memory.py).
-        gpu_memory = {v.name: gpu_memory_alarm_percent(cfg, catalog.instance_types[v.instance_type]) for v in cfg.variants}
-        alarms = ServingAlarms(self, "Alarms", cfg=cfg, vcpus=vcpus, gpu_memory_percent=gpu_memory)
+        alarms = ServingAlarms(self, "Alarms", alarms_props(cfg, catalog))
         models.grant_describe_alarms([self._alarm_arn(a.alarm_name) for a in alarms.rollback_alarms])
 
         endpoint = InferenceEndpoint(
             self,
             "Endpoint",
-            cfg=cfg,
-            model_names={name: model.attr_model_name for name, model in models.models.items()},
-            rollback_alarms=alarms.rollback_alarms,
-            capture=capture,
-            guarded=guarded,
+            endpoint_props(
+                cfg,
+                model_names={name: model.attr_model_name for name, model in models.models.items()},
+                rollback_alarms=alarms.rollback_alarms,
+                capture=capture,
+                guarded=guarded,
+            ),
         )
         watch = CapacityWatch(
             self,
@@ -82,7 +83,7 @@ class ServingStack(Stack):
             provisioning_minutes=cfg.planning.provisioning_minutes,
             peak_windows=peak_windows_json(cfg.release_calendar),  # a floor pinned in a peak pages
         )
-        outlier = InstanceOutlier.for_environment(self, "InstanceOutlier", cfg)  # needs enhanced metrics
+        outlier = InstanceOutlier(self, "InstanceOutlier", outlier_props(cfg))  # needs enhanced metrics
         self.routed_alarms = [*alarms.routed, *watch.routed, *outlier.routed]  # docs/alarms.md: workbench/alarm_table.py
         route_alarms(self.routed_alarms, paging=paging, tickets=tickets)
         budget = CostBudget(
@@ -94,16 +95,13 @@ class ServingStack(Stack):
             topic=tickets,
         )
 
-        for variant_name, scaling in cfg.autoscaling.items():
+        for variant_name in cfg.autoscaling:
             VariantAutoscaling(
                 self,
                 f"Autoscaling-{variant_name}",
-                metrics=alarms.metrics[variant_name],
-                scaling=scaling,
-                endpoint=endpoint.endpoint,
-                target_value=tracking_target(cfg, variant_name),  # explicit, or derived from planning.capacity
+                autoscaling_props(cfg, variant_name, alarms.metrics[variant_name], endpoint.endpoint),
             )
-        dashboard = ServingDashboard(self, "Dashboard", cfg=cfg, alarms=alarms, instance_outlier=outlier)
+        dashboard = ServingDashboard(self, "Dashboard", dashboard_props(cfg, alarms, outlier))
         self.topic_arns = (paging.topic.topic_arn, tickets.topic.topic_arn)  # `bin/ops verify` reads them
 
         self._outputs(cfg, catalog, dashboard, endpoint, paging, alarms)

@@ -13,9 +13,9 @@ from config import load_environment
 from config.access import CAPTURE_READER, policy_name
 from constructs.capture_bucket import CaptureBucket
 from constructs.capture_reader_policy import OUTPUT_CAPTURE_READER_POLICY_ARN
-from constructs.capture_reader_role import OUTPUT_CAPTURE_READER_ROLE_ARN, CaptureReaderRole
+from constructs.capture_reader_role import OUTPUT_CAPTURE_READER_ROLE_ARN, CaptureReaderRole, CaptureReaderRoleProps
 from constructs.execution_policy import handler_permissions
-from constructs.inference_endpoint import InferenceEndpoint
+from stacks.serving_props import capture_props
 from tests.iam_lint import Resolver, Stack
 from tests.operator_policy_check import allowed
 
@@ -292,14 +292,12 @@ def test_the_capture_reader_reads_the_capture_and_cannot_change_production(prod)
 
 def test_named_readers_are_the_ones_the_trust_names(cdk_context) -> None:
     """By aws:PrincipalArn: an exact role and an IAM Identity Center permission set's role pattern."""
-    prod = load_environment("prod")
     readers = [
         "arn:aws:iam::222222222222:role/DataProtection",
         "arn:aws:iam::222222222222:role/aws-reserved/sso.amazonaws.com/*/AWSReservedSSO_BreakGlass_*",
     ]
-    capture_cfg = prod.data_capture.model_copy(update={"readers": readers, "reader_mfa": False})
     stack = cdk.Stack(cdk.App(context=cdk_context), "Readers")
-    CaptureReaderRole(stack, "Reader", env_name="prod", config=capture_cfg)
+    CaptureReaderRole(stack, "Reader", CaptureReaderRoleProps("prod", readers, require_mfa=False))
     (role,) = Template.from_stack(stack).find_resources("AWS::IAM::Role").values()
     (trust,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
     assert trust["Condition"] == {"ArnLike": {"aws:PrincipalArn": readers}}
@@ -348,9 +346,8 @@ def test_capture_options_become_capture_modes(cdk_context) -> None:
     capture = CaptureBucket(stack, "DataCapture", retention_days=7, description="test")
     emitted = {}
     for choice in ("input", "output", "both"):
-        cfg = prod.model_copy(update={"data_capture": prod.data_capture.model_copy(update={"capture_options": choice})})
-        options = InferenceEndpoint._data_capture(cfg, capture).capture_options
-        emitted[choice] = [option.capture_mode for option in options]
+        config = prod.data_capture.model_copy(update={"capture_options": choice})
+        emitted[choice] = list(capture_props(config, capture).modes)
     assert emitted == {"input": ["Input"], "output": ["Output"], "both": ["Input", "Output"]}
 
 

@@ -9,19 +9,20 @@ from datetime import UTC, datetime
 import aws_cdk as cdk
 from aws_cdk.assertions import Template
 
-from config.loader import load_environment
+from config.loader import load_catalog, load_environment
 from config.scaling_target import tracking_target
 from constructs.alarm_topic import Severity
 from constructs.capacity_watch import peak_windows_json
 from constructs.capacity_watch_handler.handler import in_peak_window
 from constructs.serving_alarms import ServingAlarms
+from stacks.serving_props import alarms_props
 
 PROD = load_environment("prod", against_deployed=False)
 
 
 def _alarms(cfg):
     stack = cdk.Stack(cdk.App(), "Alarms")
-    alarms = ServingAlarms(stack, "Alarms", cfg=cfg, vcpus={v.name: 4 for v in cfg.variants})
+    alarms = ServingAlarms(stack, "Alarms", alarms_props(cfg, load_catalog()))
     return alarms, Template.from_stack(stack).find_resources("AWS::CloudWatch::Alarm")
 
 
