@@ -35,11 +35,11 @@ export PYTHONDONTWRITEBYTECODE := 1
 # never cancels a stack operation on a signal: CloudFormation goes on with one the CLI had begun.
 QUIET := $(PY) -m ops.pipeline.quiet_child
 
-.PHONY: help deps synth cfn-lint diff deploy deploy-image deploy-ci-access bootstrap pin-base-image test test-slow lint ops sandbox sandbox-reset sandbox-stop plan plan-diff plan-docs bench clean review test-engine docs docs-walk test-timing
+.PHONY: help deps synth cfn-lint diff deploy deploy-image deploy-ci-access bootstrap pin-base-image test test-slow lint ops sandbox sandbox-reset sandbox-stop plan plan-diff bench clean review test-engine
 
 help:
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
-	@echo "make test             every test but the long end-to-end runs (count and time: docs/testing.md)"
+	@echo "make test             every test but the long end-to-end runs (docs/testing.md)"
 	@echo "make test-slow        the long end-to-end runs (sandbox, capacity sweep, real reviews, docs/testing.md)"
 	@echo "make test-engine      the serving layer against the real vLLM engine (CPU build, tiny model)"
 	@echo "make lint             ruff, hadolint, shellcheck"
@@ -56,9 +56,6 @@ help:
 	@echo "  UNAVAILABLE=ml.g5.xlarge@friday-chapters   the same with a type that cannot be provisioned"
 	@echo "make plan-diff ENV=prod BASE=main   cost and shortfall of this config vs BASE's"
 	@echo "make bench            serving-layer benchmark against the stand-in engine (~10 min)"
-	@echo "make docs             regenerate every figure and transcript in README.md and docs/ (runs make docs-walk)"
-	@echo "make docs-walk        run every command the docs print in a fresh copy and sandbox; fail on a traceback,"
-	@echo "                      raw HTML, an unexpected exit status or a stale figure"
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -83,10 +80,9 @@ synth: deps
 	@echo "synthesised: $$(ls cdk.out/all/*.template.json | xargs -n1 basename | tr '\n' ' ')"
 	@$(MAKE) --no-print-directory cfn-lint
 
-# ops/pipeline/lint_templates.py: cfn-lint on two processes at once, skipping a template whose exact bytes this
-# cfn-lint version already passed (a warm synth of an unchanged stack).
+# cfn-lint on every template synth wrote, in one process: a second one gained nothing here (docs/testing.md).
 cfn-lint: deps
-	@$(PY) -m ops.pipeline.lint_templates cdk.out/all/*.template.json
+	@$(VENV)/bin/cfn-lint cdk.out/all/*.template.json
 	@echo "cfn-lint: no errors in $$(ls cdk.out/all/*.template.json | wc -l) templates"
 
 # cdk diff asks CloudFormation for a read-only change set per stack and deletes it once read (aws-cdk
@@ -176,28 +172,6 @@ sandbox-reset:
 sandbox-stop: deps
 	@$(PY) -m workbench.sandbox stop $(SANDBOX_ENV)
 
-# The docs walk (tools/docs_walk): every command README.md and docs/ print, run as printed in a fresh copy of this
-# checkout against a fresh sandbox of its own, each long one also interrupted once; fails on a traceback, raw
-# HTML, an unexpected exit status or a stale figure (tools/doc_figures.py), and prints the summary table;
-# docs-walk-out/ keeps it with every command's raw output (walk.txt) and the transcripts it rendered.
-docs-walk: deps
-	$(PY) -m tools.docs_walk --out docs-walk-out
-
-# Every generated figure and transcript of README.md and docs/: the prod plan, the alarm table, the figures
-# rendered from config, the test counts (collected now) and the last measured times (docs/test-runs.json,
-# `make test-timing`), then the walk's transcripts (written only when the walk is clean).
-docs: deps plan-docs
-	$(PY) -m workbench.alarm_table --write
-	$(PY) -m tools.doc_figures --write
-	$(PY) -m tools.test_figures --collect --write
-	$(PY) -m tools.docs_walk --write --out docs-walk-out
-
-# `make test` run once and measured (tests passed, wall and CPU seconds, date, machine, load) into
-# docs/test-runs.json, which `make docs` renders; TIER=test-slow or test-engine measures that tier instead.
-TIER ?= test
-test-timing: deps
-	$(PY) -m tools.test_figures --measure $(TIER) --write
-
 # Capacity planner (python -m workbench.planner --help). TRAFFIC=file.csv replays your own per-minute counts.
 TRAFFIC_FLAG := $(if $(TRAFFIC),--traffic $(TRAFFIC))
 # UNAVAILABLE="ml.g5.xlarge@friday-chapters ..." (space- or comma-separated): instance types that cannot be
@@ -225,10 +199,6 @@ plan-diff: deps
 # Docker Hub, not Docker). TAG defaults to config/catalog.yaml's serving_image.base_image.
 pin-base-image: deps
 	$(PY) -m ops.pipeline.pin_base_image $(TAG)
-
-# The prod plan docs/scaling-and-planning.md shows (tests/workbench/planner/test_prod_plan.py fails when it is stale).
-plan-docs: deps
-	$(PY) -m workbench.planner docs
 
 # Serving-layer overhead against the stand-in engine with realistic chat bodies, CPU per request
 # included (~10 min; not a test: the machine is noisy). BENCH_ARGS="--body short --setups abc" is
