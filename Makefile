@@ -207,18 +207,15 @@ BENCH_ARGS ?= --body realistic --setups ab
 bench: deps
 	$(PY) -m workbench.benchmarks.serving_overhead --rounds 9 --requests-per-client 4 $(BENCH_ARGS)
 
-# Every test but the long end-to-end runs, as two pytest sessions side by side (tools/test_sessions.py): the
-# files that mostly wait on real processes and clocks (tests/container, tests/capacity) and the rest, each on
-# TEST_WORKERS pytest-xdist workers (a file stays on one: its fixtures run once). The waits overlap the
-# computing, and each worker collects only its session's part (one session of 3 or 4 workers, and two of 2,
-# measured side by side: docs/testing.md).
+# Every test but the long end-to-end runs, on TEST_WORKERS pytest-xdist workers; `--dist loadfile` keeps a file on
+# one worker, so its module fixtures run once. Plain xdist measured against the two side-by-side sessions it
+# replaced: docs/testing.md.
 # Bytecode is written for this run (PYTHONDONTWRITEBYTECODE emptied; __pycache__ is git-ignored and left out
 # of every asset): pytest keeps each test module's rewritten assertions there, so a later run's workers do
 # not parse and rewrite ~170 modules again (~3 s of CPU each).
 TEST_WORKERS ?= 2
-TEST_WAITING := tests/container tests/workbench/loadtest
 test: deps
-	PYTHONDONTWRITEBYTECODE= $(PY) -m tools.test_sessions --alongside $(TEST_WAITING) --workers $(TEST_WORKERS) -q -m "not slow"
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow"
 
 # The long end-to-end runs (sandbox day two, latency guard and capacity on the SageMaker path, the
 # known-capacity sweep, real reviews, and end-to-end runs a cheaper test in `make test` covers: listed
