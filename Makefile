@@ -81,8 +81,10 @@ synth: deps
 	@$(MAKE) --no-print-directory cfn-lint
 
 # cfn-lint on every template synth wrote, in one process: a second one gained nothing here (docs/testing.md).
+# Through $(QUIET), as the CDK CLI: Ctrl-C is one line, not cfn-lint's traceback.
 cfn-lint: deps
-	@$(VENV)/bin/cfn-lint cdk.out/all/*.template.json
+	@$(QUIET) 'make cfn-lint: interrupted; the templates in cdk.out/all were not all linted' -- \
+		$(VENV)/bin/cfn-lint cdk.out/all/*.template.json
 	@echo "cfn-lint: no errors in $$(ls cdk.out/all/*.template.json | wc -l) templates"
 
 # cdk diff asks CloudFormation for a read-only change set per stack and deletes it once read (aws-cdk
