@@ -381,7 +381,10 @@ class Alarms(Strict):
     # higher max_capacity helps (docs/alarms.md "Capacity ceiling").
     capacity_ceiling_percent: float = Field(default=100, gt=0, le=1000)
     capacity_ceiling_minutes: int = Field(default=15, ge=5, le=120)
-    # The monthly AWS Budgets limit: the configured scenario's cost in `make plan` times this margin.
+    # The monthly AWS Budgets limit in USD (constructs/cost_budget.py), written by the planner: `bin/plan ENV
+    # --write-config` sets it to the configured scenario's cost in `make plan` times budget_margin, and `bin/plan
+    # ENV` fails while it is stale. Synth reads the figure and simulates nothing (the product runs no workbench).
+    monthly_budget_usd: float = Field(gt=0)
     budget_margin: float = Field(default=1.2, ge=1, le=10)
 
 

@@ -15,7 +15,7 @@ from constructs.capacity_watch import CapacityWatch
 from constructs.capture_bucket import CaptureBucket
 from constructs.capture_reader_policy import CaptureReaderPolicy
 from constructs.capture_reader_role import CaptureReaderRole
-from constructs.cost_budget import CostBudget, planned_monthly_cost_usd
+from constructs.cost_budget import CostBudget
 from constructs.deployer_policy import DeployerPolicy
 from constructs.encryption_key import service_key
 from constructs.image_repository import ImageRepository
@@ -84,7 +84,7 @@ class ServingStack(Stack):
         budget = CostBudget(
             self,
             "CostBudget",
-            limit_usd=planned_monthly_cost_usd(cfg, catalog) * cfg.alarms.budget_margin,
+            limit_usd=cfg.alarms.monthly_budget_usd,  # the planner's figure (bin/plan ENV --write-config)
             tag_key="Environment",
             tag_value=cfg.tags.Environment,
             topic=tickets,

@@ -303,7 +303,6 @@ def test_operations_do_not_import_the_command_line():
 PRODUCT = ("app.py", "config/", "stacks/", "constructs/", "container/", "ops/")
 # Couplings the move of issue 49 found running the wrong way, each cut by its own change: the list only shrinks.
 PENDING = {
-    "constructs/cost_budget.py",
     "ops/commands/capacity.py",
     "ops/commands/cli.py",
     "ops/operations/capacity.py",
