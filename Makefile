@@ -28,7 +28,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export JSII_NODE := $(CURDIR)/ops/pipeline/jsii_node.py
 export PYTHONDONTWRITEBYTECODE := 1
 # Every recipe that runs the CDK CLI runs it as `$(QUIET) 'MESSAGE' -- $(CDK) ...` (ops/pipeline/quiet_child.py): Ctrl-C
-# ends the CLI and everything under it (the Python app, jsii's Node) with no traceback from any of them, MESSAGE
+# (or SIGTERM, SIGHUP: ops/operations/interrupts.py, exit 143, 129) ends the CLI and everything under it (the Python app, jsii's Node) with no traceback from any of them, MESSAGE
 # (what was interrupted, what it leaves) as the one line, exit 130. Otherwise the CLI's own exit code. Its stdin
 # and stdout stay the terminal, so `--require-approval` still asks. The CDK CLI has no SIGTERM handler of its own
 # (aws-cdk 2.1148.1 lib/index.js: only `cdk explore`'s server and the prompt library's cursor listen for it) and
@@ -52,7 +52,7 @@ help:
 	@echo "make deploy ENV=prod  cdk deploy one environment (needs AWS credentials)"
 	@echo "make bootstrap ENV=staging   cdk bootstrap the account and region ENV deploys to (once)"
 	@echo "make deploy-image ENV=prod   the image stack alone (repository and build)"
-	@echo "make deploy-ci-access ENV=prod   the deploy workflow's OIDC role (config ci:), as an administrator"
+	@echo "make deploy-ci-access ENV=prod   the policies people wear, the break-glass reader, the deploy workflow's OIDC role, as an administrator"
 	@echo "make ops ARGS='status prod'  the operations CLI (python -m ops --help)"
 	@echo "make sandbox          a local moto 'prod' to try the ops CLI on (reused while it runs)"
 	@echo "make sandbox-reset    the sandbox started clean"
@@ -113,8 +113,12 @@ review: deps
 
 # A production environment is refused while a pool type's capacity is assumed (ops/pipeline/assumed_capacity.py;
 # ACCEPT_ASSUMED_CAPACITY="<reason>" overrides, and the reason is recorded in config/deployed/ENV.json).
+# The serving template holds both refusals as CloudFormation Rules too (constructs/deploy_guards.py), so a plain
+# `cdk deploy` meets them: the override reaches it as the stack parameter AcceptAssumedCapacity.
 # A production environment is refused with a placeholder paging destination (ops/pipeline/paging_check.py). Both
 # checks run, before any AWS call, and both refusals are shown at once; the exit code is the first one's.
+# Then `bin/ops preflight ENV` (read-only, exit 3 on a problem): endpoint quotas, model data, release images,
+# placeholders, the budget's tag, asked of the account before CloudFormation starts (docs/deploying.md).
 # Refused when the blue/green update would overlap a scheduled peak window (FORCE_PEAK=1 overrides).
 # The image and serving stacks by name, not --all: the CI access stack (deploy-ci-access below) is never
 # deployed by the pipeline whose role it defines.
@@ -123,10 +127,12 @@ deploy: deps
 	$(PY) -m ops.pipeline.assumed_capacity $(ENV) || capacity=$$?; \
 	$(PY) -m ops.pipeline.paging_check $(ENV) || paging=$$?; \
 	if [ $$capacity -ne 0 ]; then exit $$capacity; fi; exit $$paging
+	$(PY) -m ops preflight $(ENV)
 	$(PY) -m ops.pipeline.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
-	@$(QUIET) 'make deploy: interrupted; CloudFormation goes on with a stack update already begun (the CDK CLI does not cancel one): `bin/ops verify $(ENV)` shows the status of MangaAssist-$(ENV)-Serving; config/deployed/$(ENV).json is updated only by a deploy that completes' -- \
+	@accepted="$$($(PY) -m ops.pipeline.assumed_capacity $(ENV) --cdk-parameter)"; \
+	$(QUIET) 'make deploy: interrupted; CloudFormation goes on with a stack update already begun (the CDK CLI does not cancel one): `bin/ops verify $(ENV)` shows the status of MangaAssist-$(ENV)-Serving; config/deployed/$(ENV).json is updated only by a deploy that completes' -- \
 		$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV) --require-approval $(APPROVAL) \
-		MangaAssist-$(ENV)-Image MangaAssist-$(ENV)-Serving
+		$${accepted:+--parameters "$$accepted"} MangaAssist-$(ENV)-Image MangaAssist-$(ENV)-Serving
 	$(PY) -m ops.pipeline.record_deployed $(ENV)
 
 # Once per account and region: CDK's bootstrap stack (asset bucket, deploy roles) where ENV deploys.

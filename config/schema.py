@@ -253,7 +253,9 @@ class Deployment(Strict):
     step_size: CapacitySize | None = None
     wait_interval_seconds: int = Field(ge=0, le=3600)  # the bake time of each step
     termination_wait_seconds: int = Field(ge=0, le=3600)
-    maximum_execution_timeout_seconds: int = Field(ge=600, le=28800)
+    # None (the default): derived from the update's parts with a margin (config/blue_green_timeout.py); an
+    # explicit value below them is refused.
+    maximum_execution_timeout_seconds: int | None = Field(default=None, ge=600, le=28800)
 
 
 class DataCapture(Strict):
@@ -271,14 +273,18 @@ class DataCapture(Strict):
     # "kms": the capture bucket's own customer-managed key, the only value accepted while enabled.
     encryption: Literal["kms", "sse-s3", "none"] = "kms"
     # Who may assume the break-glass CaptureReader role, the only principal the capture key lets decrypt
-    # (constructs/capture_reader_role.py): IAM roles or users of the environment's account by ARN; empty,
-    # the account itself (then only principals whose own IAM policy allows sts:AssumeRole on the role).
-    readers: list[Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[A-Za-z0-9+=,.@_/-]+$")]] = (
+    # (constructs/capture_reader_role.py): the organisation's break-glass principals, IAM roles or users of
+    # the environment's account by ARN, `*` allowed (ArnLike on aws:PrincipalArn), e.g. an IAM Identity Center
+    # permission set's role, `arn:aws:iam::<account>:role/aws-reserved/sso.amazonaws.com/*/AWSReservedSSO_
+    # BreakGlass_*`; empty, the account itself. Either way the reader's own policy (or permission set) must
+    # allow sts:AssumeRole on the role: the trust names the account, narrowed by aws:PrincipalArn.
+    readers: list[Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[A-Za-z0-9+=,.@_/*-]+$")]] = (
         Field(default_factory=list, max_length=20)
     )
     # Require MFA to assume it (aws:MultiFactorAuthPresent). IAM sees MFA only for IAM users and the root
     # user who sign in or call GetSessionToken/AssumeRole with it; set false for readers whose sign-in and
-    # MFA are an identity provider's (IAM Identity Center, SAML), whose sessions IAM sees without MFA.
+    # MFA are an identity provider's (IAM Identity Center, SAML), whose sessions IAM sees without MFA
+    # (config.checks.capture refuses true with an Identity Center role).
     reader_mfa: bool = True
 
 
@@ -344,7 +350,7 @@ class Alarms(Strict):
     evaluation_minutes: int = Field(default=5, ge=1, le=60)
     error_rate_4xx_percent: float = Field(default=5, gt=0, le=100)
     overhead_latency_p99_ms: int = Field(default=100, ge=1, le=INVOCATION_TIMEOUT_MS)
-    gpu_memory_percent: float = Field(default=95, gt=0, le=100)
+    gpu_memory_percent: float | None = Field(default=None, gt=0, le=100)  # None: derived (config/gpu_memory.py)
     cpu_percent: float = Field(default=90, gt=0, le=100)
     gpu_idle_percent: float = Field(default=10, gt=0, le=100)  # cost: GPU mostly idle ...
     gpu_idle_minutes: int = Field(default=60, ge=5, le=1440)  # ... for this long
@@ -384,7 +390,7 @@ class Alarms(Strict):
     # The monthly AWS Budgets limit in USD (constructs/cost_budget.py), written by the planner: `bin/plan ENV
     # --write-config` sets it to the configured scenario's cost in `make plan` times budget_margin, and `bin/plan
     # ENV` fails while it is stale. Synth reads the figure and simulates nothing (the product runs no workbench).
-    monthly_budget_usd: float = Field(gt=0)
+    monthly_budget_usd: float = Field(gt=0, le=1_000_000)  # ~20x prod: a larger figure is a typo
     budget_margin: float = Field(default=1.2, ge=1, le=10)
 
 
@@ -674,6 +680,12 @@ class EnvironmentConfig(Strict):
     # Storage-volume KMS key for the endpoint config; refused on local-NVMe instance types.
     endpoint_kms_key_arn: str | None = Field(
         default=None, pattern=r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[A-Za-z0-9/_-]{1,256}$"
+    )
+    # The customer-managed KMS key the model-data buckets encrypt with by default (SSE-KMS), if any:
+    # SageMaker downloads model data with the execution role, which then needs kms:Decrypt, granted only
+    # through S3 (kms:ViaService). None: SSE-S3 or the AWS managed aws/s3 key. `bin/ops preflight` compares.
+    model_data_kms_key_arn: str | None = Field(
+        default=None, pattern=r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]{1,256}$"
     )
     variants: list[Variant] = Field(min_length=1, max_length=10)
     engine: Engine

@@ -15,6 +15,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SKIPPED = {"node_modules", "cdk.out", "tests", "plan-out", "review-out", "capacity-out"}  # and every .dir (.venv*)
 LIBRARIES = ("config", "container", "workbench/loadtest", "workbench/planner")  # may not import `ops`
+# ...but a library's own command (its `__main__.py`: `python -m workbench.planner`) ends on Ctrl-C, SIGTERM and SIGHUP
+# as every command does, through the one handler (issue 49): the library itself still imports nothing of ops.
+ENTRY_POINT_HANDLER = "ops.operations.interrupts"
 MAX_FUNCTION_LINES = 70
 MAX_OPS_CLI_LINES = 496  # ops/commands/cli.py when issue 26 was filed: commands go to modules of their own
 
@@ -64,7 +67,12 @@ def test_the_walk_sees_the_product_code():
 @pytest.mark.parametrize("package", LIBRARIES)
 def test_libraries_do_not_import_the_operations_cli(package):
     offenders = {
-        relative(path): sorted(name for name in imported_modules(path) if name == "ops" or name.startswith("ops."))
+        relative(path): sorted(
+            name
+            for name in imported_modules(path)
+            if (name == "ops" or name.startswith("ops."))
+            and not (path.name == "__main__.py" and name == ENTRY_POINT_HANDLER)
+        )
         for path in product_files()
         if relative(path).startswith(f"{package}/")
     }

@@ -2,7 +2,7 @@
 
 Exit codes: 0 ok; 1 `plan`'s verdict is "not met" (files still written: CI can gate on it); 2 unknown
 environment, invalid config or traffic file, or a setting the planner cannot model (the message names the field);
-130 interrupted (Ctrl-C: one line, no traceback).
+130 interrupted (Ctrl-C: one line, no traceback; SIGTERM 143, SIGHUP 129).
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from workbench.planner.build import PlanError, build_plan
 from workbench.planner.compare import render_comparison
 from workbench.planner.environment_traffic import traffic_of
 from workbench.planner.frontier import inputs_digest
-from workbench.planner.interrupt import interruptible
 from workbench.planner.outages import Outage, OutageError, parse_outages
 from workbench.planner.reference_week import reference_week
 from workbench.planner.results import FigureCheck, Plan
@@ -69,7 +68,6 @@ Unavailable = Annotated[
 
 
 @app.command()
-@interruptible
 def plan(
     env: Env,
     traffic: Traffic = None,
@@ -126,7 +124,6 @@ def plan(
 
 
 @app.command()
-@interruptible
 def diff(
     env: Env,
     base: Annotated[Path, typer.Option(help="the base config file (make plan-diff: from git)", dir_okay=False)],
@@ -156,7 +153,6 @@ def diff(
 
 
 @app.command("export-traffic")
-@interruptible
 def export_traffic(out: Annotated[Path, typer.Argument(help="CSV file to write", dir_okay=False)]) -> None:
     """Write the reference week as a per-minute CSV, a starting point for your own profile."""
     try:
