@@ -15,12 +15,12 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 
 from config.alarm_counts import MAX_ROLLBACK_ALARMS, ROLLBACK_ALARMS_PER_VARIANT
 from config.metric_names import HIGH_RESOLUTION
-from config.scaling_target import ceiling_load
+from config.scaling_target import ceiling_load, tracking_target
 from config.schema import EnvironmentConfig
 from constructs import Construct
 from constructs.alarm_topic import MissingData, RoutedAlarm, define_alarm, page, ticket
 from constructs.capacity_watch import NAMESPACE as WATCH
-from constructs.capacity_watch_handler.handler import BELOW_MAX, IN_SERVICE, INSTANCES_SHORT
+from constructs.capacity_watch_handler.handler import BELOW_MAX, IN_PEAK_WINDOW, IN_SERVICE, INSTANCES_SHORT
 from constructs.variant_metrics import VariantMetrics
 from container.serving import contract
 
@@ -70,6 +70,7 @@ class ServingAlarms(Construct):
             self._platform(name, metrics, vcpus[name])
             self._engine(name, metrics)
             self._ceiling(name, metrics)
+            self._pinned_in_peak(name, metrics)
         # config.checks.variants refuses more variants than this allows; this guards the code, not the config.
         assert len(self.rollback_alarms) == ROLLBACK_ALARMS_PER_VARIANT * len(self.metrics) <= MAX_ROLLBACK_ALARMS
 
@@ -289,6 +290,41 @@ class ServingAlarms(Construct):
             description=f"{name}: {metric_name} above {ceiling[1]:g} ({a.capacity_ceiling_percent:g} % of "
             f"planning.capacity) for {a.capacity_ceiling_minutes} min with target tracking at max_capacity "
             "(or the window's max), every instance in service",
+            threshold=0,
+            periods=a.capacity_ceiling_minutes,
+        )
+
+    def _pinned_in_peak(self, name: str, m: VariantMetrics) -> None:
+        """A floor that cannot rise in a peak is a user-visible failure on its way (issue 52): target
+        tracking pinned at the window's maximum (InstancesBelowMax 0, every instance in service) while the
+        load it tracks stays above its target, inside a release_calendar window (the watch's InPeakWindow),
+        for capacity_ceiling_minutes. The plan sizes every window's maximum for a night without the preferred
+        type (`bin/plan --tune`), so a healthy peak never pins; one that does pages, not tickets. Only with
+        the high-resolution concurrency target (its load and target are the same reading)."""
+        scaling = self.cfg.autoscaling.get(name)
+        if scaling is None or scaling.target_tracking.metric != HIGH_RESOLUTION:
+            return
+        target = tracking_target(self.cfg, name)
+        metric_name, statistic = TRACKED_LOAD[HIGH_RESOLUTION]
+        a = self.cfg.alarms
+        self._alarm(
+            f"{name}-pinned-in-peak",
+            cloudwatch.MathExpression(
+                expression=f"IF(load > {target:g} AND FILL(below_max, 1) <= 0 AND FILL(short, 1) <= 0 "
+                "AND FILL(peak, 0) >= 1, 1, 0)",
+                using_metrics={
+                    "load": m.metric(metric_name, statistic=statistic),
+                    "below_max": m.metric(BELOW_MAX, namespace=WATCH, statistic="Maximum"),
+                    "short": m.metric(INSTANCES_SHORT, namespace=WATCH, statistic="Maximum"),
+                    "peak": m.metric(IN_PEAK_WINDOW, namespace=WATCH, statistic="Maximum"),
+                },
+                period=Duration.minutes(1),
+                label=f"{name} {metric_name} above target at max_capacity in a peak window",
+            ),
+            route=page("a peak window's floor cannot rise: users will queue as the evening or release grows"),
+            description=f"{name}: {metric_name} above the target {target:g} for {a.capacity_ceiling_minutes} min "
+            "with target tracking at the window's max_capacity, every instance in service, inside a "
+            "release_calendar window",
             threshold=0,
             periods=a.capacity_ceiling_minutes,
         )

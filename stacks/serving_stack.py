@@ -12,7 +12,7 @@ from config.scaling_target import tracking_target
 from config.schema import Catalog, EnvironmentConfig
 from constructs import Construct
 from constructs.alarm_topic import AlarmTopic, route_alarms
-from constructs.capacity_watch import CapacityWatch
+from constructs.capacity_watch import CapacityWatch, peak_windows_json
 from constructs.capture_bucket import CaptureBucket
 from constructs.capture_reader_role import capture_key_reader
 from constructs.cost_budget import CostBudget
@@ -80,6 +80,7 @@ class ServingStack(Stack):
             encryption_key=key,
             starts_after=endpoint.endpoint,
             provisioning_minutes=cfg.planning.provisioning_minutes,
+            peak_windows=peak_windows_json(cfg.release_calendar),  # a floor pinned in a peak pages
         )
         outlier = InstanceOutlier.for_environment(self, "InstanceOutlier", cfg)  # needs enhanced metrics
         self.routed_alarms = [*alarms.routed, *watch.routed, *outlier.routed]  # docs/alarms.md: workbench/alarm_table.py

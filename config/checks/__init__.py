@@ -18,9 +18,11 @@ fields with `is_none(x)`, not `x is None` (which cannot see INVALID).
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from config.blue_green_timeout import steps_to_full_traffic
+from config.calibration import fill_derived_capacity
 from config.checks.alerting import check_alerting, check_ceiling_after_scale_out
 from config.checks.capacity import check_capacity_within_ceiling, check_target_within_capacity
 from config.checks.capture import check_data_capture
@@ -39,7 +41,7 @@ from config.checks.prices import check_prices
 from config.checks.routing import check_routing
 from config.checks.scaling import check_autoscaling
 from config.checks.variants import check_variants
-from config.checks.vram_budget import check_vram_budget, kv_cache_budget
+from config.checks.vram_budget import check_vram_budget, kv_cache_budget, kv_sequences
 from config.deployed import Deployed
 from config.gpu_memory import check_gpu_memory_alarm
 from config.problems import Problem
@@ -66,6 +68,7 @@ def check_environment(
     invalid field raises InvalidInput and is skipped.
     """
     cfg = EnvironmentConfig.model_construct(**sections)  # no validation: INVALID stays where it is
+    _derive_capacity(cfg, sections, catalog)
     checks: list[tuple[tuple[str, ...], Callable[[], list[Problem]]]] = [
         ((), lambda: check_identity(cfg, env_name)),
         (("region",), lambda: check_region(cfg)),
@@ -105,3 +108,13 @@ def check_environment(
             reported = {path for path, _ in problems}
             problems += [problem for problem in found if problem[0] not in reported]
     return problems
+
+
+def _derive_capacity(cfg: EnvironmentConfig, sections: dict[str, Any], catalog: Catalog) -> None:
+    """planning.capacity's derived figures (config.calibration), as the loaded config will have them, when
+    every section they are derived from is valid; else the recorded assumptions stay (ASSUMED_CAPACITY)."""
+    needed = ("planning", "variants", "engine", "alarms", "routing_strategy")
+    if all(sections.get(name) is not INVALID for name in needed):
+        # a partly invalid section: the checks that read it report it
+        with suppress(InvalidInput, AttributeError, TypeError, KeyError, ValueError):
+            fill_derived_capacity(cfg, catalog, lambda t: kv_sequences(cfg, catalog, t))

@@ -27,6 +27,7 @@ PAGED = {
     "<variant>-instances-short",
     "<variant>-scale-out-refused",  # issue 37: target tracking's scale-out refused at once, InstancesShort 0
     "<variant>-shed-share",  # issue 41: a large share turned away to the fallback model now
+    "<variant>-pinned-in-peak",  # issue 52: a peak window's floor that cannot rise, above target
 }
 # notBreaching only where a minute without data is a minute without requests: nothing to judge; and
 # engine-silent, whose expression has no data only before the endpoint was ever InService (issue 39).

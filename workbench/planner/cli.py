@@ -27,7 +27,7 @@ from config.schema import Catalog, EnvironmentConfig
 from workbench.planner.budget_limit import budget_limit, write_budget_limit
 from workbench.planner.build import PlanError, build_plan
 from workbench.planner.compare import render_comparison
-from workbench.planner.environment_traffic import traffic_of
+from workbench.planner.environment_traffic import traffic_of, with_release_calendar
 from workbench.planner.frontier import inputs_digest
 from workbench.planner.outages import Outage, OutageError, parse_outages
 from workbench.planner.reference_week import reference_week
@@ -135,7 +135,8 @@ def diff(
         typer.Option(help="the base as messages name it (make plan-diff: REVISION:config/environments/ENV.yaml)"),
     ] = None,
 ) -> None:
-    """Compare the cost and shortfall of two configs of ENV on the same traffic (head's planning.traffic).
+    """Compare the cost and shortfall of two configs of ENV on the same traffic (head's planning.traffic),
+    each judged in the peak windows of its own release_calendar.
 
     `--out` is written only when the comparison succeeds; a failure removes an earlier one."""
     if out:
@@ -143,7 +144,10 @@ def diff(
     head_cfg = _config(env, head)
     profile = _traffic(traffic, head_cfg)
     base_name = base_name or str(base)
-    base_plan = _plan(_config(env, base, base_name), profile, source=base_name)
+    base_cfg = _config(env, base, base_name)
+    # The same minutes, each side judged in the peak windows of its own release_calendar: a calendar change
+    # (a new release night) shows as what it changes, not as the head's windows imposed on the base.
+    base_plan = _plan(base_cfg, with_release_calendar(profile, base_cfg.release_calendar), source=base_name)
     head_plan = _plan(head_cfg, profile, source=str(head) if head else None)
     comparison = render_comparison(base_plan, head_plan)
     if out:
@@ -187,7 +191,7 @@ def _tune(env: str, traffic: Path | None, out: Path, write_config: bool) -> None
         raise typer.Exit(1)
     if write_config:
         try:
-            typer.echo(tune_report.write_point(cfg, result.chosen, inputs_digest(cfg, catalog, profile)))
+            typer.echo(tune_report.write_point(cfg, result.chosen, inputs_digest(cfg, catalog, profile), result.bare))
         except (ConfigError, UnsafeEdit) as error:
             _fail(str(error))
         typer.echo(f"wrote the chosen point and planning.frontier into {environment_label(env)}")

@@ -51,12 +51,14 @@ def test_prod_serves_everyone_and_states_what_it_costs(plan) -> None:
     assert "the causal baseline" in render_summary(plan)
 
 
-def test_every_plan_states_its_margin_and_the_seeds_provisioning(plan) -> None:
+def test_every_plan_states_its_margin_and_the_stress_set(plan) -> None:
     assert plan.margin.startswith("holds down to ")
     assert "/min per ml.g5.xlarge" in plan.margin and "provisioning (assumed 4)" in plan.margin
-    assert f"- Margin: {plan.margin}." in render_summary(plan)
-    assert plan.at_seeds_provisioning.startswith("with the seeds' 8 min provisioning: ")
-    assert "- Verdict with every capacity 10 % lower (not judged): " in render_summary(plan)
+    summary = render_summary(plan)
+    assert f"- Margin: {plan.margin}." in summary
+    assert "### Stress set (planning.stress): each scenario alone" in summary
+    assert "| provisioning 8 min |" in summary and "| capacity −20 % |" in summary
+    assert "- What the margin costs: " in summary
 
 
 def test_g5_unavailable_on_release_night_meets_the_same_service_budget() -> None:
@@ -95,10 +97,13 @@ def test_the_fallback_pool_prevents_the_release_night_shortfall() -> None:
     assert pooled.failed_in_peaks == 0 and pooled.shed_requests == 0 and pooled.shortfall_minutes_in_peaks == 0
 
 
+PROD_MAX = load_environment("prod").autoscaling["primary"].max_capacity
+
+
 def test_static_fleets_at_max_capacity_and_at_the_peak_side_by_side(plan) -> None:
     assert list(plan.scenarios) == ["configured", "reactive", "static-max", "static", "oracle", "causal"]
     at_max = plan.scenarios["static-max"]
-    assert set(at_max.variants["primary"].in_service) == {96} and set(at_max.variants["canary"].in_service) == {17}
+    assert set(at_max.variants["primary"].in_service) == {PROD_MAX} and set(at_max.variants["canary"].in_service) == {17}
     assert at_max.total.shortfall_minutes == 0
     assert "| Static fleet at max_capacity |" in render_summary(plan)
 
