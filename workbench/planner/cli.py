@@ -27,7 +27,6 @@ from config.schema import Catalog, EnvironmentConfig
 from workbench.planner.budget_limit import budget_limit, write_budget_limit
 from workbench.planner.build import PlanError, build_plan
 from workbench.planner.compare import render_comparison
-from workbench.planner.doc_block import PLAN_DOC, with_summary
 from workbench.planner.environment_traffic import traffic_of, with_release_calendar
 from workbench.planner.frontier import inputs_digest
 from workbench.planner.outages import Outage, OutageError, parse_outages
@@ -36,8 +35,6 @@ from workbench.planner.results import FigureCheck, Plan
 from workbench.planner.summary import render_summary
 from workbench.planner.traffic import TrafficError, TrafficProfile, write_csv
 from workbench.planner.verdict import judge
-
-DOCS_DIR = Path("docs/plan")
 
 app = typer.Typer(
     help="Simulate an environment's scaling config against a week of traffic: cost and shortfall.\n\n"
@@ -157,22 +154,6 @@ def diff(
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(comparison)
     typer.echo(comparison)
-
-
-@app.command()
-def docs(document: Annotated[Path, typer.Option("--doc", dir_okay=False)] = PLAN_DOC) -> None:
-    """Refresh docs/plan/ (summary.md, plot.png) and the copy of the prod plan in docs/scaling-and-planning.md."""
-    cfg = _config("prod")
-    result = _plan(cfg, _traffic(None, cfg), with_margin=True)
-    summary = render_summary(result)
-    DOCS_DIR.mkdir(parents=True, exist_ok=True)
-    (DOCS_DIR / "summary.md").write_text(summary)
-    _draw_plot(result, DOCS_DIR / "plot.png")
-    try:
-        document.write_text(with_summary(document.read_text(), summary))
-    except (OSError, ValueError) as error:
-        _fail(f"{document}: {error}")
-    typer.echo(f"wrote {DOCS_DIR / 'summary.md'}, {DOCS_DIR / 'plot.png'} and the plan in {document}")
 
 
 @app.command("export-traffic")
@@ -306,7 +287,7 @@ def _draw_plot(result: Plan, path: Path) -> None:
 
 def _working(what: str, traffic: TrafficProfile, how: str = "simulating") -> None:
     """On stderr, once the inputs are read and checked: the seconds of work that follow are under way (and a
-    Ctrl-C from here on lands in the work: the docs walk interrupts at this line)."""
+    Ctrl-C from here on lands in the work)."""
     typer.echo(f"{what}: {traffic.name}, {len(traffic.requests_per_minute):,} minutes; {how}...", err=True)
 
 

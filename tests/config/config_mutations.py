@@ -1,9 +1,7 @@
 """Independent mistakes in prod.yaml, each with the field path it must be reported under.
 
 Any subset applied together must report every path: a mistake in one section may not hide the
-cross-field checks of another. Used by the hostile-config tests (test_config_hostile.py, which assert it)
-and by config_problem_recall.py beside this module (which counts how many seeded multi-mistake configs
-report all).
+cross-field checks of another: test_config_hostile.py, beside this module, asserts it.
 """
 
 from __future__ import annotations
