@@ -35,12 +35,12 @@ export PYTHONDONTWRITEBYTECODE := 1
 # never cancels a stack operation on a signal: CloudFormation goes on with one the CLI had begun.
 QUIET := $(PY) -m ops.pipeline.quiet_child
 
-.PHONY: help deps synth cfn-lint diff deploy deploy-image deploy-ci-access bootstrap pin-base-image test test-slow lint ops sandbox sandbox-reset sandbox-stop plan plan-diff plan-docs bench clean review test-engine docs docs-walk test-timing
+.PHONY: help deps synth cfn-lint diff deploy deploy-image deploy-ci-access bootstrap pin-base-image test test-slow lint ops sandbox sandbox-reset sandbox-stop plan plan-diff bench clean review test-engine
 
 help:
 	@echo "make help             this list"
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
-	@echo "make test             every test but the long end-to-end runs (count and time: docs/testing.md)"
+	@echo "make test             every test but the long end-to-end runs (docs/testing.md)"
 	@echo "make test-slow        the long end-to-end runs (sandbox, capacity sweep, real reviews, docs/testing.md)"
 	@echo "make test-engine      the serving layer against the real vLLM engine (CPU build, tiny model)"
 	@echo "make lint             ruff, hadolint, shellcheck"
@@ -52,7 +52,7 @@ help:
 	@echo "make deploy ENV=prod  cdk deploy one environment (needs AWS credentials)"
 	@echo "make bootstrap ENV=staging   cdk bootstrap the account and region ENV deploys to (once)"
 	@echo "make deploy-image ENV=prod   the image stack alone (repository and build)"
-	@echo "make deploy-ci-access ENV=prod   the deploy workflow's OIDC role (config ci:), as an administrator"
+	@echo "make deploy-ci-access ENV=prod   the policies people wear, the break-glass reader, the deploy workflow's OIDC role, as an administrator"
 	@echo "make ops ARGS='status prod'  the operations CLI (python -m ops --help)"
 	@echo "make sandbox          a local moto 'prod' to try the ops CLI on (reused while it runs)"
 	@echo "make sandbox-reset    the sandbox started clean"
@@ -62,11 +62,6 @@ help:
 	@echo "make plan-diff ENV=prod BASE=main   cost and shortfall of this config vs BASE's"
 	@echo "make pin-base-image [TAG=…]   the Dockerfile's vLLM base image pinned by digest (needs Docker Hub)"
 	@echo "make bench            serving-layer benchmark against the stand-in engine (~10 min)"
-	@echo "make test-timing      make test run once and measured into docs/test-runs.json (TIER=test-slow|test-engine)"
-	@echo "make plan-docs        the prod plan docs/scaling-and-planning.md shows"
-	@echo "make docs             regenerate every figure and transcript in README.md and docs/ (runs make docs-walk)"
-	@echo "make docs-walk        run every command the docs print in a fresh copy and sandbox; fail on a traceback,"
-	@echo "                      raw HTML, an unexpected exit status or a stale figure"
 
 # $(call known_env,NAME): refuses an environment without a config file, naming the ones there are (exit 2).
 comma := ,
@@ -98,10 +93,11 @@ synth: deps  # every environment; an ENV given is checked, so a typo is not a si
 	@echo "synthesised: $$(ls cdk.out/all/*.template.json | xargs -n1 basename | tr '\n' ' ')"
 	@$(MAKE) --no-print-directory cfn-lint
 
-# ops/pipeline/lint_templates.py: cfn-lint on two processes at once, skipping a template whose exact bytes this
-# cfn-lint version already passed (a warm synth of an unchanged stack).
+# cfn-lint on every template synth wrote, in one process: a second one gained nothing here (docs/testing.md).
+# Through $(QUIET), as the CDK CLI: Ctrl-C is one line, not cfn-lint's traceback.
 cfn-lint: deps
-	@$(PY) -m ops.pipeline.lint_templates cdk.out/all/*.template.json
+	@$(QUIET) 'make cfn-lint: interrupted; the templates in cdk.out/all were not all linted' -- \
+		$(VENV)/bin/cfn-lint cdk.out/all/*.template.json
 	@echo "cfn-lint: no errors in $$(ls cdk.out/all/*.template.json | wc -l) templates"
 
 # cdk diff asks CloudFormation for a read-only change set per stack and deletes it once read (aws-cdk
@@ -117,8 +113,12 @@ review: deps
 
 # A production environment is refused while a pool type's capacity is assumed (ops/pipeline/assumed_capacity.py;
 # ACCEPT_ASSUMED_CAPACITY="<reason>" overrides, and the reason is recorded in config/deployed/ENV.json).
+# The serving template holds both refusals as CloudFormation Rules too (constructs/deploy_guards.py), so a plain
+# `cdk deploy` meets them: the override reaches it as the stack parameter AcceptAssumedCapacity.
 # A production environment is refused with a placeholder paging destination (ops/pipeline/paging_check.py). Both
 # checks run, before any AWS call, and both refusals are shown at once; the exit code is the first one's.
+# Then `bin/ops preflight ENV` (read-only, exit 3 on a problem): endpoint quotas, model data, release images,
+# placeholders, the budget's tag, asked of the account before CloudFormation starts (docs/deploying.md).
 # Refused when the blue/green update would overlap a scheduled peak window (FORCE_PEAK=1 overrides).
 # The image and serving stacks by name, not --all: the CI access stack (deploy-ci-access below) is never
 # deployed by the pipeline whose role it defines.
@@ -127,10 +127,12 @@ deploy: deps
 	$(PY) -m ops.pipeline.assumed_capacity $(ENV) || capacity=$$?; \
 	$(PY) -m ops.pipeline.paging_check $(ENV) || paging=$$?; \
 	if [ $$capacity -ne 0 ]; then exit $$capacity; fi; exit $$paging
+	$(PY) -m ops preflight $(ENV)
 	$(PY) -m ops.pipeline.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
-	@$(QUIET) 'make deploy: interrupted; CloudFormation goes on with a stack update already begun (the CDK CLI does not cancel one): `bin/ops verify $(ENV)` shows the status of MangaAssist-$(ENV)-Serving; config/deployed/$(ENV).json is updated only by a deploy that completes' -- \
+	@accepted="$$($(PY) -m ops.pipeline.assumed_capacity $(ENV) --cdk-parameter)"; \
+	$(QUIET) 'make deploy: interrupted; CloudFormation goes on with a stack update already begun (the CDK CLI does not cancel one): `bin/ops verify $(ENV)` shows the status of MangaAssist-$(ENV)-Serving; config/deployed/$(ENV).json is updated only by a deploy that completes' -- \
 		$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV) --require-approval $(APPROVAL) \
-		MangaAssist-$(ENV)-Image MangaAssist-$(ENV)-Serving
+		$${accepted:+--parameters "$$accepted"} MangaAssist-$(ENV)-Image MangaAssist-$(ENV)-Serving
 	$(PY) -m ops.pipeline.record_deployed $(ENV)
 
 # Once per account and region: CDK's bootstrap stack (asset bucket, deploy roles) where ENV deploys.
@@ -189,28 +191,6 @@ sandbox-reset:
 sandbox-stop: deps
 	@$(PY) -m workbench.sandbox stop $(SANDBOX_ENV)
 
-# The docs walk (tools/docs_walk): every command README.md and docs/ print, run as printed in a fresh copy of this
-# checkout against a fresh sandbox of its own, each long one also interrupted once; fails on a traceback, raw
-# HTML, an unexpected exit status or a stale figure (tools/doc_figures.py), and prints the summary table;
-# docs-walk-out/ keeps it with every command's raw output (walk.txt) and the transcripts it rendered.
-docs-walk: deps
-	$(PY) -m tools.docs_walk --out docs-walk-out
-
-# Every generated figure and transcript of README.md and docs/: the prod plan, the alarm table, the figures
-# rendered from config, the test counts (collected now) and the last measured times (docs/test-runs.json,
-# `make test-timing`), then the walk's transcripts (written only when the walk is clean).
-docs: deps plan-docs
-	$(PY) -m workbench.alarm_table --write
-	$(PY) -m tools.doc_figures --write
-	$(PY) -m tools.test_figures --collect --write
-	$(PY) -m tools.docs_walk --write --out docs-walk-out
-
-# `make test` run once and measured (tests passed, wall and CPU seconds, date, machine, load) into
-# docs/test-runs.json, which `make docs` renders; TIER=test-slow or test-engine measures that tier instead.
-TIER ?= test
-test-timing: deps
-	$(PY) -m tools.test_figures --measure $(TIER) --write
-
 # Capacity planner (python -m workbench.planner --help). TRAFFIC=file.csv replays your own per-minute counts.
 TRAFFIC_FLAG := $(if $(TRAFFIC),--traffic $(TRAFFIC))
 # UNAVAILABLE="ml.g5.xlarge@friday-chapters ..." (space- or comma-separated): instance types that cannot be
@@ -241,10 +221,6 @@ plan-diff: deps
 pin-base-image: deps
 	$(PY) -m ops.pipeline.pin_base_image $(TAG)
 
-# The prod plan docs/scaling-and-planning.md shows (tests/workbench/planner/test_prod_plan.py fails when it is stale).
-plan-docs: deps
-	$(PY) -m workbench.planner docs
-
 # Serving-layer overhead against the stand-in engine with realistic chat bodies, CPU per request
 # included (~10 min; not a test: the machine is noisy). BENCH_ARGS="--body short --setups abc" is
 # the earlier comparison with the seeds' adapter (~13 min).
@@ -252,18 +228,15 @@ BENCH_ARGS ?= --body realistic --setups ab
 bench: deps
 	$(PY) -m workbench.benchmarks.serving_overhead --rounds 9 --requests-per-client 4 $(BENCH_ARGS)
 
-# Every test but the long end-to-end runs, as two pytest sessions side by side (tools/test_sessions.py): the
-# files that mostly wait on real processes and clocks (tests/container, tests/capacity) and the rest, each on
-# TEST_WORKERS pytest-xdist workers (a file stays on one: its fixtures run once). The waits overlap the
-# computing, and each worker collects only its session's part (one session of 3 or 4 workers, and two of 2,
-# measured side by side: docs/testing.md).
+# Every test but the long end-to-end runs, on TEST_WORKERS pytest-xdist workers; `--dist loadfile` keeps a file on
+# one worker, so its module fixtures run once. Plain xdist measured against the two side-by-side sessions it
+# replaced: docs/testing.md.
 # Bytecode is written for this run (PYTHONDONTWRITEBYTECODE emptied; __pycache__ is git-ignored and left out
 # of every asset): pytest keeps each test module's rewritten assertions there, so a later run's workers do
 # not parse and rewrite ~170 modules again (~3 s of CPU each).
 TEST_WORKERS ?= 2
-TEST_WAITING := tests/container tests/workbench/loadtest
 test: deps
-	PYTHONDONTWRITEBYTECODE= $(PY) -m tools.test_sessions --alongside $(TEST_WAITING) --workers $(TEST_WORKERS) -q -m "not slow"
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow"
 
 # The long end-to-end runs (sandbox day two, latency guard and capacity on the SageMaker path, the
 # known-capacity sweep, real reviews, and end-to-end runs a cheaper test in `make test` covers: listed

@@ -15,7 +15,9 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.reader import ReaderError
 
+from config.calibration import fill_derived_capacity
 from config.checks import check_environment
+from config.checks.vram_budget import kv_sequences
 from config.deployed import Deployed, DeployedRecordError, load_deployed
 from config.prices import catalog_price_problems
 from config.problems import (
@@ -137,7 +139,10 @@ def load_config_file(path: Path, env_name: str, deployed: Deployed | None = None
     problems += check_environment(sections, load_catalog(), env_name, deployed)
     if problems:
         raise ConfigError(source, problems)
-    return EnvironmentConfig.model_validate(raw)
+    cfg = EnvironmentConfig.model_validate(raw)
+    catalog = load_catalog()
+    fill_derived_capacity(cfg, catalog, lambda t: kv_sequences(cfg, catalog, t))  # config.calibration
+    return cfg
 
 
 def _validate_sections(raw: dict) -> tuple[dict[str, Any], list[Problem]]:

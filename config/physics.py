@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from config.workload import TurnTokens, default_tokens, engine_budget
+from config.workload import TurnTokens, default_tokens, engine_budget, routed_tokens
 
 if TYPE_CHECKING:
     from config.schema import Catalog, EnvironmentConfig, Gpu, ModelProfile
@@ -187,10 +187,31 @@ def known_hardware(catalog: Catalog, instance_type: str, model: str | None) -> b
     return instance is not None and instance.gpu in catalog.gpus and model in catalog.models
 
 
+# Routings that keep a conversation's turns on one instance, so its history stays in that instance's prefix
+# cache: PREFIX_AWARE, with the gateway sending each conversation's own PrefixAwareId (botocore's
+# sagemaker-runtime model: "requests with the same prefix and the same identifier [go] to the same instance"),
+# while the instance is below its ConcurrencyThreshold. Under LEAST_OUTSTANDING_REQUESTS or RANDOM a turn
+# lands on its previous instance about 1 time in N: only the system prompt, which every request shares, is
+# cached (DESIGN.md 3.2d).
+KEEPS_CONVERSATION = frozenset({"PREFIX_AWARE"})
+
+
+def keeps_conversation(cfg: EnvironmentConfig) -> bool:
+    return cfg.routing_strategy in KEEPS_CONVERSATION
+
+
+def routing_cache(cfg: EnvironmentConfig) -> str:
+    """Which cached prefix the ceiling counts, and why, in a phrase."""
+    if keeps_conversation(cfg):
+        return f"each turn's history cached ({cfg.routing_strategy} with a per-conversation PrefixAwareId)"
+    return f"only the system prompt cached ({cfg.routing_strategy} keeps no conversation on its instance)"
+
+
 def instance_ceiling(cfg: EnvironmentConfig, catalog: Catalog, instance_type: str, batch: int) -> Ceiling:
     """The ceiling of one `instance_type` running `cfg`'s engine at `batch` on config/workload.yaml's
-    requests, prompts within the engine's budget."""
-    return ceiling(catalog, instance_type, cfg.engine.model, batch, default_tokens(engine_budget(cfg)))
+    requests, prompts within the engine's budget, cached as far as `cfg`'s routing keeps them."""
+    tokens = routed_tokens(engine_budget(cfg), keeps_conversation(cfg))
+    return ceiling(catalog, instance_type, cfg.engine.model, batch, tokens)
 
 
 def ceiling_if_known(cfg: EnvironmentConfig, catalog: Catalog, instance_type: str) -> Ceiling | None:

@@ -13,6 +13,7 @@ gives the derivation and when each strategy pays.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
 from config.schema import EnvironmentConfig, Variant
@@ -26,6 +27,20 @@ from config.schema import EnvironmentConfig, Variant
 DEFAULT_PREFIX_LENGTH = 2560
 PREFIX_LENGTH_RANGE = (1024, 65536)  # botocore: PrefixAwareRoutingPrefixLength
 CONCURRENCY_THRESHOLD_RANGE = (1, 1024)  # botocore: PrefixAwareRoutingConcurrencyThreshold
+
+
+# The client contract under PREFIX_AWARE (botocore's sagemaker-runtime model, InvokeEndpoint and
+# InvokeEndpointWithResponseStream): `PrefixAwareId`, sent as the header X-Amzn-SageMaker-Prefix-Aware-Id,
+# 1-64 printable characters, "a stable identifier ... requests with the same prefix and the same identifier
+# [go] to the same instance". The gateway sends each conversation's own on every turn, so a turn lands on
+# the instance whose prefix cache holds its history (config.physics counts that cache only then).
+PREFIX_AWARE_ID_PARAMETER = "PrefixAwareId"
+PREFIX_AWARE_ID_MAX_LENGTH = 64
+
+
+def conversation_id() -> str:
+    """A new conversation's PrefixAwareId: random, so no two conversations share an instance by accident."""
+    return f"conv-{uuid.uuid4().hex}"
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,22 @@ def tracking_target(cfg: EnvironmentConfig, variant_name: str) -> float:
             f"autoscaling.{variant_name}.target_tracking.target_share_of_concurrency: no planning.capacity figure for "
             f"{', '.join(cfg.variant(variant_name).instance_types)}"
         )
-    return round(tracking.target_share_of_concurrency * found[1].concurrent_sequences, 2)
+    ratio, _ = reading_ratio(found[1])
+    return round(tracking.target_share_of_concurrency * found[1].concurrent_sequences * ratio, 2)
+
+
+# Until a load test against a real endpoint reads ConcurrentRequestsPerModel beside its own in flight
+# (workbench/loadtest/signal_reading.py), the platform is assumed to read what clients have in flight.
+ASSUMED_READING_RATIO = 1.0
+
+
+def reading_ratio(capacity: InstanceCapacity) -> tuple[float, str]:
+    """(ratio, where from): the platform's reading of concurrency over the client's, which the target is
+    multiplied by so that it scales at the load the share means."""
+    measured = capacity.measured.concurrency_reading_ratio if capacity.measured else None
+    if measured is None:
+        return ASSUMED_READING_RATIO, f"platform reading assumed {ASSUMED_READING_RATIO:g}x the client's in flight"
+    return measured, f"platform reading {measured:g}x the client's in flight, measured"
 
 
 def ceiling_load(cfg: EnvironmentConfig, variant_name: str) -> tuple[str, float] | None:
@@ -66,7 +81,8 @@ def target_provenance(cfg: EnvironmentConfig, variant_name: str) -> str:
         return f"{target:,g} {unit} per instance (target_value)"
     instance_type, capacity = saturating_capacity(cfg, cfg.variant(variant_name), HIGH_RESOLUTION)
     basis = "measured" if capacity.measured else "assumed"
+    ratio, reading = reading_ratio(capacity)
     return (
         f"{target:,g} {unit} per instance ({tracking.target_share_of_concurrency:g} x {capacity.concurrent_sequences} "
-        f"concurrent_sequences of {instance_type}, {basis})"
+        f"concurrent_sequences of {instance_type}, {basis}, x {ratio:g}: {reading})"
     )

@@ -35,9 +35,10 @@ MUTABLE_TAGS = ("latest", "stable", "prod", "production", "staging", "dev", "mai
 NAME_PATTERN = r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"  # SageMaker endpoint and variant names
 
 # Upper bounds: a typo (10^12 instances, a 10^15 ms threshold) must not pass as intent.
-# Instances per variant: prod peaks at 8 ml.g5.xlarge and blue/green needs the fleet twice over;
-# SageMaker's per-account instance quotas are far below 100 unless raised on purpose.
-MAX_INSTANCES = 100
+# Instances per variant: a Friday release on ml.g6.xlarge alone needs about 103 (prod's window maximum,
+# `bin/plan prod --tune`, issue 52) and blue/green needs the fleet twice over; SageMaker's per-account
+# instance quotas are far below this unless raised on purpose.
+MAX_INSTANCES = 150
 # An account's endpoint-instance quota per type: far above anything granted, low enough to catch a typo.
 MAX_QUOTA = 10_000
 # SageMaker answers a real-time invocation within 60 s or fails it: a latency threshold above that
@@ -253,7 +254,9 @@ class Deployment(Strict):
     step_size: CapacitySize | None = None
     wait_interval_seconds: int = Field(ge=0, le=3600)  # the bake time of each step
     termination_wait_seconds: int = Field(ge=0, le=3600)
-    maximum_execution_timeout_seconds: int = Field(ge=600, le=28800)
+    # None (the default): derived from the update's parts with a margin (config/blue_green_timeout.py); an
+    # explicit value below them is refused.
+    maximum_execution_timeout_seconds: int | None = Field(default=None, ge=600, le=28800)
 
 
 class DataCapture(Strict):
@@ -271,14 +274,18 @@ class DataCapture(Strict):
     # "kms": the capture bucket's own customer-managed key, the only value accepted while enabled.
     encryption: Literal["kms", "sse-s3", "none"] = "kms"
     # Who may assume the break-glass CaptureReader role, the only principal the capture key lets decrypt
-    # (constructs/capture_reader_role.py): IAM roles or users of the environment's account by ARN; empty,
-    # the account itself (then only principals whose own IAM policy allows sts:AssumeRole on the role).
-    readers: list[Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[A-Za-z0-9+=,.@_/-]+$")]] = (
+    # (constructs/capture_reader_role.py): the organisation's break-glass principals, IAM roles or users of
+    # the environment's account by ARN, `*` allowed (ArnLike on aws:PrincipalArn), e.g. an IAM Identity Center
+    # permission set's role, `arn:aws:iam::<account>:role/aws-reserved/sso.amazonaws.com/*/AWSReservedSSO_
+    # BreakGlass_*`; empty, the account itself. Either way the reader's own policy (or permission set) must
+    # allow sts:AssumeRole on the role: the trust names the account, narrowed by aws:PrincipalArn.
+    readers: list[Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[A-Za-z0-9+=,.@_/*-]+$")]] = (
         Field(default_factory=list, max_length=20)
     )
     # Require MFA to assume it (aws:MultiFactorAuthPresent). IAM sees MFA only for IAM users and the root
     # user who sign in or call GetSessionToken/AssumeRole with it; set false for readers whose sign-in and
-    # MFA are an identity provider's (IAM Identity Center, SAML), whose sessions IAM sees without MFA.
+    # MFA are an identity provider's (IAM Identity Center, SAML), whose sessions IAM sees without MFA
+    # (config.checks.capture refuses true with an Identity Center role).
     reader_mfa: bool = True
 
 
@@ -344,7 +351,7 @@ class Alarms(Strict):
     evaluation_minutes: int = Field(default=5, ge=1, le=60)
     error_rate_4xx_percent: float = Field(default=5, gt=0, le=100)
     overhead_latency_p99_ms: int = Field(default=100, ge=1, le=INVOCATION_TIMEOUT_MS)
-    gpu_memory_percent: float = Field(default=95, gt=0, le=100)
+    gpu_memory_percent: float | None = Field(default=None, gt=0, le=100)  # None: derived (config/gpu_memory.py)
     cpu_percent: float = Field(default=90, gt=0, le=100)
     gpu_idle_percent: float = Field(default=10, gt=0, le=100)  # cost: GPU mostly idle ...
     gpu_idle_minutes: int = Field(default=60, ge=5, le=1440)  # ... for this long
@@ -384,7 +391,7 @@ class Alarms(Strict):
     # The monthly AWS Budgets limit in USD (constructs/cost_budget.py), written by the planner: `bin/plan ENV
     # --write-config` sets it to the configured scenario's cost in `make plan` times budget_margin, and `bin/plan
     # ENV` fails while it is stale. Synth reads the figure and simulates nothing (the product runs no workbench).
-    monthly_budget_usd: float = Field(gt=0)
+    monthly_budget_usd: float = Field(gt=0, le=1_000_000)  # ~20x prod: a larger figure is a typo
     budget_margin: float = Field(default=1.2, ge=1, le=10)
 
 
@@ -457,6 +464,9 @@ class CapacityMeasurement(Strict):
     image_tag: str | None = None  # the image the variant ran; None for a URL target
     slo_ttft_p95_ms: float = Field(gt=0)
     report: str | None = None  # the capacity.json it came from
+    # What the platform's ConcurrentRequestsPerModel read (Average) over the client's mean in flight during
+    # the held steps (workbench/loadtest/signal_reading.py); None: not read, assumed 1.0 (config.scaling_target).
+    concurrency_reading_ratio: float | None = Field(default=None, gt=0, le=100)
 
 
 class InstanceCapacity(Strict):
@@ -486,17 +496,15 @@ class InstanceCapacity(Strict):
         return f"{line}, {share}" if share else line
 
 
-# What one instance is assumed to serve until `ops capacity` measures it (issue 42): the calibrated
-# share of each type's physical ceiling (config.calibration: 83 %, the lowest measured ÷ ceiling among
-# published runs within the TTFT objective), rounded down, at the batch the objective allows. The
-# ceiling is config.physics's for config/workload.yaml's conversations at 20 running sequences:
-# ml.g5.xlarge 159/min (A10G), ml.g6.xlarge 102/min (the L4 has half the A10G's bandwidth and, measured,
-# the same FP16 rate, so it serves less). The batch, 20, is ASSUMED: the published A10G run at 16
-# concurrent held a 303 ms mean TTFT, at 64 it did not (1.08 s). tests/stacks/test_physics.py holds these
-# figures to config.physics and config.calibration.
+# What one instance is assumed to serve until `ops capacity` measures it, where config.calibration cannot
+# derive it for the environment (EnvironmentConfig._derived_capacity: the batch the TTFT objective allows,
+# at most 16, the most a published run held within it, and the calibrated share, 83 %, of the ceiling at
+# that batch for config/workload.yaml's conversations with each turn's history cached, as PREFIX_AWARE with a
+# per-conversation PrefixAwareId keeps it). These are the figures derived for the 500 ms objective:
+# tests/config/test_physics.py holds them to config.calibration.
 ASSUMED_CAPACITY = {
-    "ml.g5.xlarge": InstanceCapacity(requests_per_minute=132, concurrent_sequences=20),
-    "ml.g6.xlarge": InstanceCapacity(requests_per_minute=84, concurrent_sequences=20),
+    "ml.g5.xlarge": InstanceCapacity(requests_per_minute=123, concurrent_sequences=16),
+    "ml.g6.xlarge": InstanceCapacity(requests_per_minute=77, concurrent_sequences=16),
 }
 
 
@@ -544,7 +552,8 @@ class PlanFrontier(Strict):
     what the search stood on (traffic, capacity, prices, provisioning, budget, search space): the plan
     calls the frontier stale when it no longer matches."""
 
-    monthly_cost_usd: float = Field(gt=0)
+    monthly_cost_usd: float = Field(gt=0)  # the cheapest holding the stress set too (planning.stress)
+    bare_monthly_cost_usd: float | None = Field(default=None, gt=0)  # the cheapest at the bare assumptions
     inputs: str = Field(pattern=r"^[0-9a-f]{12}$")
     tuned_at: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}")
 
@@ -582,11 +591,32 @@ class ProvisioningMeasurement(Strict):
     p95_minutes: float = Field(ge=0)
 
 
+class PlanStress(Strict):
+    """The scenarios the verdict must also pass besides the bare assumptions (issue 52;
+    workbench/planner/stress.py). A field left out takes the prudent default; one that asks for less
+    margin than the default needs `reason`, which the plan prints."""
+
+    # Every capacity this much lower. Default: an assumed figure's band (the spread of the published runs
+    # it is calibrated on, at least 20 %), a measured one's error (10 %).
+    capacity_low_percent: float | None = Field(default=None, ge=0, le=90)
+    # Provisioning at a high percentile. Default: a measured p95 (scaling-history records no p90), else the
+    # seeds' 8 min or twice the cited median, whichever is larger.
+    provisioning_minutes: int | None = Field(default=None, ge=0, le=60)
+    # Each calendar window with its variants' preferred type unavailable from this long before it starts
+    # (so the pre-scale finds none either) to its end; None: no such scenarios.
+    preferred_unavailable_hours_before: float | None = Field(default=2, ge=0, le=24)
+    # Release windows with the prefix cache's affinity lost (every turn re-prefills its history).
+    affinity_lost_in_releases: bool = True
+    reason: str | None = Field(default=None, min_length=20, max_length=400)
+
+
 class Planning(Strict):
     """Assumptions for `make plan` (planner/); nothing here reaches a template."""
 
     # Per instance type; an entry in the file (a measurement, `ops capacity --write-config`) replaces
-    # the assumption for its type only: the other types keep ASSUMED_CAPACITY's (_assumed_unless_given).
+    # the assumption for its type only: the other types keep ASSUMED_CAPACITY's own objects
+    # (_assumed_unless_given), which config.loader replaces by the figures derived for the environment's
+    # objective, routing and engine (config.calibration.fill_derived_capacity).
     capacity: dict[str, InstanceCapacity] = Field(default_factory=lambda: dict(ASSUMED_CAPACITY))
     # Scale-out decision to in service. Unmeasured: the cited container-caching figure (CACHED_SCALE_OUT_*).
     provisioning_minutes: int = Field(default=CACHED_SCALE_OUT_MINUTES, ge=0, le=60)
@@ -595,12 +625,14 @@ class Planning(Strict):
     request_timeout_seconds: int = Field(default=60, ge=1, le=3600)
     traffic: PlanTraffic = PlanTraffic()
     budget: PlanBudget = PlanBudget()
+    stress: PlanStress = PlanStress()  # "met" means met in each of these scenarios too
     frontier: PlanFrontier | None = None  # None: never tuned; the cost check then fails
 
     @field_validator("capacity")
     @classmethod
     def _assumed_unless_given(cls, capacity: dict[str, InstanceCapacity]) -> dict[str, InstanceCapacity]:
         return {**ASSUMED_CAPACITY, **capacity}
+
 
     def provisioning_provenance(self) -> str:
         """What provisioning_minutes stands on, in one line for plans, reviews and status."""
@@ -674,6 +706,12 @@ class EnvironmentConfig(Strict):
     # Storage-volume KMS key for the endpoint config; refused on local-NVMe instance types.
     endpoint_kms_key_arn: str | None = Field(
         default=None, pattern=r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[A-Za-z0-9/_-]{1,256}$"
+    )
+    # The customer-managed KMS key the model-data buckets encrypt with by default (SSE-KMS), if any:
+    # SageMaker downloads model data with the execution role, which then needs kms:Decrypt, granted only
+    # through S3 (kms:ViaService). None: SSE-S3 or the AWS managed aws/s3 key. `bin/ops preflight` compares.
+    model_data_kms_key_arn: str | None = Field(
+        default=None, pattern=r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]{1,256}$"
     )
     variants: list[Variant] = Field(min_length=1, max_length=10)
     engine: Engine

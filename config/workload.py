@@ -261,6 +261,24 @@ def default_tokens(engine_budget: int) -> tuple[TurnTokens, TurnTokens | None]:
     return single, tokens_of_turns(simulated_turns(prompt_budget(raw, engine_budget)))
 
 
+def without_affinity(turns: tuple[Turn, ...], system: int) -> tuple[Turn, ...]:
+    """The turns as a routing that keeps no conversation on its instance serves them: only the system
+    prompt, which every request shares, is in the prefix cache; the rest of each prompt is prefilled."""
+    return tuple(t._replace(cached=min(system, t.prompt)) for t in turns)
+
+
+@cache
+def routed_tokens(engine_budget: int, keeps_conversation: bool) -> tuple[TurnTokens, TurnTokens | None]:
+    """`default_tokens`, with the conversations' cache as the routing keeps it: each turn's history when
+    `keeps_conversation` (PREFIX_AWARE with a per-conversation PrefixAwareId), else the system prompt only."""
+    single, conversations = default_tokens(engine_budget)
+    if keeps_conversation or conversations is None:
+        return single, conversations
+    raw = default_workload_raw()
+    turns = without_affinity(simulated_turns(prompt_budget(raw, engine_budget)), int(raw["system_prompt_tokens"]))
+    return single, tokens_of_turns(turns)
+
+
 def engine_budget(cfg: EnvironmentConfig) -> int:
     """The container's prompt budget: max_model_len minus generation_reserve_tokens."""
     return cfg.engine.max_model_len - cfg.engine.generation_reserve_tokens

@@ -25,7 +25,6 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 
-from config.schema import AlarmDestination
 from constructs import Construct
 
 CLOUDWATCH = "cloudwatch.amazonaws.com"
@@ -95,29 +94,34 @@ def define_alarm(
     return RoutedAlarm(alarm, route, missing)
 
 
+@dataclass(frozen=True)
+class AlarmTopicProps:
+    """Who hears the alarms routed to the topic (config `alarms.paging` / `alarms.ticket`)."""
+
+    encryption_key: kms.IKey  # the topic's; CloudWatch (and AWS Budgets when allowed) may use it to publish
+    display_name: str
+    emails: tuple[str, ...] = ()  # email subscriptions, each confirmed by its owner
+    https_endpoints: tuple[str, ...] = ()  # HTTPS subscriptions (PagerDuty, Opsgenie)
+    # An existing topic that receives the same notifications; its policy is its owner's.
+    existing_topic_arn: str | None = None
+
+
 class AlarmTopic(Construct):
     """One encrypted topic, its subscriptions, and (optionally) an existing topic that gets the same."""
 
-    def __init__(
-        self,
-        scope: Construct,
-        id: str,
-        *,
-        encryption_key: kms.IKey,
-        destination: AlarmDestination,
-        display_name: str,
-    ) -> None:
+    def __init__(self, scope: Construct, id: str, props: AlarmTopicProps) -> None:
         super().__init__(scope, id)
-        self._key = encryption_key
-        self.topic = sns.Topic(self, "Topic", master_key=encryption_key, enforce_ssl=True, display_name=display_name)
-        encryption_key.grant(iam.ServicePrincipal(CLOUDWATCH), *PUBLISH_TO_ENCRYPTED_TOPIC)
-        for address in destination.emails:
+        key = props.encryption_key
+        self._key = key
+        self.topic = sns.Topic(self, "Topic", master_key=key, enforce_ssl=True, display_name=props.display_name)
+        key.grant(iam.ServicePrincipal(CLOUDWATCH), *PUBLISH_TO_ENCRYPTED_TOPIC)
+        for address in props.emails:
             self.topic.add_subscription(subscriptions.EmailSubscription(address))
-        for url in destination.https_endpoints:
+        for url in props.https_endpoints:
             self.topic.add_subscription(subscriptions.UrlSubscription(url, protocol=sns.SubscriptionProtocol.HTTPS))
         self._actions = [cloudwatch_actions.SnsAction(self.topic)]
-        if destination.topic_arn is not None:  # its policy is its owner's: docs/alarms.md "Two destinations"
-            existing = sns.Topic.from_topic_arn(self, "Existing", destination.topic_arn)
+        if props.existing_topic_arn is not None:  # its policy is its owner's: docs/alarms.md "Two destinations"
+            existing = sns.Topic.from_topic_arn(self, "Existing", props.existing_topic_arn)
             self._actions.append(cloudwatch_actions.SnsAction(existing))
 
     def notify(self, alarms: Iterable[cloudwatch.Alarm]) -> None:

@@ -34,6 +34,7 @@ schedule does, so a first deploy, when the endpoint takes its own minutes to cre
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from aws_cdk import ArnFormat, CfnResource, Duration, RemovalPolicy, Stack
@@ -45,6 +46,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 
+from config.release_calendar import WEEKDAYS, ReleaseCalendar
 from constructs import Construct, IConstruct
 from constructs.alarm_topic import MissingData, RoutedAlarm, define_alarm, page, ticket
 from constructs.capacity_watch_handler.handler import FAILED_ACTIVITIES, INSTANCES_SHORT, SCALE_OUT_REFUSED
@@ -99,11 +101,13 @@ class CapacityWatch(Construct):
         encryption_key: kms.IKey,
         starts_after: IConstruct,
         provisioning_minutes: int,
+        peak_windows: str = "[]",
     ) -> None:
-        """`provisioning_minutes`: the plan's (planning.provisioning_minutes), which sets the page's delay."""
+        """`provisioning_minutes`: the plan's (planning.provisioning_minutes), which sets the page's delay;
+        `peak_windows`: the release calendar's windows as the handler reads them (peak_windows_json)."""
         super().__init__(scope, id)
         self.short_minutes = short_minutes(provisioning_minutes)
-        self.function = self._function(endpoint_name, variant_names, encryption_key)
+        self.function = self._function(endpoint_name, variant_names, encryption_key, peak_windows)
         self.rule = events.Rule(
             self,
             "EveryMinute",
@@ -119,7 +123,9 @@ class CapacityWatch(Construct):
         for routed in self.routed:
             routed.alarm.node.add_dependency(self.rule)
 
-    def _function(self, endpoint_name: str, variant_names: list[str], key: kms.IKey) -> lambda_.Function:
+    def _function(
+        self, endpoint_name: str, variant_names: list[str], key: kms.IKey, peak_windows: str
+    ) -> lambda_.Function:
         role = iam.Role(self, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
         log_group = logs.LogGroup(
             self,
@@ -143,6 +149,7 @@ class CapacityWatch(Construct):
                 "ENDPOINT_NAME": endpoint_name,
                 "VARIANT_NAMES": ",".join(variant_names),
                 "METRIC_NAMESPACE": NAMESPACE,
+                "PEAK_WINDOWS": peak_windows,
             },
         )
         # CDK makes the function DependsOn its role although the Role GetAtt already orders them; cfn-lint
@@ -279,3 +286,23 @@ def watch_statements(stack: Stack, endpoint_name: str) -> list[iam.PolicyStateme
             conditions={"StringEquals": {"cloudwatch:namespace": NAMESPACE}},
         ),
     ]
+
+
+def peak_windows_json(calendar: ReleaseCalendar) -> str:
+    """The release calendar's windows (audiences' evenings every day, releases on their weekdays) as the
+    watch's handler reads them (PEAK_WINDOWS): zone, weekdays (Monday 0), start minute, length in minutes."""
+    windows = []
+    for audience in calendar.audiences.values():
+        start, end = (_minute_of_day(audience.evening.start), _minute_of_day(audience.evening.end))
+        length = (end - start) % (24 * 60)
+        windows.append({"timezone": audience.timezone, "weekdays": list(range(7)), "start": start, "minutes": length})
+    for release in calendar.releases:
+        days = [WEEKDAYS.index(day) for day in release.weekdays]
+        start, length = _minute_of_day(release.at), round(release.hours * 60)
+        windows.append({"timezone": release.timezone, "weekdays": days, "start": start, "minutes": length})
+    return json.dumps(windows, separators=(",", ":"))
+
+
+def _minute_of_day(clock: str) -> int:
+    hours, minutes = clock.split(":")
+    return int(hours) * 60 + int(minutes)

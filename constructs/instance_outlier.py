@@ -49,11 +49,11 @@ queries with metric math" and "Create alarms on Metrics Insights queries").
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 
-from config.schema import EnvironmentConfig
 from constructs import Construct
 from constructs.alarm_topic import MissingData, RoutedAlarm, define_alarm, ticket
 from constructs.variant_metrics import INSTANCE_NAMESPACE, SAGEMAKER_NAMESPACE
@@ -64,10 +64,18 @@ ONE_MINUTE = Duration.minutes(1)
 WIDGET_WIDTH = 5  # four graphs and the alarm's status per row of 24
 
 
-def capacity_spread(cfg: EnvironmentConfig, instance_types: list[str]) -> float:
-    """Strongest over weakest `planning.capacity` among a variant's pool types that have a figure."""
-    rates = [cfg.planning.capacity[t].requests_per_minute for t in instance_types if t in cfg.planning.capacity]
-    return max(rates) / min(rates) if len(rates) > 1 else 1.0
+@dataclass(frozen=True)
+class InstanceOutlierProps:
+    """What the outlier alarms and rows watch (config `endpoint_metrics`; stacks/serving_props.py)."""
+
+    endpoint_name: str
+    # One alarm and one dashboard row each. Leave it empty without enhanced metrics, which alone give the
+    # InstanceId dimension: no alarm, no rows.
+    variant_names: tuple[str, ...]
+    latency_ratio: float  # slowest instance's mean ModelLatency over the fastest's at which the alarm fires ...
+    minutes: int  # ... for this many consecutive minutes
+    # Per variant: its pool types' strongest over weakest capacity, which widens its ratio. Default 1 (one type).
+    pool_spread: Mapping[str, float] = field(default_factory=dict)
 
 
 def per_instance_query(namespace: str, function: str, metric_name: str, endpoint_name: str, variant: str) -> str:
@@ -86,42 +94,15 @@ class InstanceOutlier(Construct):
     stack's alarms (a topic's publish permission is one statement for all its alarms, so this construct
     does not subscribe them itself). `add_to(dashboard)` adds the per-instance rows."""
 
-    def __init__(
-        self,
-        scope: Construct,
-        id: str,
-        *,
-        endpoint_name: str,
-        variant_names: list[str],
-        latency_ratio: float,
-        minutes: int,
-        pool_spread: Mapping[str, float] | None = None,
-    ) -> None:
-        """`pool_spread`: per variant, its pool types' strongest over weakest capacity (default 1)."""
+    def __init__(self, scope: Construct, id: str, props: InstanceOutlierProps) -> None:
         super().__init__(scope, id)
-        self.endpoint_name = endpoint_name
-        self.variant_names = list(variant_names)
-        spread = dict(pool_spread or {})
+        self.endpoint_name = props.endpoint_name
+        self.variant_names = list(props.variant_names)
         self.routed: list[RoutedAlarm] = [
-            self._alarm(name, latency_ratio, minutes, spread.get(name, 1.0)) for name in self.variant_names
+            self._alarm(name, props.latency_ratio, props.minutes, props.pool_spread.get(name, 1.0))
+            for name in self.variant_names
         ]
         self.alarms = [r.alarm for r in self.routed]
-
-    @classmethod
-    def for_environment(cls, scope: Construct, id: str, cfg: EnvironmentConfig) -> InstanceOutlier:
-        """Every variant of the environment; none (no alarm, no rows) without enhanced metrics, which alone
-        give the InstanceId dimension."""
-        m = cfg.endpoint_metrics
-        variants = [v.name for v in cfg.variants] if m.enhanced_metrics else []
-        return cls(
-            scope,
-            id,
-            endpoint_name=cfg.endpoint_name,
-            variant_names=variants,
-            latency_ratio=m.outlier_latency_ratio,
-            minutes=m.outlier_minutes,
-            pool_spread={v.name: capacity_spread(cfg, v.instance_types) for v in cfg.variants},
-        )
 
     def query(
         self, variant: str, metric_name: str, function: str = "AVG", namespace: str = SAGEMAKER_NAMESPACE

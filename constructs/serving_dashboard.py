@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 
-from config.schema import EnvironmentConfig
 from constructs import Construct
 from constructs.instance_outlier import InstanceOutlier
 from constructs.serving_alarms import ServingAlarms
@@ -18,17 +18,41 @@ WIDTH = 8
 INSTANCE_TYPE_DIMENSION = "InstanceType"  # on a pooled variant's metrics, beside EndpointName and VariantName
 
 
+@dataclass(frozen=True)
+class ScheduledMinimum:
+    """A scheduled window's raised floor, as the dashboard's text lists it."""
+
+    name: str
+    min_capacity: int
+    start: str  # the scheduled action's cron(...) expression
+    end: str
+    timezone: str  # IANA
+
+
+@dataclass(frozen=True)
+class VariantCapacity:
+    """An autoscaled variant's bounds: the instance graph marks `max_capacity`; the text lists the windows."""
+
+    min_capacity: int
+    max_capacity: int
+    windows: tuple[ScheduledMinimum, ...] = ()
+
+
+@dataclass(frozen=True)
+class ServingDashboardProps:
+    alarms: ServingAlarms  # every alarm's state, and the variants' metrics
+    max_num_seqs: int  # the engine's limit, named in the running-sequences graph's title
+    admission_deadline_ms: int  # what the admission check sheds at, named in the shedding graph's title
+    capacity: Mapping[str, VariantCapacity] = field(default_factory=dict)  # per autoscaled variant
+    # Variants with instance pools: their types, preferred first; each gets lines per type.
+    instance_pools: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    instance_outlier: InstanceOutlier | None = None  # its per-instance rows, one per variant
+
+
 class ServingDashboard(Construct):
-    def __init__(
-        self,
-        scope: Construct,
-        id: str,
-        *,
-        cfg: EnvironmentConfig,
-        alarms: ServingAlarms,
-        instance_outlier: InstanceOutlier | None = None,
-    ) -> None:
+    def __init__(self, scope: Construct, id: str, props: ServingDashboardProps) -> None:
         super().__init__(scope, id)
+        alarms = props.alarms
         self.dashboard = cloudwatch.Dashboard(self, "Dashboard", default_interval=Duration.hours(6))
         self.variants = alarms.metrics
         graph = self._graph
@@ -63,12 +87,12 @@ class ServingDashboard(Construct):
                 "Queue depth (waiting requests per instance)", lambda v: v.engine_metric(contract.METRIC_QUEUE_DEPTH)
             ),
             graph(
-                f"Running sequences (of max_num_seqs {cfg.engine.max_num_seqs})",
+                f"Running sequences (of max_num_seqs {props.max_num_seqs})",
                 lambda v: v.engine_metric(contract.METRIC_RUNNING_SEQUENCES),
             ),
             graph("KV cache usage %", lambda v: v.engine_metric(contract.METRIC_KV_CACHE_USAGE)),
         )
-        self._admission_row(cfg.admission_deadline_ms)
+        self._admission_row(props.admission_deadline_ms)
         self.dashboard.add_widgets(
             graph("Prefix-cache hit rate %", lambda v: v.engine_metric(contract.METRIC_PREFIX_CACHE_HIT_RATE)),
             graph("GPU utilisation %", lambda v: v.instance_metric("GPUUtilization")),
@@ -80,17 +104,16 @@ class ServingDashboard(Construct):
                 left=[alarms.instance_count(name) for name in self.variants],
                 left_annotations=[
                     cloudwatch.HorizontalAnnotation(value=s.max_capacity, label=f"{name} max")
-                    for name, s in cfg.autoscaling.items()
+                    for name, s in props.capacity.items()
                 ],
                 width=16,
             ),
-            cloudwatch.TextWidget(markdown=self._schedule_text(cfg), width=8, height=6),
+            cloudwatch.TextWidget(markdown=schedule_text(props.capacity), width=8, height=6),
         )
-        pools = {v.name: v.instance_types for v in cfg.variants if v.fallback_instance_types}
-        if pools:
-            self._by_instance_type(pools)
-        if instance_outlier is not None:  # one row per variant, a line per instance (enhanced metrics)
-            instance_outlier.add_to(self.dashboard)
+        if props.instance_pools:
+            self._by_instance_type(props.instance_pools)
+        if props.instance_outlier is not None:  # one row per variant, a line per instance (enhanced metrics)
+            props.instance_outlier.add_to(self.dashboard)
 
     def _admission_row(self, deadline_ms: int) -> None:
         """Admission (container/serving/admission.py): what was turned away, and how far over capacity."""
@@ -118,7 +141,7 @@ class ServingDashboard(Construct):
             stacked=stacked,
         )
 
-    def _by_instance_type(self, pools: dict[str, list[str]]) -> None:
+    def _by_instance_type(self, pools: Mapping[str, tuple[str, ...]]) -> None:
         """Variants with instance pools: one line per variant and type. SageMaker publishes the variant
         metrics of a pooled variant also with an InstanceType dimension (SageMaker guide,
         realtime-endpoints-heterogeneous, "Monitoring"); the variant-level lines above aggregate types."""
@@ -166,17 +189,16 @@ class ServingDashboard(Construct):
             width=WIDTH,
         )
 
-    @staticmethod
-    def _schedule_text(cfg: EnvironmentConfig) -> str:
-        lines = ["### Scheduled capacity (local time)"]
-        for name, scaling in cfg.autoscaling.items():
-            lines.append(f"**{name}**: {scaling.min_capacity}-{scaling.max_capacity} outside windows")
-            lines += [
-                f"- {w.name}: min {w.min_capacity} from `{w.start}` to `{w.end}` ({w.timezone})"
-                for w in scaling.schedules
-            ]
-        return "\n".join(lines)
-
     @property
     def dashboard_name(self) -> str:
         return self.dashboard.dashboard_name
+
+
+def schedule_text(capacity: Mapping[str, VariantCapacity]) -> str:
+    lines = ["### Scheduled capacity (local time)"]
+    for name, bounds in capacity.items():
+        lines.append(f"**{name}**: {bounds.min_capacity}-{bounds.max_capacity} outside windows")
+        lines += [
+            f"- {w.name}: min {w.min_capacity} from `{w.start}` to `{w.end}` ({w.timezone})" for w in bounds.windows
+        ]
+    return "\n".join(lines)

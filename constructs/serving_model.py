@@ -7,29 +7,20 @@ the primary. Network isolation is on: weights come from S3 as uncompressed model
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from aws_cdk import Aws, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sagemaker as sagemaker
 
-from config.container_env import container_environment
-from config.schema import EnvironmentConfig, Variant
 from constructs import Construct
 from constructs.image_repository import ImageRepository
 from constructs.nag import INLINE_POLICY_REASON, acknowledge, arn_in_finding
 
 SAGEMAKER_METRIC_NAMESPACES = ["/aws/sagemaker/*", "AWS/SageMaker"]
-RETENTION = {
-    7: logs.RetentionDays.ONE_WEEK,
-    14: logs.RetentionDays.TWO_WEEKS,
-    30: logs.RetentionDays.ONE_MONTH,
-    60: logs.RetentionDays.TWO_MONTHS,
-    90: logs.RetentionDays.THREE_MONTHS,
-    180: logs.RetentionDays.SIX_MONTHS,
-    365: logs.RetentionDays.ONE_YEAR,
-    731: logs.RetentionDays.TWO_YEARS,
-}
 
 
 def split_s3_uri(uri: str) -> tuple[str, str]:
@@ -37,23 +28,37 @@ def split_s3_uri(uri: str) -> tuple[str, str]:
     return bucket, prefix
 
 
+@dataclass(frozen=True)
+class ModelProps:
+    """One variant's model: its image, its model data and the container's environment."""
+
+    variant_name: str
+    image_tag: str  # an immutable tag, `sha256:<digest>`, or `source` (this source tree's build)
+    # Uncompressed model data under this prefix (`s3://bucket/prefix/`), mounted read-only at /opt/ml/model.
+    model_data_s3_uri: str
+    environment: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class ServingModelsProps:
+    endpoint_name: str  # names the log group SageMaker writes to, and the role's description
+    image: ImageRepository  # every model pulls from it
+    encryption_key: kms.IKey  # the log group's
+    models: tuple[ModelProps, ...]
+    log_retention: logs.RetentionDays = logs.RetentionDays.THREE_MONTHS
+    # The model-data buckets' customer-managed key, if their objects are SSE-KMS: Decrypt through S3 only.
+    model_data_kms_key_arn: str | None = None
+
+
 class ServingModels(Construct):
     """The execution role, the endpoint's log group, and a `CfnModel` per variant."""
 
-    def __init__(
-        self,
-        scope: Construct,
-        id: str,
-        *,
-        cfg: EnvironmentConfig,
-        image: ImageRepository,
-        encryption_key: kms.IKey,
-    ) -> None:
+    def __init__(self, scope: Construct, id: str, props: ServingModelsProps) -> None:
         super().__init__(scope, id)
         self.role = iam.Role(
             self,
             "ExecutionRole",
-            description=f"SageMaker execution role for {cfg.endpoint_name}",
+            description=f"SageMaker execution role for {props.endpoint_name}",
             assumed_by=iam.ServicePrincipal(
                 "sagemaker.amazonaws.com", conditions={"StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID}}
             ),
@@ -65,14 +70,14 @@ class ServingModels(Construct):
         self.log_group = logs.LogGroup(
             self,
             "EndpointLogs",
-            log_group_name=f"/aws/sagemaker/Endpoints/{cfg.endpoint_name}",
-            retention=RETENTION[cfg.container.log_retention_days],
-            encryption_key=encryption_key,
+            log_group_name=f"/aws/sagemaker/Endpoints/{props.endpoint_name}",
+            retention=props.log_retention,
+            encryption_key=props.encryption_key,
             removal_policy=RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
         )
         self.log_group.grant_write(self.role)
         self.log_group.grant(self.role, "logs:DescribeLogStreams")
-        image.grant_pull(self.role)
+        props.image.grant_pull(self.role)
         acknowledge(
             self.role,
             "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
@@ -88,10 +93,12 @@ class ServingModels(Construct):
                 conditions={"StringLike": {"cloudwatch:namespace": SAGEMAKER_METRIC_NAMESPACES}},
             )
         )
-        for uri in sorted({v.model_data_s3_uri for v in cfg.variants}):
+        for uri in sorted({m.model_data_s3_uri for m in props.models}):
             self._grant_model_data(uri)
+        if props.model_data_kms_key_arn:
+            self._grant_model_data_key(props.model_data_kms_key_arn)
 
-        self.models = {v.name: self._model(cfg, v, image) for v in cfg.variants}
+        self.models = {m.variant_name: self._model(m, props.image) for m in props.models}
 
     def _grant_model_data(self, uri: str) -> None:
         """Read-only on the model data prefix: GetObject under it, ListBucket limited to it."""
@@ -111,19 +118,31 @@ class ServingModels(Construct):
             "SageMaker downloads every object under the model data prefix (base weights and adapters)",
         )
 
-    def _model(self, cfg: EnvironmentConfig, variant: Variant, image: ImageRepository) -> sagemaker.CfnModel:
-        built = variant.model_copy(update={"image_tag": image.resolve_tag(variant.image_tag)})  # `source` → src-…
+    def _grant_model_data_key(self, key_arn: str) -> None:
+        """Decrypt with the model-data buckets' customer-managed key, and only when S3 asks KMS on the role's
+        behalf (`kms:ViaService`: AWS KMS Developer Guide, "kms:ViaService"; S3 calls KMS Decrypt for a GET of
+        an SSE-KMS object with the caller's credentials: Amazon S3 User Guide, "Using SSE-KMS")."""
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ModelDataKeyThroughS3",
+                actions=["kms:Decrypt"],
+                resources=[key_arn],
+                conditions={"StringEquals": {"kms:ViaService": f"s3.{Stack.of(self).region}.amazonaws.com"}},
+            )
+        )
+
+    def _model(self, m: ModelProps, image: ImageRepository) -> sagemaker.CfnModel:
         model = sagemaker.CfnModel(
             self,
-            f"Model-{variant.name}",
+            f"Model-{m.variant_name}",
             execution_role_arn=self.role.role_arn,
             enable_network_isolation=True,
             primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
-                image=image.image_uri(built.image_tag),
-                environment=container_environment(cfg, built),
+                image=image.image_uri(m.image_tag),  # `source` → src-…
+                environment=dict(m.environment),
                 model_data_source=sagemaker.CfnModel.ModelDataSourceProperty(
                     s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
-                        s3_uri=variant.model_data_s3_uri, s3_data_type="S3Prefix", compression_type="None"
+                        s3_uri=m.model_data_s3_uri, s3_data_type="S3Prefix", compression_type="None"
                     )
                 ),
             ),

@@ -7,25 +7,32 @@ from aws_cdk import ArnFormat, CfnOutput, Stack
 from config import load_catalog, naming
 from config.cost import floor_and_ceiling_usd
 from config.prices import prices_for
-from config.scaling_target import tracking_target
 from config.schema import Catalog, EnvironmentConfig
 from constructs import Construct
 from constructs.alarm_topic import AlarmTopic, route_alarms
-from constructs.capacity_watch import CapacityWatch
+from constructs.capacity_watch import CapacityWatch, peak_windows_json
 from constructs.capture_bucket import CaptureBucket
-from constructs.capture_reader_policy import CaptureReaderPolicy
-from constructs.capture_reader_role import CaptureReaderRole
+from constructs.capture_reader_role import capture_key_reader
 from constructs.cost_budget import CostBudget
-from constructs.deployer_policy import DeployerPolicy
+from constructs.deploy_guards import add_deploy_guards
 from constructs.encryption_key import service_key
 from constructs.image_repository import ImageRepository
 from constructs.inference_endpoint import InferenceEndpoint
 from constructs.instance_outlier import InstanceOutlier
-from constructs.operator_policy import OperatorPolicy, operator_scope_for_stack
 from constructs.serving_alarms import ServingAlarms
 from constructs.serving_dashboard import ServingDashboard
 from constructs.serving_model import ServingModels
 from constructs.variant_autoscaling import VariantAutoscaling
+from stacks.serving_props import (
+    alarms_props,
+    autoscaling_props,
+    dashboard_props,
+    endpoint_props,
+    guards_props,
+    models_props,
+    outlier_props,
+    topic_props,
+)
 
 
 class ServingStack(Stack):
@@ -40,33 +47,30 @@ class ServingStack(Stack):
         **kwargs,
     ) -> None:
         super().__init__(scope, id, **kwargs)
+        add_deploy_guards(self, guards_props(cfg))  # make deploy's refusals, met by a plain `cdk deploy` too
         key = service_key(self, "ServingKey", description=f"{cfg.endpoint_name}: logs and alarm notifications")
-        models = ServingModels(self, "Models", cfg=cfg, image=image, encryption_key=key)
+        models = ServingModels(self, "Models", models_props(cfg, image, key))
 
-        capture, reader = self._data_capture(cfg, models) if cfg.data_capture.enabled else (None, None)
+        # With the topics below, what the access stack's policies name (stacks/ci_access_stack.py, issue 51).
+        self.capture = capture = self._data_capture(cfg, models) if cfg.data_capture.enabled else None
 
         # Two destinations (docs/alarms.md): what users feel now pages, the rest is a ticket.
-        paging = AlarmTopic(
-            self, "Paging", encryption_key=key, destination=cfg.alarms.paging, display_name=f"{cfg.name} page"
-        )
-        tickets = AlarmTopic(
-            self, "Tickets", encryption_key=key, destination=cfg.alarms.ticket, display_name=f"{cfg.name} ticket"
-        )
+        paging = AlarmTopic(self, "Paging", topic_props(cfg.alarms.paging, key, f"{cfg.name} page"))
+        tickets = AlarmTopic(self, "Tickets", topic_props(cfg.alarms.ticket, key, f"{cfg.name} ticket"))
         catalog = load_catalog()
-        # The CPU alarm's threshold scales with vCPUs (SageMaker sums CPUUtilization over them). A variant
-        # with instance pools may mix types; its alarm uses the preferred type's (priority 1) figure.
-        vcpus = {v.name: catalog.instance_types[v.instance_type].vcpus for v in cfg.variants}
-        alarms = ServingAlarms(self, "Alarms", cfg=cfg, vcpus=vcpus)
+        alarms = ServingAlarms(self, "Alarms", alarms_props(cfg, catalog))
         models.grant_describe_alarms([self._alarm_arn(a.alarm_name) for a in alarms.rollback_alarms])
 
         endpoint = InferenceEndpoint(
             self,
             "Endpoint",
-            cfg=cfg,
-            model_names={name: model.attr_model_name for name, model in models.models.items()},
-            rollback_alarms=alarms.rollback_alarms,
-            capture=capture,
-            guarded=guarded,
+            endpoint_props(
+                cfg,
+                model_names={name: model.attr_model_name for name, model in models.models.items()},
+                rollback_alarms=alarms.rollback_alarms,
+                capture=capture,
+                guarded=guarded,
+            ),
         )
         watch = CapacityWatch(
             self,
@@ -77,8 +81,9 @@ class ServingStack(Stack):
             encryption_key=key,
             starts_after=endpoint.endpoint,
             provisioning_minutes=cfg.planning.provisioning_minutes,
+            peak_windows=peak_windows_json(cfg.release_calendar),  # a floor pinned in a peak pages
         )
-        outlier = InstanceOutlier.for_environment(self, "InstanceOutlier", cfg)  # needs enhanced metrics
+        outlier = InstanceOutlier(self, "InstanceOutlier", outlier_props(cfg))  # needs enhanced metrics
         self.routed_alarms = [*alarms.routed, *watch.routed, *outlier.routed]  # docs/alarms.md: workbench/alarm_table.py
         route_alarms(self.routed_alarms, paging=paging, tickets=tickets)
         budget = CostBudget(
@@ -90,24 +95,21 @@ class ServingStack(Stack):
             topic=tickets,
         )
 
-        for variant_name, scaling in cfg.autoscaling.items():
+        for variant_name in cfg.autoscaling:
             VariantAutoscaling(
                 self,
                 f"Autoscaling-{variant_name}",
-                metrics=alarms.metrics[variant_name],
-                scaling=scaling,
-                endpoint=endpoint.endpoint,
-                target_value=tracking_target(cfg, variant_name),  # explicit, or derived from planning.capacity
+                autoscaling_props(cfg, variant_name, alarms.metrics[variant_name], endpoint.endpoint),
             )
-        dashboard = ServingDashboard(self, "Dashboard", cfg=cfg, alarms=alarms, instance_outlier=outlier)
-        self._access_policies(cfg, image, (paging, tickets), capture, reader)
+        dashboard = ServingDashboard(self, "Dashboard", dashboard_props(cfg, alarms, outlier))
+        self.topic_arns = (paging.topic.topic_arn, tickets.topic.topic_arn)  # `bin/ops verify` reads them
 
         self._outputs(cfg, catalog, dashboard, endpoint, paging, alarms)
         self._alerting_outputs(tickets, budget, prices_for(cfg, catalog).short())
 
-    def _data_capture(self, cfg: EnvironmentConfig, models: ServingModels) -> tuple[CaptureBucket, CaptureReaderPolicy]:
+    def _data_capture(self, cfg: EnvironmentConfig, models: ServingModels) -> CaptureBucket:
         """Users' prompts: a bucket with a KMS key of its own, written by the models' role, read only
-        through the break-glass reader role (docs/configuration.md "Data capture")."""
+        through the break-glass reader role, which the access stack holds (docs/configuration.md "Data capture")."""
         capture = CaptureBucket(
             self,
             "DataCapture",
@@ -115,33 +117,13 @@ class ServingStack(Stack):
             description=f"{cfg.endpoint_name}: data capture (users' prompts) only",
         )
         capture.grant_capture(models.role)
-        return capture, CaptureReaderPolicy(self, "CaptureReader", env_name=cfg.name, capture=capture)
-
-    def _access_policies(
-        self,
-        cfg: EnvironmentConfig,
-        image: ImageRepository,
-        topics: tuple[AlarmTopic, ...],
-        capture: CaptureBucket | None,
-        reader: CaptureReaderPolicy | None,
-    ) -> None:
-        """bin/ops without deploying or reading captured payloads; make deploy (docs/operations.md "Permissions").
-        `verify` reads the topics' subscriptions. With capture, the break-glass reader role holds the reader and
-        operator policies: `bin/ops capacity --workload capture` needs both."""
-        arns = tuple(t.topic.topic_arn for t in topics)
-        scope = operator_scope_for_stack(cfg.name, cfg.endpoint_name, image.repository.repository_arn, arns)
-        operator = OperatorPolicy(self, "Operator", operator_scope=scope)
-        DeployerPolicy(self, "Deployer", env_name=cfg.name)
-        if capture is not None and reader is not None:
-            policies = [reader.policy, operator.policy]
-            CaptureReaderRole(
-                self,
-                "CaptureReaderRole",
-                env_name=cfg.name,
-                config=cfg.data_capture,
-                capture=capture,
-                policies=policies,
-            )
+        capture.encryption_key.add_to_resource_policy(capture_key_reader(cfg.name))
+        for output, value in (
+            (naming.OUTPUT_CAPTURE_BUCKET_ARN, capture.bucket.bucket_arn),
+            (naming.OUTPUT_CAPTURE_KEY_ARN, capture.encryption_key.key_arn),
+        ):
+            CfnOutput(self, output, value=value, export_name=naming.export_name(self.stack_name, output))
+        return capture
 
     def _outputs(
         self,

@@ -3,10 +3,20 @@ everything under the interrupted command ended."""
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 from pathlib import Path
 from typing import Any
+
+# A traceback in an interrupted command's output: Python's, a Node stack frame (jsii, the CDK CLI), a relayed rejection.
+TRACEBACK = re.compile(
+    r"Traceback \(most recent call last\)|^\s*File \"[^\"]+\", line \d+|KeyboardInterrupt|"
+    r"^\s+at .+[(\s][^()\s]+:\d+:\d+\)?$|UnhandledPromiseRejection",
+    re.MULTILINE,
+)
+# GNU make's own report that its recipe was interrupted (it always adds one); the command's line is the other one.
+MAKE_REPORT = re.compile(r"^make(\[\d+\])?: \*\*\* \[[^]]*\] (Interrupt|Error 130)$")
 
 
 def descendants(pid: int) -> dict[int, str]:

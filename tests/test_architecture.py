@@ -325,3 +325,52 @@ def test_the_product_never_imports_the_workbench():
         if relative(path).startswith(PRODUCT)
     }
     assert {path for path, names in offenders.items() if names} <= PENDING
+
+
+# --- narrow props (issue 49 item 4) ----------------------------------------------------------------------
+
+ENVIRONMENT_CONFIG = "EnvironmentConfig"
+
+
+def identifiers(path: Path) -> set[str]:
+    """Every name the code uses: variables and annotations, attributes, imported names and their aliases."""
+    found: set[str] = set()
+    for node in ast.walk(tree(path)):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.alias):
+            found.update(name for name in (node.name.split(".")[-1], node.asname) if name)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            found.add(node.value)  # a quoted annotation
+    return found
+
+
+def test_no_construct_names_the_environment_config():
+    """Each construct takes the values it uses as props (DESIGN.md section 5); stacks/serving_props.py and
+    the stacks translate config into them."""
+    constructs = [path for path in product_files() if relative(path).startswith("constructs/")]
+    assert [relative(path) for path in constructs if ENVIRONMENT_CONFIG in identifiers(path)] == []
+
+
+def test_constructs_take_props_not_configs_schema():
+    """Nor a section of it: a construct may import config's shared names (config.access, config.naming,
+    config.metric_names), never its models."""
+    constructs = [path for path in product_files() if relative(path).startswith("constructs/")]
+    assert [relative(path) for path in constructs if "config.schema" in imported_modules(path)] == []
+
+
+def test_the_props_rule_can_fail(tmp_path):
+    """Planted: an import, an annotation through the module, and a quoted annotation."""
+    for source in (
+        "from config.schema import EnvironmentConfig\n",
+        "import config.schema\ndef f(cfg: config.schema.EnvironmentConfig): ...\n",
+        "def f(cfg: 'EnvironmentConfig'): ...\n",
+    ):
+        planted = tmp_path / f"planted{len(source)}.py"
+        planted.write_text(source)
+        assert ENVIRONMENT_CONFIG in identifiers(planted), source
+    prose = tmp_path / "prose.py"
+    prose.write_text('"""Takes props, not the EnvironmentConfig."""\n')
+    assert ENVIRONMENT_CONFIG not in identifiers(prose)

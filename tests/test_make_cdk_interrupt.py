@@ -15,8 +15,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.processes import alive, descendants, start_foreground_job
-from tools.docs_walk.findings import MAKE_REPORT, TRACEBACK
+from tests.processes import MAKE_REPORT, TRACEBACK, alive, descendants, start_foreground_job
 
 REPO = Path(__file__).resolve().parents[1]
 MAKEFILE = (REPO / "Makefile").read_text()

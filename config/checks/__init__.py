@@ -18,8 +18,11 @@ fields with `is_none(x)`, not `x is None` (which cannot see INVALID).
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
+from config.blue_green_timeout import steps_to_full_traffic
+from config.calibration import fill_derived_capacity
 from config.checks.alerting import check_alerting, check_ceiling_after_scale_out
 from config.checks.capacity import check_capacity_within_ceiling, check_target_within_capacity
 from config.checks.capture import check_data_capture
@@ -30,7 +33,7 @@ from config.checks.container import (
     check_warmup,
 )
 from config.checks.deployed import check_deployed
-from config.checks.deployment import check_deployment, check_production_bake, steps_to_full_traffic
+from config.checks.deployment import check_deployment, check_production_bake
 from config.checks.engine import check_engine, check_vllm_startup
 from config.checks.identity import check_identity, check_region, known_regions
 from config.checks.platform import check_blue_green_steps, check_inference_amis, check_instance_quotas
@@ -38,8 +41,9 @@ from config.checks.prices import check_prices
 from config.checks.routing import check_routing
 from config.checks.scaling import check_autoscaling
 from config.checks.variants import check_variants
-from config.checks.vram_budget import check_vram_budget, kv_cache_budget
+from config.checks.vram_budget import check_vram_budget, kv_cache_budget, kv_sequences
 from config.deployed import Deployed
+from config.gpu_memory import check_gpu_memory_alarm
 from config.problems import Problem
 from config.schema import Catalog, EnvironmentConfig
 from config.sections import INVALID, InvalidInput, skip_invalid
@@ -64,6 +68,7 @@ def check_environment(
     invalid field raises InvalidInput and is skipped.
     """
     cfg = EnvironmentConfig.model_construct(**sections)  # no validation: INVALID stays where it is
+    _derive_capacity(cfg, sections, catalog)
     checks: list[tuple[tuple[str, ...], Callable[[], list[Problem]]]] = [
         ((), lambda: check_identity(cfg, env_name)),
         (("region",), lambda: check_region(cfg)),
@@ -88,6 +93,7 @@ def check_environment(
         (("routing_strategy", "prefix_aware_routing", "variants", "planning"), lambda: check_routing(cfg, catalog)),
         (("data_capture", "production"), lambda: check_data_capture(cfg)),
         (("alarms",), lambda: check_alerting(cfg, env_name)),
+        (("alarms", "engine", "variants"), lambda: check_gpu_memory_alarm(cfg, catalog)),
         (("alarms", "planning"), lambda: check_ceiling_after_scale_out(cfg)),
     ]
     problems: list[Problem] = []
@@ -102,3 +108,13 @@ def check_environment(
             reported = {path for path, _ in problems}
             problems += [problem for problem in found if problem[0] not in reported]
     return problems
+
+
+def _derive_capacity(cfg: EnvironmentConfig, sections: dict[str, Any], catalog: Catalog) -> None:
+    """planning.capacity's derived figures (config.calibration), as the loaded config will have them, when
+    every section they are derived from is valid; else the recorded assumptions stay (ASSUMED_CAPACITY)."""
+    needed = ("planning", "variants", "engine", "alarms", "routing_strategy")
+    if all(sections.get(name) is not INVALID for name in needed):
+        # a partly invalid section: the checks that read it report it
+        with suppress(InvalidInput, AttributeError, TypeError, KeyError, ValueError):
+            fill_derived_capacity(cfg, catalog, lambda t: kv_sequences(cfg, catalog, t))

@@ -34,7 +34,7 @@ def check_routing(cfg: EnvironmentConfig, catalog: Catalog) -> list[Problem]:
         )
     if cfg.routing_strategy != "PREFIX_AWARE":
         return []
-    return _check_prefix_aware(cfg)
+    return _check_prefix_aware(cfg, catalog)
 
 
 def kv_aware_refusal(base_image: str) -> str:
@@ -51,14 +51,16 @@ def kv_aware_refusal(base_image: str) -> str:
     return f'KV_AWARE cannot be deployed: {"; and ".join(reasons)}. Use PREFIX_AWARE (docs/configuration.md "Routing")'
 
 
-def _check_prefix_aware(cfg: EnvironmentConfig) -> list[Problem]:
+def _check_prefix_aware(cfg: EnvironmentConfig, catalog: Catalog) -> list[Problem]:
     given = cfg.prefix_aware_routing
     explicit = not is_none(given) and not is_none(given.concurrency_threshold)
     path = "prefix_aware_routing.concurrency_threshold"
     problems: list[Problem] = []
     for variant in cfg.variants:
         if not explicit:
-            missing = [t for t in variant.instance_types if t not in cfg.planning.capacity]
+            # An unknown type is config.checks.variants' to report, once.
+            known = [t for t in variant.instance_types if t in catalog.instance_types]
+            missing = [t for t in known if t not in cfg.planning.capacity]
             if missing:
                 problems.append(
                     (
@@ -68,6 +70,8 @@ def _check_prefix_aware(cfg: EnvironmentConfig) -> list[Problem]:
                     )
                 )
                 continue
+            if len(known) < len(variant.instance_types):
+                continue  # nothing to derive from an unknown type; its problem is reported already
             threshold, source = derived_threshold(cfg, variant)
         else:
             threshold, source = given.concurrency_threshold, path

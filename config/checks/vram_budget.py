@@ -144,3 +144,13 @@ def kv_context_warnings(cfg: EnvironmentConfig, catalog: Catalog) -> list[str]:
         if shortfall is not None:
             warnings.append(f"{cfg.name}: {shortfall} (a measured figure: check that its run used conversations)")
     return warnings
+
+
+def kv_sequences(cfg: EnvironmentConfig, catalog: Catalog, instance_type: str) -> int:
+    """The sequences the type's KV cache holds at the workload's p95 context (the arithmetic above): the
+    cap on an assumed batch (config.calibration.derived_capacity), since vLLM would preempt the rest."""
+    contexts = engine_contexts(cfg)
+    if contexts is None or instance_type not in catalog.instance_types:
+        return cfg.engine.max_num_seqs
+    b = kv_cache_budget(cfg, catalog, instance_type)
+    return max(1, int(max(b["kv_available_gib"], 0) * GIB / b["kv_bytes_per_token"] / contexts.p95_tokens))

@@ -29,11 +29,16 @@ variant's instances. So it is read from the APIs and published:
   its ComparisonOperator (DescribeAlarms), not from the "-AlarmHigh-" in its name, which AWS chooses
   and does not document. The window also keeps a refusal counted when the alarm flaps OK and back.
 
+- `InPeakWindow` (registered variants) = 1 while one of the environment's release_calendar windows (an
+  audience's evening, a release) is open, else 0: with InstancesBelowMax 0 and the load above target, a
+  floor that cannot rise in a peak pages (constructs/serving_alarms.py). The windows come as PEAK_WINDOWS,
+  JSON `[{"timezone", "weekdays": [0-6, Monday 0], "start": minute of the day, "minutes"}]`, local time.
+
 The order of DescribeScalingActivities' results is not documented; pages are read until one holds an
 activity older than the window (newest first is what the API returns in practice), at most MAX_PAGES.
 
 Only the standard library and boto3, both part of the Lambda Python runtime. Environment:
-ENDPOINT_NAME, VARIANT_NAMES (comma-separated), METRIC_NAMESPACE.
+ENDPOINT_NAME, VARIANT_NAMES (comma-separated), METRIC_NAMESPACE, PEAK_WINDOWS (optional).
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ import json
 import os
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import boto3
 
@@ -60,6 +66,7 @@ IN_SERVICE = "InstancesInService"
 BELOW_MAX = "InstancesBelowMax"
 FAILED_ACTIVITIES = "FailedScalingActivities"
 SCALE_OUT_REFUSED = "ScaleOutRefused"
+IN_PEAK_WINDOW = "InPeakWindow"
 
 
 def _clients() -> tuple[Any, Any, Any]:
@@ -83,6 +90,7 @@ def handler(
     ranges = scaling_ranges(autoscaling, endpoint, variants)
     above = alarms_above_target(autoscaling, cloudwatch, endpoint, list(ranges))
     since, data = now - FAILED_WINDOW, []
+    peak = int(in_peak_window(json.loads(os.environ.get("PEAK_WINDOWS") or "[]"), now))
     for summary in described.get("ProductionVariants", []):
         name = summary["VariantName"]
         if name not in variants:
@@ -93,10 +101,26 @@ def handler(
         if name in ranges:  # registered: target tracking may ask for more
             refused = scale_out_refused(activities, above.get(name, []), since)
             data.append(metric_datum(endpoint, name, SCALE_OUT_REFUSED, refused, now))
+            data.append(metric_datum(endpoint, name, IN_PEAK_WINDOW, peak, now))
     print(json.dumps({"endpoint": endpoint, "published": [_brief(d) for d in data]}))  # one line per run
     if data:  # PutMetricData takes up to 1,000 metrics a call; a variant sends 5 and one per instance pool
         cloudwatch.put_metric_data(Namespace=os.environ["METRIC_NAMESPACE"], MetricData=data)
     return {"endpoint": endpoint, "status": described["EndpointStatus"], "metrics": len(data)}
+
+
+def in_peak_window(windows: list[dict[str, Any]], now: datetime) -> bool:
+    """Whether `now` lies in one of the windows (PEAK_WINDOWS), each in its own zone's clock; a window
+    that started yesterday may still be open (one running past midnight)."""
+    for window in windows:
+        local = now.astimezone(ZoneInfo(window["timezone"]))
+        for back in (0, 1):
+            day = (local - timedelta(days=back)).date()
+            if day.weekday() not in window["weekdays"]:
+                continue
+            start = datetime(day.year, day.month, day.day, tzinfo=local.tzinfo) + timedelta(minutes=window["start"])
+            if start <= local < start + timedelta(minutes=window["minutes"]):
+                return True
+    return False
 
 
 def variant_metrics(

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from botocore.exceptions import ClientError
 
+from config.routing import PREFIX_AWARE_ID_PARAMETER, conversation_id
 from ops.operations.errors import ACCESS_DENIED_CODES, BAD_KEY_CODES, EXPIRED_CODES, THROTTLING_CODES
 from ops.operations.output import one_line
 
@@ -30,6 +31,9 @@ class SmokeRequest:
     prompt: str
     max_tokens: int
     variant: str | None  # None lets the endpoint's weights pick
+    # The conversation's PrefixAwareId, sent on every request (config.routing: the client contract); the
+    # plain and the streamed request of one adapter are one conversation's two turns.
+    conversation: str = field(default_factory=conversation_id)
 
     def body(self, stream: bool) -> bytes:
         payload: dict[str, Any] = {
@@ -48,6 +52,7 @@ class SmokeRequest:
             "Body": self.body(stream),
             "ContentType": "application/json",
             "Accept": "text/event-stream" if stream else "application/json",
+            PREFIX_AWARE_ID_PARAMETER: self.conversation,
         }
         return params | ({"TargetVariant": self.variant} if self.variant else {})
 

@@ -76,7 +76,7 @@ def test_a_measured_figure_above_the_ceiling_is_a_warning_not_a_refusal(tmp_path
         "before planning on it"
     )
     # The other type keeps its assumption: an entry in the file replaces the assumption for its type only.
-    assert cfg.planning.capacity["ml.g6.xlarge"].requests_per_minute == 84
+    assert cfg.planning.capacity["ml.g6.xlarge"].requests_per_minute == 77
 
 
 def test_every_instance_type_in_the_catalog_names_a_known_gpu():

@@ -147,7 +147,7 @@ def test_a_capacity_that_invalidates_a_target_is_refused_naming_what_else_must_c
     """The issue's case: an explicit target on invocations per instance (valid at the assumed figures of the
     canary's pools, below the lowest of them), a measurement of the preferred type below it."""
     text = (ENVIRONMENTS / "staging.yaml").read_text()
-    canary = "      metric: SageMakerVariantConcurrentRequestsPerModelHighResolution\n      target_share_of_concurrency: 0.55\n"
+    canary = "      metric: SageMakerVariantConcurrentRequestsPerModelHighResolution\n      target_share_of_concurrency: 0.45\n"
     assert text.count(canary) == 1
     staging = load_config_file(ENVIRONMENTS / "staging.yaml", "staging")
     types = staging.variant("canary").instance_types

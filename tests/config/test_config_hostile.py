@@ -26,7 +26,7 @@ from config.schedules import Cron, CronError, _tzdata_names, time_zone
 from config.schema import Engine
 from container.serving import contract
 from container.serving.settings import Settings, SettingsError
-from workbench.benchmarks.config_mutations import MUTATIONS
+from tests.config.config_mutations import MUTATIONS
 
 PROD_TEXT = (ENVIRONMENTS_DIR / "prod.yaml").read_text()
 PROD = YAML(typ="safe", pure=True).load(PROD_TEXT)

@@ -53,11 +53,11 @@ def test_a_target_at_or_above_what_an_instance_serves_is_refused(problems, targe
     found = problems(lambda raw: raw["autoscaling"]["primary"].update(target_tracking={"target_value": target}))
     # The primary's fallback pool, ml.g6.xlarge, serves fewer requests than ml.g5.xlarge: it saturates first.
     assert found == [
-        f"autoscaling.primary.target_tracking.target_value: {target:,} is at or above the 84 requests/min one "
+        f"autoscaling.primary.target_tracking.target_value: {target:,} is at or above the 77 requests/min one "
         "ml.g6.xlarge (a fallback pool of variant 'primary') serves within the latency objective "
-        "(planning.capacity.ml.g6.xlarge.requests_per_minute; assumed: 84/min, 82 % of the 102/min physical "
-        "ceiling at batch 20 (config/physics.py), never measured (`ops capacity`)): target tracking would scale "
-        "out only after users queue; allowed: below 84 (70 % of it, 59, leaves room for the minutes a scale-out "
+        "(planning.capacity.ml.g6.xlarge.requests_per_minute; assumed: 77/min, 82 % of the 94/min physical "
+        "ceiling at batch 16 (config/physics.py), never measured (`ops capacity`)): target tracking would scale "
+        "out only after users queue; allowed: below 77 (70 % of it, 54, leaves room for the minutes a scale-out "
         "takes)"
     ]
 
@@ -72,11 +72,11 @@ def test_the_high_resolution_target_is_held_to_concurrent_sequences(problems) ->
     found = problems(concurrency)
     assert len(found) == 1, found
     assert found[0].startswith(
-        "autoscaling.canary.target_tracking.target_value: 20 is at or above the 20 concurrent requests one ml.g5.xlarge"
+        "autoscaling.canary.target_tracking.target_value: 20 is at or above the 16 concurrent requests one ml.g5.xlarge"
     )
     assert (
         problems(
-            lambda raw: concurrency(raw) or raw["autoscaling"]["canary"]["target_tracking"].update(target_value=14)
+            lambda raw: concurrency(raw) or raw["autoscaling"]["canary"]["target_tracking"].update(target_value=11)
         )
         == []
     )

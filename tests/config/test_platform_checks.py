@@ -108,9 +108,9 @@ def test_a_linear_step_too_small_for_the_fleet_breaks_the_guide_reading(problems
 def test_a_quota_below_twice_the_largest_fleet_is_refused_with_the_numbers(problems) -> None:
     found = problems(lambda raw: raw["endpoint_instance_quotas"].update({"ml.g5.xlarge": 20}))
     assert found == [
-        "endpoint_instance_quotas.ml.g5.xlarge: quota 20 is below 226: blue/green provisions a second full fleet, "
-        "and the largest fleet is 113 x ml.g5.xlarge (primary 96 + canary 17, max_capacity; each pool type may have "
-        "to carry its variant's whole fleet), so a deploy at peak needs 2 x 113 = 226; request an increase or lower "
+        "endpoint_instance_quotas.ml.g5.xlarge: quota 20 is below 240: blue/green provisions a second full fleet, "
+        "and the largest fleet is 120 x ml.g5.xlarge (primary 103 + canary 17, max_capacity; each pool type may have "
+        "to carry its variant's whole fleet), so a deploy at peak needs 2 x 120 = 240; request an increase or lower "
         "max_capacity"
     ]
 
@@ -119,7 +119,7 @@ def test_a_missing_quota_is_refused(problems) -> None:
     found = problems(lambda raw: raw.pop("endpoint_instance_quotas"))
     assert found == [
         f"endpoint_instance_quotas.{t}: missing: record this account's quota '{t} for endpoint "
-        "usage' (Service Quotas, SageMaker); blue/green needs 226 (2 x 113)"
+        "usage' (Service Quotas, SageMaker); blue/green needs 240 (2 x 120)"
         for t in ("ml.g5.xlarge", "ml.g6.xlarge")  # the fallback pool too
     ]
 

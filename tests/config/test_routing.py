@@ -47,8 +47,8 @@ def prefix_aware_prod(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def test_prod_synthesises_prefix_aware_routing_with_derived_settings(prefix_aware_prod) -> None:
     routing = [v["RoutingConfig"] for v in endpoint_config(prefix_aware_prod)["ProductionVariants"]]
-    # 20: planning.capacity ml.g5.xlarge concurrent_sequences (assumed), the fewer of the two pool types (g6: 22)
-    expected = {"PrefixLength": DEFAULT_PREFIX_LENGTH, "ConcurrencyThreshold": 20}
+    # 16: planning.capacity's concurrent_sequences (assumed, the batch the objective allows), both pool types
+    expected = {"PrefixLength": DEFAULT_PREFIX_LENGTH, "ConcurrencyThreshold": 16}
     assert routing == [{"RoutingStrategy": "PREFIX_AWARE", "PrefixAwareRoutingConfig": expected}] * 2
 
 
@@ -100,23 +100,24 @@ def test_prefix_aware_settings_are_checked(problems) -> None:
         "engine.max_num_seqs 128: requests would queue inside vLLM before SageMaker sends any to another "
         "instance; at most 128",
     ]
-    assert problems(lambda raw: raw.update(prefix_aware_routing={"prefix_length": 4096})) == [
+    least = {"routing_strategy": "LEAST_OUTSTANDING_REQUESTS", "prefix_aware_routing": {"prefix_length": 4096}}
+    assert problems(lambda raw: raw.update(least)) == [
         "prefix_aware_routing: is read only with routing_strategy PREFIX_AWARE, got LEAST_OUTSTANDING_REQUESTS: "
         "remove it, or set routing_strategy: PREFIX_AWARE"
     ]
 
 
-def test_a_pool_type_without_capacity_needs_an_explicit_threshold(problems) -> None:
+def test_a_pool_type_the_catalog_knows_gets_a_derived_figure_and_the_threshold_follows_it(problems) -> None:
+    """Issue 52: every type whose hardware the catalog knows has an assumed figure derived for the environment
+    (config.calibration: ml.g4dn.xlarge's KV cache holds 15 sequences at the p95 context), so the threshold
+    derives from the weakest pool type without a figure in the file."""
+
     def g4dn_fallback(raw: dict) -> None:
         raw["routing_strategy"] = "PREFIX_AWARE"
         raw["variants"][1]["fallback_instance_types"] = ["ml.g4dn.xlarge"]
         raw["endpoint_instance_quotas"]["ml.g4dn.xlarge"] = 88
 
-    found = [p for p in problems(g4dn_fallback) if p.startswith("prefix_aware_routing")]
-    assert found == [
-        "prefix_aware_routing.concurrency_threshold: not set, and planning.capacity has no concurrent_sequences for "
-        "ml.g4dn.xlarge (variant 'canary') to derive it from: set it, or measure with `bin/ops capacity`"
-    ]
+    assert [p for p in problems(g4dn_fallback) if p.startswith("prefix_aware_routing")] == []
 
 
 def test_the_default_prefix_length_covers_the_system_prompt_and_stays_inside_the_first_turn() -> None:

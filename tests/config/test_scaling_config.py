@@ -37,11 +37,11 @@ def test_five_field_cron(problems) -> None:
 def test_peak_min_above_the_targets_max(problems) -> None:
     def raise_the_floor(raw: dict) -> None:
         primary_windows(raw)[0].pop("max_capacity", None)
-        primary_windows(raw)[0].update(min_capacity=97)
+        primary_windows(raw)[0].update(min_capacity=104)
 
     found = problems(raise_the_floor)
     assert found == [
-        "autoscaling.primary.schedules[0].min_capacity: must lie within the target's 1-96 (max_capacity), got 97"
+        "autoscaling.primary.schedules[0].min_capacity: must lie within the target's 1-103 (max_capacity), got 104"
     ]
 
 
@@ -80,7 +80,7 @@ def test_overlapping_windows(problems) -> None:
 def test_initial_count_outside_the_scaling_range(problems) -> None:
     found = problems(lambda raw: raw["autoscaling"]["primary"].update(min_capacity=5))
     assert (
-        "autoscaling.primary: variants[0].initial_instance_count 4 must lie in 5-96 (min_capacity-max_capacity)"
+        "autoscaling.primary: variants[0].initial_instance_count 4 must lie in 5-103 (min_capacity-max_capacity)"
         in found
     )
 

@@ -202,15 +202,17 @@ def test_a_scale_out_still_provisioning_is_short_by_the_missing_instances_per_po
             datum("primary", "InstancesInService", 4.0, "ml.g5.xlarge"),
             datum("primary", "InstancesInService", 1.0, "ml.g6.xlarge"),
             datum("primary", "ScaleOutRefused", 0.0),
+            datum("primary", "InPeakWindow", 0.0),  # no PEAK_WINDOWS given
             datum("canary", "InstancesShort", 0.0),
             datum("canary", "InstancesInService", 1.0),
             datum("canary", "FailedScalingActivities", 0.0),
             datum("canary", "InstancesBelowMax", 11.0),
             datum("canary", "ScaleOutRefused", 0.0),
+            datum("canary", "InPeakWindow", 0.0),  # no PEAK_WINDOWS given
         ]
     )
 
-    assert run(aws) == {"endpoint": ENDPOINT, "status": "Updating", "metrics": 12}
+    assert run(aws) == {"endpoint": ENDPOINT, "status": "Updating", "metrics": 14}
 
 
 def test_a_scheduled_raise_refused_by_the_quota_is_short_against_the_floor_and_a_failure(aws) -> None:
@@ -239,11 +241,13 @@ def test_a_scheduled_raise_refused_by_the_quota_is_short_against_the_floor_and_a
             datum("primary", "FailedScalingActivities", 3.0),
             datum("primary", "InstancesBelowMax", 9.0),
             datum("primary", "ScaleOutRefused", 0.0),
+            datum("primary", "InPeakWindow", 0.0),  # no PEAK_WINDOWS given
             datum("canary", "InstancesShort", 0.0),
             datum("canary", "InstancesInService", 1.0),
             datum("canary", "FailedScalingActivities", 0.0),
             datum("canary", "InstancesBelowMax", 11.0),
             datum("canary", "ScaleOutRefused", 0.0),
+            datum("canary", "InPeakWindow", 0.0),  # no PEAK_WINDOWS given
         ]
     )
 
@@ -267,6 +271,7 @@ def test_a_target_tracking_scale_out_refused_at_once_is_not_short_but_refused(aw
             datum("primary", "FailedScalingActivities", 2.0),
             datum("primary", "InstancesBelowMax", 8.0),
             datum("primary", "ScaleOutRefused", 1.0),
+            datum("primary", "InPeakWindow", 0.0),  # no PEAK_WINDOWS given
         ]
     )
 
@@ -288,6 +293,7 @@ def test_activities_are_read_page_by_page_until_one_is_older_than_the_window(aws
             datum("primary", "FailedScalingActivities", 3.0),
             datum("primary", "InstancesBelowMax", 10.0),
             datum("primary", "ScaleOutRefused", 0.0),  # below target (AlarmHigh OK)
+            datum("primary", "InPeakWindow", 0.0),  # no PEAK_WINDOWS given
         ]
     )
 

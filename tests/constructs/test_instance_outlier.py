@@ -12,9 +12,10 @@ from aws_cdk.assertions import Match, Template
 from config import load_environment
 from config.checks.container import check_unhealthy_exit
 from config.container_env import container_environment
-from constructs.instance_outlier import InstanceOutlier, capacity_spread
+from constructs.instance_outlier import InstanceOutlier
 from container.serving import contract
 from container.serving.settings import Settings
+from stacks.serving_props import capacity_spread, outlier_props
 
 METRICS = ("GPUUtilization", "Invocations", "ModelLatency", "Invocation5XXErrors")
 
@@ -107,7 +108,7 @@ def test_without_enhanced_metrics_there_is_nothing_to_compare() -> None:
         update={"endpoint_metrics": cfg.endpoint_metrics.model_copy(update={"enhanced_metrics": False})}
     )
     stack = cdk.Stack(cdk.App(), "Outlier")
-    outlier = InstanceOutlier.for_environment(stack, "Outlier", cfg)
+    outlier = InstanceOutlier(stack, "Outlier", outlier_props(cfg))
     assert outlier.routed == [] and outlier.alarms == []
     Template.from_stack(stack).resource_count_is("AWS::CloudWatch::Alarm", 0)
 

@@ -12,10 +12,11 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_kms as kms
 from aws_cdk.assertions import Match, Template
 
+from config import load_catalog
 from config.scaling_target import ceiling_load
-from config.schema import AlarmDestination
-from constructs.alarm_topic import AlarmTopic, Severity
+from constructs.alarm_topic import AlarmTopic, AlarmTopicProps, Severity
 from constructs.serving_alarms import ServingAlarms
+from stacks.serving_props import alarms_props
 from workbench.alarm_table import DOCUMENT, alarm_rows, document_table, render
 
 PAGED = {
@@ -27,6 +28,7 @@ PAGED = {
     "<variant>-instances-short",
     "<variant>-scale-out-refused",  # issue 37: target tracking's scale-out refused at once, InstancesShort 0
     "<variant>-shed-share",  # issue 41: a large share turned away to the fallback model now
+    "<variant>-pinned-in-peak",  # issue 52: a peak window's floor that cannot rise, above target
 }
 # notBreaching only where a minute without data is a minute without requests: nothing to judge; and
 # engine-silent, whose expression has no data only before the endpoint was ever InService (issue 39).
@@ -124,7 +126,7 @@ def test_capacity_ceiling_needs_the_load_above_capacity_while_pinned_at_the_maxi
 
 def _ceiling_alarm(cfg, variant: str = "primary") -> dict:
     stack = cdk.Stack(cdk.App(), "Alarms")
-    ServingAlarms(stack, "Alarms", cfg=cfg, vcpus={v.name: 4 for v in cfg.variants})
+    ServingAlarms(stack, "Alarms", alarms_props(cfg, load_catalog()))
     (alarm,) = [
         a["Properties"]
         for k, a in Template.from_stack(stack).find_resources("AWS::CloudWatch::Alarm").items()
@@ -204,12 +206,14 @@ def test_budgets_may_publish_to_the_ticket_topic_and_use_its_key(prod) -> None:
 def test_a_destination_subscribes_addresses_and_pagers_and_notifies_an_existing_topic() -> None:
     stack = cdk.Stack(cdk.App(), "Topics", env=cdk.Environment(account="222222222222", region="ap-northeast-1"))
     existing = "arn:aws:sns:ap-northeast-1:222222222222:oncall"
-    destination = AlarmDestination(
-        emails=["oncall@example.com"],
-        https_endpoints=["https://events.pagerduty.com/integration/abc/enqueue"],
-        topic_arn=existing,
+    props = AlarmTopicProps(
+        encryption_key=kms.Key(stack, "Key"),
+        display_name="x",
+        emails=("oncall@example.com",),
+        https_endpoints=("https://events.pagerduty.com/integration/abc/enqueue",),
+        existing_topic_arn=existing,
     )
-    topic = AlarmTopic(stack, "Paging", encryption_key=kms.Key(stack, "Key"), destination=destination, display_name="x")
+    topic = AlarmTopic(stack, "Paging", props)
     metric = cloudwatch.Metric(namespace="N", metric_name="M")
     topic.notify([metric.create_alarm(stack, "Alarm", threshold=1, evaluation_periods=1)])
     template = Template.from_stack(stack)

@@ -111,10 +111,13 @@ def test_catalog_names_the_base_image_the_dockerfile_pins() -> None:
     assert load_catalog().serving_image.base_image in froms
 
 
-def test_every_variant_routes_to_the_least_busy_instance(environment) -> None:
-    assert [v["RoutingConfig"] for v in _variants(environment)] == [
-        {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"}
-    ] * len(environment.cfg.variants)
+def test_every_variant_routes_as_its_config_says(environment) -> None:
+    """Issue 52: every environment routes PREFIX_AWARE (the capacity counts a conversation's cached history only
+    there); the gateway sends a PrefixAwareId per conversation (config/routing.py)."""
+    strategies = [v["RoutingConfig"]["RoutingStrategy"] for v in _variants(environment)]
+    assert strategies == [environment.cfg.routing_strategy] * len(environment.cfg.variants) == ["PREFIX_AWARE"] * len(
+        environment.cfg.variants
+    )
 
 
 def _rollback_alarms(environment) -> dict[str, dict]:

@@ -13,6 +13,7 @@ from config.schema import VariantScaling
 from constructs.variant_autoscaling import VariantAutoscaling
 from constructs.variant_metrics import VariantMetrics
 from container.serving import contract
+from stacks.serving_props import scaling_props
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,7 @@ def steps() -> Template:
             {"metric": contract.METRIC_RUNNING_SEQUENCES, "scale_out": [{"at_or_above": 110, "add_instances": 1}]},
         ],
     )  # fmt: skip
-    VariantAutoscaling(stack, "Scaling", metrics=VariantMetrics("ep", "primary"), scaling=scaling, endpoint=endpoint)
+    VariantAutoscaling(stack, "Scaling", scaling_props(scaling, 190, VariantMetrics("ep", "primary"), endpoint))
     return Template.from_stack(stack)
 
 
@@ -39,7 +40,7 @@ def test_scalable_targets_per_variant_depend_on_the_endpoint(prod) -> None:
     targets = prod.serving.find_resources("AWS::ApplicationAutoScaling::ScalableTarget")
     by_resource = {t["Properties"]["ResourceId"]: t for t in targets.values()}
     primary = by_resource["endpoint/mangaassist-llm-prod/variant/primary"]
-    assert (primary["Properties"]["MinCapacity"], primary["Properties"]["MaxCapacity"]) == (2, 96)
+    assert (primary["Properties"]["MinCapacity"], primary["Properties"]["MaxCapacity"]) == (2, 103)
     assert "endpoint/mangaassist-llm-prod/variant/canary" in by_resource
     (endpoint_id,) = prod.serving.find_resources("AWS::SageMaker::Endpoint")
     for target in targets.values():
@@ -146,9 +147,9 @@ def test_every_alarm_notifies_one_of_the_two_encrypted_topics(prod) -> None:
     alarms = prod.serving.find_resources("AWS::CloudWatch::Alarm")
     own = {k: a for k, a in alarms.items() if "Autoscaling" not in k}  # scaling alarms trigger policies
     # per variant: 4 rollback (incl. TTFT p95 and the broken release), 5 platform, 4 engine, 2 admission
-    # (shedding, shed share), the capacity ceiling, the capacity watch's instances-short, scaling-failed and
-    # scale-out-refused, and the instance outlier (prod has enhanced metrics)
-    assert len(own) == 2 * (16 + 3 + 1)
+    # (shedding, shed share), the capacity ceiling, pinned in a peak (issue 52), the capacity watch's
+    # instances-short, scaling-failed and scale-out-refused, and the instance outlier (prod has enhanced metrics)
+    assert len(own) == 2 * (17 + 3 + 1)
     for alarm in own.values():
         (action,) = alarm["Properties"]["AlarmActions"]
         assert action["Ref"] in topics
@@ -280,26 +281,6 @@ def test_steps_only_scale_out_unless_asked(steps: Template) -> None:
     assert adjustments and min(adjustments) >= 0
 
 
-def test_a_derived_target_needs_its_resolved_value() -> None:
-    stack = cdk.Stack(cdk.App(), "Derived")
-    endpoint = cdk.CfnResource(stack, "Endpoint", type="AWS::SNS::Topic")
-    scaling = VariantScaling(
-        min_capacity=1, max_capacity=4,
-        target_tracking={"metric": HIGH_RESOLUTION, "target_share_of_concurrency": 0.5},
-    )  # fmt: skip
-    with pytest.raises(ValueError, match="target_share_of_concurrency"):
-        VariantAutoscaling(
-            stack, "Scaling", metrics=VariantMetrics("ep", "primary"), scaling=scaling, endpoint=endpoint
-        )
-    VariantAutoscaling(
-        stack, "Given", metrics=VariantMetrics("ep", "primary"), scaling=scaling, endpoint=endpoint, target_value=7.5
-    )
-    Template.from_stack(stack).has_resource_properties(
-        "AWS::ApplicationAutoScaling::ScalingPolicy",
-        {"TargetTrackingScalingPolicyConfiguration": Match.object_like({"TargetValue": 7.5})},
-    )
-
-
 def test_optional_step_scale_in_removes_one_instance_after_quiet_minutes() -> None:
     stack = cdk.Stack(cdk.App(), "ScaleIn")
     endpoint = cdk.CfnResource(stack, "Endpoint", type="AWS::SNS::Topic")
@@ -310,7 +291,7 @@ def test_optional_step_scale_in_removes_one_instance_after_quiet_minutes() -> No
         step_scaling=[{"metric": "QueueDepth", "scale_out": [{"at_or_above": 50, "add_instances": 1}],
                        "scale_in_below": 5, "cooldown_seconds": 60}],
     )  # fmt: skip
-    VariantAutoscaling(stack, "Scaling", metrics=VariantMetrics("ep", "primary"), scaling=scaling, endpoint=endpoint)
+    VariantAutoscaling(stack, "Scaling", scaling_props(scaling, 840, VariantMetrics("ep", "primary"), endpoint))
     template = Template.from_stack(stack)
     assert sorted(step_adjustments(template)) == [-1, 1]  # CDK drops the no-change intervals
     template.has_resource_properties(

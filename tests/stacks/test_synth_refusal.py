@@ -124,11 +124,11 @@ def test_platform_mistakes_are_refused_before_any_template(tmp_path: Path) -> No
     text = text.replace(
         "traffic_routing: ALL_AT_ONCE", "traffic_routing: CANARY\n  step_size: {type: CAPACITY_PERCENT, value: 10}"
     )
-    # The seeds' canary of one instance (prod's is 3): its 10 % step is a whole instance, 100 % of it.
+    # The seeds' canary of one instance (prod's floor is now 1 too): its 10 % step is a whole instance, 100 % of it.
     canary = text.index("- name: canary")
     text = text[:canary] + re.sub(r"initial_instance_count: \d+", "initial_instance_count: 1", text[canary:], count=1)
     text = re.sub(r"(\n  canary:\n    min_capacity: )\d+", r"\g<1>1", text, count=1)
-    prod.write_text(text.replace("ml.g5.xlarge: 226", "ml.g5.xlarge: 20"))
+    prod.write_text(text.replace("ml.g5.xlarge: 240", "ml.g5.xlarge: 20"))
 
     result = _synth(app_dir, "prod")
 
@@ -138,7 +138,7 @@ def test_platform_mistakes_are_refused_before_any_template(tmp_path: Path) -> No
         "driver 535 (CUDA 12.2), too old for the serving image vllm/vllm-openai:v0.33.0 (CUDA 13.0)" in result.stderr
     )
     assert "deployment.step_size: CANARY step of 1 instance(s) is 100% of variant 'canary'" in result.stderr
-    assert "endpoint_instance_quotas.ml.g5.xlarge: quota 20 is below 226" in result.stderr
+    assert "endpoint_instance_quotas.ml.g5.xlarge: quota 20 is below 240" in result.stderr
     assert not (app_dir / "cdk.out" / "MangaAssist-prod-Serving.template.json").exists()
 
 

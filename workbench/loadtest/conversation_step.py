@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from config.routing import conversation_id
 from workbench.loadtest.conversations import SessionPlan, SessionSource
 from workbench.loadtest.load import (
     CacheProbe,
@@ -34,6 +35,7 @@ from workbench.loadtest.load import (
     settle,
     sleep_until,
     summarise,
+    window_of,
 )
 from workbench.loadtest.targets import REQUEST_TIMEOUT_SECONDS, RequestRecord
 from workbench.loadtest.under_way import under_way
@@ -59,6 +61,7 @@ class Conversations:
         window's end, on a failed turn, on a stop, or when the step's requests are spent."""
         history = list(history or [])
         last = len(plan.turns) - 1
+        conversation = conversation_id()  # its PrefixAwareId on every turn (config.routing)
         for index in range(first, len(plan.turns)):
             if at >= self.end or self.stop.is_set() or len(self.records) >= self.allowed:
                 return
@@ -67,7 +70,7 @@ class Conversations:
                 return
             body, trimmed = self.source.workload.request(plan, history, index)
             record = RequestRecord(scheduled=at, turn=index + 1, counted=at >= self.window, trimmed=trimmed,
-                                   keep_answer=index < last, resumed=index == first > 0)  # fmt: skip
+                                   keep_answer=index < last, resumed=index == first > 0, conversation=conversation)  # fmt: skip
             self.records.append(record)
             await self.target.request(json.dumps(body).encode(), record, self.stop)
             if not record.ok or record.done is None or index == last:
@@ -120,6 +123,7 @@ async def run_conversation_step(
     elapsed = min(seconds, max(time.perf_counter() - window, 0.0)) if stop.is_set() else seconds
     result = summarise(step.records, offered_rpm, target.instances, window, max(elapsed, 1e-3), settings.slo_ttft_ms)
     result.warmup_seconds = warmup_seconds
+    result.window_utc = window_of(window, elapsed, time.perf_counter(), time.time())
     result.prefix_cache_hit_percent = await probe.hit_percent()
     return result, step.records
 

@@ -27,6 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from workbench.loadtest.targets import REQUEST_TIMEOUT_SECONDS, RequestRecord
@@ -112,6 +113,12 @@ class StepResult:
     answered_within_objective_rpm: float | None = None  # per instance, per minute of the step's schedule
     # The errors by kind ("HTTP 500", "ReadTimeout", "timeout", ...), most frequent first: what broke a step.
     errors_by_kind: dict[str, int] = field(default_factory=dict)
+    # The step's window in UTC, and what the platform's scaling signal read in it (loadtest.signal_reading):
+    # ConcurrentRequestsPerModel's Average and Maximum, and Average over mean_in_flight. None: not read.
+    window_utc: tuple[str, str] | None = None
+    platform_concurrency_average: float | None = None
+    platform_concurrency_maximum: float | None = None
+    concurrency_reading_ratio: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         rounded = {k: round(v, 2) if isinstance(v, float) else v for k, v in asdict(self).items()}
@@ -280,8 +287,15 @@ async def run_step(
         await asyncio.gather(*tasks, ticker, return_exceptions=True)
     elapsed = min(seconds, time.perf_counter() - start) if stop.is_set() else seconds
     step = summarise(records, settings.offered_rpm, target.instances, start, max(elapsed, 1e-3), settings.slo_ttft_ms)
+    step.window_utc = window_of(start, elapsed, time.perf_counter(), time.time())
     step.prefix_cache_hit_percent = await probe.hit_percent()
     return step, records
+
+
+def window_of(start_perf: float, seconds: float, now_perf: float, now_wall: float) -> tuple[str, str]:
+    """A step's window in UTC (ISO 8601) from its time.perf_counter() start and length (loadtest.signal_reading)."""
+    began = datetime.fromtimestamp(now_wall - (now_perf - start_perf), UTC)
+    return began.isoformat(), (began + timedelta(seconds=seconds)).isoformat()
 
 
 async def report_progress(records: list[RequestRecord], progress: Callable[[str], None], every: float) -> None:

@@ -173,6 +173,9 @@ def measure(
                   "warmup_seconds": rates.warmup_seconds},
     )  # fmt: skip
     outcome = asyncio.run(_run(target, source, rates, say, lambda o: write(o, facts, out, drawn=False)))
+    read_signal = getattr(target, "read_scaling_signal", None)  # a real endpoint's: loadtest.signal_reading
+    if read_signal is not None and outcome.stopped != "interrupted":
+        read_signal(outcome.steps)
     return Measurement(outcome, write(outcome, facts, out), out)
 
 

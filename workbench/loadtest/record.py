@@ -45,6 +45,9 @@ def record_measurement(config_file: Path, instance_type: str, record: dict[str, 
         slo_ttft_p95_ms=record["slo"]["ttft_p95_ms"],
         report=str(report_path),
     )
+    ratio = reading_ratio(record)
+    if ratio is not None:  # what ConcurrentRequestsPerModel read over the client's in flight (signal_reading)
+        measured["concurrency_reading_ratio"] = round(ratio, 2)
     entry = CommentedMap(
         requests_per_minute=round(answer, 1),
         concurrent_sequences=concurrent_sequences(record),
@@ -61,6 +64,17 @@ def record_measurement(config_file: Path, instance_type: str, record: dict[str, 
         f"planning.capacity.{instance_type}: {answer:,.0f}/min answered within the objective ({objective}), "
         f"measured on {where} {record['measured_at']}"
     )
+
+
+def reading_ratio(record: dict[str, Any]) -> float | None:
+    """The platform's ConcurrentRequestsPerModel Average over the client's mean in flight, averaged over
+    the held steps that have both (loadtest.signal_reading); None when no step was read."""
+    ratios = [
+        s["concurrency_reading_ratio"]
+        for s in record.get("steps", [])
+        if s.get("held") and s.get("concurrency_reading_ratio") is not None
+    ]
+    return sum(ratios) / len(ratios) if ratios else None
 
 
 def concurrent_sequences(record: dict[str, Any]) -> int:

@@ -28,6 +28,7 @@ from typing import Any
 
 import httpx
 
+from config.routing import PREFIX_AWARE_ID_PARAMETER
 from container.serving.metrics import VLLM_PREFIX_HITS, VLLM_PREFIX_QUERIES
 from container.serving.prometheus import Exposition
 
@@ -58,6 +59,9 @@ class RequestRecord:
     trimmed: bool = False
     keep_answer: bool = False
     answer: str | None = None
+    # The conversation's PrefixAwareId, the same on each of its turns (config.routing: the client contract);
+    # None for single turns, each its own conversation.
+    conversation: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -190,10 +194,20 @@ class VariantTarget:
     instances: int
     details: dict[str, Any]  # what the report says of the variant: image, instance type, engine
     executor: ThreadPoolExecutor | None = field(default=None, repr=False)
+    # A cloudwatch client: the steps' ConcurrentRequestsPerModel are read after the sweep (signal_reading);
+    # None: not read, and the record says so by leaving the figures out.
+    cloudwatch: Any = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
         return f"{self.environment}/{self.variant}"
+
+    def read_scaling_signal(self, steps: list) -> None:
+        """Each step's platform reading of the scaling signal beside its own in flight (signal_reading)."""
+        if self.cloudwatch is not None:
+            from workbench.loadtest.signal_reading import read_platform_concurrency
+
+            read_platform_concurrency(self.cloudwatch, self.endpoint, self.variant, steps)
 
     @property
     def directory_name(self) -> str:
@@ -213,14 +227,22 @@ class VariantTarget:
     async def request(self, body: bytes, record: RequestRecord, stop: threading.Event) -> None:
         await asyncio.get_running_loop().run_in_executor(self.executor, self._invoke, body, record, stop)
 
+    def params(self, body: bytes, record: RequestRecord) -> dict[str, Any]:
+        """InvokeEndpointWithResponseStream's parameters; a conversation's turn carries its PrefixAwareId."""
+        params = {
+            "EndpointName": self.endpoint,
+            "Body": body,
+            "ContentType": "application/json",
+            "TargetVariant": self.variant,
+        }
+        return params | ({PREFIX_AWARE_ID_PARAMETER: record.conversation} if record.conversation else {})
+
     def _invoke(self, body: bytes, record: RequestRecord, stop: threading.Event) -> None:
         from botocore.exceptions import BotoCoreError, ClientError
 
         record.sent = time.perf_counter()
         try:
-            answer = self.runtime.invoke_endpoint_with_response_stream(
-                EndpointName=self.endpoint, Body=body, ContentType="application/json", TargetVariant=self.variant
-            )
+            answer = self.runtime.invoke_endpoint_with_response_stream(**self.params(body, record))
             record.status = answer["ResponseMetadata"]["HTTPStatusCode"]
             stream, tail, whole = answer["Body"], b"", bytearray() if record.keep_answer else None
             for event in stream:

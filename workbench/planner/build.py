@@ -12,7 +12,6 @@ from config.prices import describe_prices, prices_for, variant_prices
 from config.scaling_target import target_provenance, tracking_target
 from config.schema import (
     ADMISSION_DEADLINE_TTFT_MULTIPLE,
-    SEEDS_PROVISIONING_MINUTES,
     Catalog,
     EnvironmentConfig,
     Variant,
@@ -31,11 +30,12 @@ from workbench.planner.fleet import Pool, VariantModel
 from workbench.planner.frontier import FrontierStanding, frontier_of
 from workbench.planner.margin import margin_of
 from workbench.planner.outages import Outage, availability, describe
-from workbench.planner.results import Plan, Scenario
+from workbench.planner.results import Plan, Scenario, StressRow
 from workbench.planner.simulate import simulate
+from workbench.planner.stress import Stress, StressError, stress_set, stressed_demand
 from workbench.planner.totals import add_totals
 from workbench.planner.traffic import TrafficProfile
-from workbench.planner.verdict import CHECK_NAMES, judge
+from workbench.planner.verdict import FAILED_CHECKS, judge
 
 MODELLED_STEP_METRICS = (contract.METRIC_QUEUE_DEPTH, contract.METRIC_RUNNING_SEQUENCES)
 STATIC_MAX_TITLE = "Static fleet at max_capacity"
@@ -88,20 +88,22 @@ def build_plan(
     frontier = frontier_of(cfg, catalog, traffic)  # once: the checks below replay the same traffic
     judged_against(plan, frontier)
     totals(plan, scenarios, cfg, catalog, scheduled)
-    error = cfg.planning.budget.capacity_error_percent / 100
     provisioning = cfg.planning.provisioning_minutes
-    plan.at_capacity_error = checks_at(cfg, catalog, traffic, outages, 1 - error, provisioning, frontier)
+    try:
+        stresses, plan.stress_notes = stress_set(cfg, catalog, traffic)
+    except StressError as error:
+        raise PlanError(str(error)) from None
+    plan.stress = stress_rows(cfg, catalog, traffic, stresses, frontier)
     if with_margin:
         rates = {t: c.requests_per_minute for t, c in cfg.planning.capacity.items() if t in _types(cfg)}
         checks = judge(plan).checks
         plan.margin = margin_of(
-            {check.name for check in checks if check.passed and not check.not_judged},
+            {check.name for check in checks if check.passed and not check.not_judged and check.name != "stress"},
             provisioning,
             rates,
             lambda factor, minutes: checks_at(cfg, catalog, traffic, outages, factor, minutes, frontier),
             not_judged={check.name for check in checks if check.not_judged},
         )
-        plan.at_seeds_provisioning = at_seeds_provisioning(cfg, catalog, traffic, outages, frontier)
     return plan
 
 
@@ -112,18 +114,7 @@ def judged_against(plan: Plan, frontier: FrontierStanding) -> None:
         frontier.stale,
         frontier.found_on,
     )
-
-
-def at_seeds_provisioning(
-    cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile, outages, frontier: FrontierStanding
-) -> str:
-    """The verdict's checks again with the seeds' 8 min provisioning, in one line."""
-    held = checks_at(cfg, catalog, traffic, outages, 1.0, SEEDS_PROVISIONING_MINUTES, frontier)
-    missed = [CHECK_NAMES[name] for name in CHECK_NAMES if name not in held]
-    met = "every check met" + (" (cost not judged: supplied traffic)" if frontier.found_on else "")
-    return f"with the seeds' {SEEDS_PROVISIONING_MINUTES} min provisioning: " + (
-        met if not missed else f"not met: {', '.join(missed)}"
-    )
+    plan.frontier_bare_cost = frontier.bare_monthly_cost_usd
 
 
 def limits(cfg: EnvironmentConfig) -> dict[str, float]:
@@ -174,7 +165,23 @@ def checks_at(
     """The checks the configured fleet meets with every type's capacity x `capacity_factor` (the targets as
     configured: the template keeps them) and this provisioning delay; `frontier`: frontier_of's answer for
     this traffic, when the caller has it (it reads planning.traffic to tell stale from other traffic)."""
-    demand, start = list(traffic.requests_per_minute), traffic.start
+    plan = configured_at(cfg, catalog, traffic, outages, capacity_factor, provisioning_minutes, frontier)
+    return {check.name for check in judge(plan).checks if check.passed}
+
+
+def configured_at(
+    cfg: EnvironmentConfig,
+    catalog: Catalog,
+    traffic: TrafficProfile,
+    outages: Sequence[Outage],
+    capacity_factor: float,
+    provisioning_minutes: int,
+    frontier: FrontierStanding | None = None,
+    demand: list[float] | None = None,
+) -> Plan:
+    """The configured scenario alone under these conditions, with its totals; `demand`: the traffic's
+    minutes changed (planner.stress), else the traffic's own."""
+    demand, start = demand or list(traffic.requests_per_minute), traffic.start
     available = availability(list(outages))
     models = variant_models(cfg, catalog, traffic, with_schedules=True, capacity_factor=capacity_factor)
     configured = simulate(
@@ -190,9 +197,37 @@ def checks_at(
         budget=cfg.planning.budget,
     )
     judged_against(plan, frontier or frontier_of(cfg, catalog, traffic))
-    scenarios = [configured]
-    totals(plan, scenarios, cfg, catalog)
-    return {check.name for check in judge(plan).checks if check.passed}
+    totals(plan, [configured], cfg, catalog)
+    return plan
+
+
+def stress_rows(
+    cfg: EnvironmentConfig,
+    catalog: Catalog,
+    traffic: TrafficProfile,
+    stresses: Sequence[Stress],
+    frontier: FrontierStanding | None = None,
+    *,
+    stop_at_first_failure: bool = False,
+) -> list[StressRow]:
+    """Each stress scenario alone (planner.stress), on top of no other outage; `stop_at_first_failure`:
+    the tuner's shortcut, a point failing one is out."""
+    rows = []
+    for stress in stresses:
+        minutes = stress.provisioning_minutes or cfg.planning.provisioning_minutes
+        demand = stressed_demand(list(traffic.requests_per_minute), stress)
+        plan = configured_at(cfg, catalog, traffic, stress.outages, stress.capacity_factor, minutes, frontier, demand)
+        met = {check.name for check in judge(plan).checks if check.passed}
+        t = plan.scenarios["configured"].total
+        rows.append(
+            StressRow(
+                stress.key, stress.title, met >= FAILED_CHECKS, t.failed_requests, t.failed_in_peaks,
+                t.failed_worst_hour, t.failed_worst_hour_percent, t.monthly_cost_usd,
+            )
+        )  # fmt: skip
+        if stop_at_first_failure and not rows[-1].passed:
+            break
+    return rows
 
 
 def _fixed_at_max(models: list[VariantModel]) -> list[VariantModel]:

@@ -27,8 +27,7 @@ from config.schema import Catalog, EnvironmentConfig
 from workbench.planner.budget_limit import budget_limit, write_budget_limit
 from workbench.planner.build import PlanError, build_plan
 from workbench.planner.compare import render_comparison
-from workbench.planner.doc_block import PLAN_DOC, with_summary
-from workbench.planner.environment_traffic import traffic_of
+from workbench.planner.environment_traffic import traffic_of, with_release_calendar
 from workbench.planner.frontier import inputs_digest
 from workbench.planner.outages import Outage, OutageError, parse_outages
 from workbench.planner.reference_week import reference_week
@@ -36,8 +35,6 @@ from workbench.planner.results import FigureCheck, Plan
 from workbench.planner.summary import render_summary
 from workbench.planner.traffic import TrafficError, TrafficProfile, write_csv
 from workbench.planner.verdict import judge
-
-DOCS_DIR = Path("docs/plan")
 
 app = typer.Typer(
     help="Simulate an environment's scaling config against a week of traffic: cost and shortfall.\n\n"
@@ -138,7 +135,8 @@ def diff(
         typer.Option(help="the base as messages name it (make plan-diff: REVISION:config/environments/ENV.yaml)"),
     ] = None,
 ) -> None:
-    """Compare the cost and shortfall of two configs of ENV on the same traffic (head's planning.traffic).
+    """Compare the cost and shortfall of two configs of ENV on the same traffic (head's planning.traffic),
+    each judged in the peak windows of its own release_calendar.
 
     `--out` is written only when the comparison succeeds; a failure removes an earlier one."""
     if out:
@@ -146,29 +144,16 @@ def diff(
     head_cfg = _config(env, head)
     profile = _traffic(traffic, head_cfg)
     base_name = base_name or str(base)
-    base_plan = _plan(_config(env, base, base_name), profile, source=base_name)
+    base_cfg = _config(env, base, base_name)
+    # The same minutes, each side judged in the peak windows of its own release_calendar: a calendar change
+    # (a new release night) shows as what it changes, not as the head's windows imposed on the base.
+    base_plan = _plan(base_cfg, with_release_calendar(profile, base_cfg.release_calendar), source=base_name)
     head_plan = _plan(head_cfg, profile, source=str(head) if head else None)
     comparison = render_comparison(base_plan, head_plan)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(comparison)
     typer.echo(comparison)
-
-
-@app.command()
-def docs(document: Annotated[Path, typer.Option("--doc", dir_okay=False)] = PLAN_DOC) -> None:
-    """Refresh docs/plan/ (summary.md, plot.png) and the copy of the prod plan in docs/scaling-and-planning.md."""
-    cfg = _config("prod")
-    result = _plan(cfg, _traffic(None, cfg), with_margin=True)
-    summary = render_summary(result)
-    DOCS_DIR.mkdir(parents=True, exist_ok=True)
-    (DOCS_DIR / "summary.md").write_text(summary)
-    _draw_plot(result, DOCS_DIR / "plot.png")
-    try:
-        document.write_text(with_summary(document.read_text(), summary))
-    except (OSError, ValueError) as error:
-        _fail(f"{document}: {error}")
-    typer.echo(f"wrote {DOCS_DIR / 'summary.md'}, {DOCS_DIR / 'plot.png'} and the plan in {document}")
 
 
 @app.command("export-traffic")
@@ -206,7 +191,7 @@ def _tune(env: str, traffic: Path | None, out: Path, write_config: bool) -> None
         raise typer.Exit(1)
     if write_config:
         try:
-            typer.echo(tune_report.write_point(cfg, result.chosen, inputs_digest(cfg, catalog, profile)))
+            typer.echo(tune_report.write_point(cfg, result.chosen, inputs_digest(cfg, catalog, profile), result.bare))
         except (ConfigError, UnsafeEdit) as error:
             _fail(str(error))
         typer.echo(f"wrote the chosen point and planning.frontier into {environment_label(env)}")
@@ -302,7 +287,7 @@ def _draw_plot(result: Plan, path: Path) -> None:
 
 def _working(what: str, traffic: TrafficProfile, how: str = "simulating") -> None:
     """On stderr, once the inputs are read and checked: the seconds of work that follow are under way (and a
-    Ctrl-C from here on lands in the work: the docs walk interrupts at this line)."""
+    Ctrl-C from here on lands in the work)."""
     typer.echo(f"{what}: {traffic.name}, {len(traffic.requests_per_minute):,} minutes; {how}...", err=True)
 
 

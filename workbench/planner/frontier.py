@@ -21,7 +21,7 @@ from workbench.planner.environment_traffic import traffic_of
 from workbench.planner.traffic import TrafficError, TrafficProfile
 
 # Bump when the tuner's search space or its rules change (workbench/planner/tune.py): old frontiers become stale.
-SEARCH_SPACE_VERSION = 2  # 2: window floors no lower than the variant's min_capacity
+SEARCH_SPACE_VERSION = 3  # 2: window floors no lower than the variant's min_capacity; 3: the stress set
 
 
 def inputs_digest(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> str:
@@ -40,6 +40,8 @@ def inputs_digest(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProf
         "timeout": planning.request_timeout_seconds,
         "objective": cfg.alarms.ttft_p95_ms,
         "budget": planning.budget.model_dump(mode="json", exclude={"cost_vs_frontier"}),
+        "stress": planning.stress.model_dump(mode="json", exclude={"reason"}),
+        "routing": cfg.routing_strategy,
     }
     if cfg.container.admission_deadline_ms is not None:  # unset, the deadline follows the objective (above)
         inputs["admission_deadline_ms"] = cfg.container.admission_deadline_ms  # what the replay sheds by
@@ -55,6 +57,7 @@ class FrontierStanding:
     # planning.traffic's name when the frontier still applies to it but the plan replays other traffic
     # (`--traffic`): the cost is not judged and does not fail, as the frontier of that traffic is not known.
     found_on: str = ""
+    bare_monthly_cost_usd: float | None = None  # planning.frontier's at the bare assumptions
 
 
 def frontier_of(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfile) -> FrontierStanding:
@@ -65,7 +68,7 @@ def frontier_of(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProfil
         return FrontierStanding(None, "no frontier in planning.frontier")
     digest = inputs_digest(cfg, catalog, traffic)
     if frontier.inputs == digest:
-        return FrontierStanding(frontier.monthly_cost_usd)
+        return FrontierStanding(frontier.monthly_cost_usd, bare_monthly_cost_usd=frontier.bare_monthly_cost_usd)
     try:
         reference = traffic_of(cfg)
     except TrafficError as error:

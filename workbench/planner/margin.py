@@ -19,6 +19,9 @@ from workbench.planner.verdict import CHECK_NAMES
 LOWEST_FACTOR_PERCENT = 25
 LONGEST_PROVISIONING_MINUTES = 60
 
+# The checks a margin is stated for: the bare assumptions' (the stress set is judged on its own scenarios).
+MARGIN_CHECKS = ("peaks", "unannounced", "shortfall", "cost")
+
 ChecksAt = Callable[[float, int], set[str]]  # (capacity factor, provisioning minutes) -> names of the met checks
 
 
@@ -45,10 +48,10 @@ def margin_of(
     capacity = f"down to {_rates(capacities, percent)}" + (" or less" if percent == LOWEST_FACTOR_PERCENT else "")
     delay = f"{minutes}+ min" if minutes == LONGEST_PROVISIONING_MINUTES else f"{minutes} min"
     core = f"{capacity}; up to {delay} provisioning (assumed {provisioning})"
-    missed = [CHECK_NAMES[name] for name in CHECK_NAMES if name not in held | not_judged]
+    missed = [CHECK_NAMES[name] for name in MARGIN_CHECKS if name not in held | not_judged]
     if not missed:
         return f"holds {core}"
-    kept = ", ".join(CHECK_NAMES[name] for name in CHECK_NAMES if name in held)
+    kept = ", ".join(CHECK_NAMES[name] for name in MARGIN_CHECKS if name in held)
     return f"{kept} hold{'s' if len(held) == 1 else ''} {core}; not met at the assumptions: {', '.join(missed)}"
 
 

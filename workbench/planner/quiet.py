@@ -14,8 +14,7 @@ after it). Variants with step scaling are never fast-forwarded (no environment u
 one-at-a-time replay covers them.
 
 Why scalar Python and not numpy: most stretches last a few minutes (a scale-out every few minutes on a
-busy evening), and numpy's cost per call on a handful of numbers is what a replay spent its time on
-(workbench/benchmarks/plan_replay.py).
+busy evening), and numpy's cost per call on a handful of numbers is what a replay spent its time on.
 """
 
 from __future__ import annotations

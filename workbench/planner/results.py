@@ -103,6 +103,20 @@ class FigureCheck:
 
 
 @dataclass
+class StressRow:
+    """One stress scenario's outcome (planner.stress): the configured fleet under it."""
+
+    key: str
+    title: str
+    passed: bool  # the failed-request checks: none in peak windows, the worst hour within the allowance
+    failed: float
+    failed_in_peaks: float
+    failed_worst_hour: float
+    failed_worst_hour_percent: float
+    monthly_cost_usd: float
+
+
+@dataclass
 class Plan:
     """Every scenario for one environment and one traffic profile."""
 
@@ -119,13 +133,13 @@ class Plan:
     outages: str = ""  # the --unavailable scenario, in one line (planner.outages.describe); "" for none
     margin: str = ""  # how far capacity and provisioning can move before the verdict flips (planner.margin)
     frontier_cost: float | None = None  # planning.frontier's monthly cost: what the cost check judges against
+    frontier_bare_cost: float | None = None  # planning.frontier's cheapest at the bare assumptions (no stress set)
     frontier_stale: str = ""  # why planning.frontier no longer applies ("" when it does)
     # planning.traffic's name when the frontier applies to it but not to this plan's traffic: cost not judged.
     frontier_found_on: str = ""
     traffic_file: str = ""  # the CSV the traffic was read from, as given ("" for a built profile)
-    at_seeds_provisioning: str = ""  # the verdict again at the seeds' 8 min provisioning, one line
-    # The checks met with every capacity lower by planning.budget.capacity_error_percent; None: not computed.
-    at_capacity_error: set[str] | None = None
+    stress: list[StressRow] = field(default_factory=list)  # planning.stress's scenarios (planner.stress)
+    stress_notes: list[str] = field(default_factory=list)  # what their defaults stand on, what is left out
     figures: list[FigureCheck] = field(default_factory=list)  # checked by `bin/plan ENV` only (planner.cli)
 
     def peak_mask(self, minutes: int) -> list[bool]:

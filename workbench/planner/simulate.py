@@ -23,7 +23,7 @@ from workbench.planner.fleet import Availability, Fleet, VariantModel, always
 from workbench.planner.results import Event, Scenario, VariantSeries
 
 # The longest stretch looked at at once: most end within an hour or two (a scale-out, a queue), and
-# working out a longer one costs more than stopping and looking again (workbench/benchmarks/plan_replay.py).
+# working out a longer one costs more than stopping and looking again.
 STRETCH_MINUTES = 180
 # Within a minute: scheduled actions fire, the endpoint applies the desired counts, the policies act.
 SCHEDULE, ENDPOINT, POLICIES = 0, 1, 2

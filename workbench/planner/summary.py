@@ -15,7 +15,7 @@ from workbench.planner.formatting import (
     format_usd,
 )
 from workbench.planner.results import Plan, Scenario, Totals
-from workbench.planner.verdict import cost_figures, cost_ratio, headroom, judge
+from workbench.planner.verdict import FAILED_CHECKS, cost_figures, cost_ratio, judge
 
 
 def totals_of(scenario: Scenario) -> Totals:
@@ -97,11 +97,42 @@ def render_summary(plan: Plan) -> str:
     lines += [f"- {figure.text}" for figure in verdict.figures]
     lines += [f"- Cost as figures (not judged): {figures}." for figures in [cost_figures(plan)] if figures]
     lines += [f"- Margin: {plan.margin}." for _ in [plan.margin] if plan.margin]
-    lines += [
-        f"- Verdict {plan.at_seeds_provisioning}." for _ in [plan.at_seeds_provisioning] if plan.at_seeds_provisioning
-    ]
-    lines += [f"- Verdict {line}." for line in [headroom(plan)] if line]
     lines += [f"- Warning: {warning}" for warning in plan.warnings]
+    lines += _stress_table(plan)
     lines += ["", "### Assumptions", ""]
     lines += [f"- {key}: {value}" for key, value in plan.assumptions.items()] or ["- none recorded"]
     return "\n".join(lines) + "\n"
+
+
+def _stress_table(plan: Plan) -> list[str]:
+    """A row per stress scenario (planner.stress), each figure against its budget, and the margin's cost."""
+    if not plan.stress:
+        return []
+    budget = plan.budget
+    lines = ["", "### Stress set (planning.stress): each scenario alone", ""]
+    lines += [
+        f"| Scenario | Failed requests | in peak windows (budget {budget.failed_in_peaks}) | Worst hour "
+        f"(budget {budget.unannounced_failed_percent:g} %) | Monthly cost (USD) | Met |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    configured = plan.scenarios["configured"].total
+    lines.append(
+        f"| Bare assumptions | {format_requests(configured.failed_requests)} | {format_requests(configured.failed_in_peaks)}"
+        f" | {format_percent(configured.failed_worst_hour_percent)} % | {format_usd(configured.monthly_cost_usd)} | "
+        f"{'yes' if all(c.passed for c in judge(plan).checks if c.name in FAILED_CHECKS) else 'no'} |"
+    )
+    for row in plan.stress:
+        lines.append(
+            f"| {row.title} | {format_requests(row.failed)} | {format_requests(row.failed_in_peaks)} | "
+            f"{format_percent(row.failed_worst_hour_percent)} % | {format_usd(row.monthly_cost_usd)} | "
+            f"{'yes' if row.passed else 'no'} |"
+        )
+    lines += ["", *(f"- {note}." for note in plan.stress_notes)]
+    if plan.frontier_bare_cost is not None and plan.frontier_cost is not None:
+        margin = plan.frontier_cost - plan.frontier_bare_cost
+        lines.append(
+            f"- What the margin costs: the cheapest configuration the search found holding the stress set "
+            f"{format_usd(plan.frontier_cost)}/month, at the bare assumptions {format_usd(plan.frontier_bare_cost)}"
+            f"/month: {format_usd(margin)}/month (planning.frontier)."
+        )
+    return lines

@@ -21,6 +21,7 @@ def describe(cfg: EnvironmentConfig, point: Point) -> str:
     others = list(cfg.autoscaling)[1:]
     parts += [f"{name} floor {floor}" for name, floor in zip(others, point.floors, strict=True)]
     parts.append(f"window starts {point.shift:+d} min")
+    parts += [f"{name} max {m}" for name, m in zip(cfg.autoscaling, point.maxima, strict=False)]
     return "; ".join(p for p in parts if p)
 
 
@@ -46,6 +47,7 @@ def summary(cfg: EnvironmentConfig, result: Search, seconds: float) -> str:
         f"## Tuning {cfg.name}: {len(result.evaluated)} configurations in {seconds:.0f} s",
         "",
         f"Configured (window maxima raised to the 1.2 x rule): {_line(start)}",
+        *_bare_line(result),
         f"Chosen: {_line(chosen)}; {verdict}",
         f"  {describe(cfg, chosen.point)}",
         "",
@@ -53,6 +55,18 @@ def summary(cfg: EnvironmentConfig, result: Search, seconds: float) -> str:
         "",
         frontier_table(cfg, result),
     ]) + "\n"  # fmt: skip
+
+
+def _bare_line(result: Search) -> list[str]:
+    """The cheapest at the bare assumptions beside the chosen one: what the margin costs a month."""
+    bare = result.bare
+    if bare is None or bare.point == result.chosen.point:
+        return []
+    cost = result.chosen.monthly_cost_usd - bare.monthly_cost_usd
+    return [
+        f"Cheapest at the bare assumptions (no stress set): {_line(bare)}",
+        f"What the margin costs: ${cost:,.0f} a month (chosen, holding planning.stress, against the bare one)",
+    ]
 
 
 def _line(o: Outcome) -> str:
@@ -93,16 +107,14 @@ def _raise_initial_count(doc, name: str, floor: int) -> None:
             variant["initial_instance_count"] = floor
 
 
-def write_point(cfg: EnvironmentConfig, outcome: Outcome, digest: str) -> str:
-    """Write the chosen point and planning.frontier into ENV's file (validated, comments kept); the diff, and a line
-    for each window maximum kept above the tuner's.
+def write_point(cfg: EnvironmentConfig, outcome: Outcome, digest: str, bare: Outcome | None = None) -> str:
+    """Write the chosen point and planning.frontier into ENV's file (validated, comments kept); the diff.
 
-    A configured window maximum is never lowered: the search judges the traffic week, not a night without the
-    preferred instance type, and prod's release maxima were raised by hand for exactly that night (95 and 96
-    against the tuner's 66 and 68: docs/scaling-and-planning.md, tests/workbench/planner/test_prod_plan.py). A maximum
-    costs only the instances target tracking starts under it; lowering one stays a decision made by hand."""
+    Every window's maximum is the tuner's: the search sizes each for its fallback night (planner.tune
+    fallback_maxima) and judges the nights without the preferred type (planning.stress), so the maximum a
+    hand once raised for that night is now the search's to set. A variant's max_capacity rises to its
+    largest window's."""
     point = outcome.point
-    kept: list[str] = []
 
     def change(doc) -> None:
         windows = iter(point.windows)
@@ -114,26 +126,20 @@ def write_point(cfg: EnvironmentConfig, outcome: Outcome, digest: str) -> str:
             for window in scaling.get("schedules", []):
                 floor, maximum = next(windows)
                 window["min_capacity"] = floor
-                configured = window.get("max_capacity") or scaling["max_capacity"]  # unset: the variant's applies
-                if configured > maximum:
-                    kept.append(f"{window['name']} max_capacity {configured} (the tuner's: {maximum})")
-                else:
-                    window["max_capacity"] = maximum
+                window["max_capacity"] = maximum
+                scaling["max_capacity"] = max(scaling["max_capacity"], maximum)
                 window["start"] = shift_cron(str(window["start"]), point.shift)
+            if point.maxima:
+                scaling["max_capacity"] = max(scaling["max_capacity"], point.maxima[index])
             if index > 0:
                 scaling["min_capacity"] = point.floors[index - 1]
                 _raise_initial_count(doc, name, point.floors[index - 1])
-        doc["planning"]["frontier"] = {
-            "monthly_cost_usd": round(outcome.monthly_cost_usd, 2),
-            "inputs": digest,
-            "tuned_at": datetime.now(UTC).strftime("%Y-%m-%d"),
-        }
+        frontier = {"monthly_cost_usd": round(outcome.monthly_cost_usd, 2)}
+        if bare is not None:
+            frontier["bare_monthly_cost_usd"] = round(bare.monthly_cost_usd, 2)
+        frontier |= {"inputs": digest, "tuned_at": datetime.now(UTC).strftime("%Y-%m-%d")}
+        doc["planning"]["frontier"] = frontier
 
     edit = edit_environment_file(environment_file(cfg.name), change)
     edit.write()
-    notes = [
-        f"kept {line}: --write-config never lowers a window's maximum (a night without the preferred type needs"
-        " it; the search does not judge one); lower it by hand if you mean to"
-        for line in kept
-    ]
-    return "\n".join([edit.diff(), *notes]) if notes else edit.diff()
+    return edit.diff()

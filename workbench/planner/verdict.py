@@ -39,6 +39,7 @@ CHECK_NAMES = {
     "unannounced": "failed requests in the worst hour",
     "shortfall": "shortfall in all",
     "cost": "cost vs the frontier",
+    "stress": "the stress set",
 }
 
 
@@ -89,23 +90,21 @@ def cost_ratio(totals: Totals, oracle: Totals | None) -> float | None:
 
 def judge(plan: Plan) -> Verdict:
     configured = plan.scenarios["configured"]
-    return Verdict(
-        [_peaks(plan, configured), _unannounced(plan, configured), _shortfall(plan, configured), _cost(plan)],
-        tuple(plan.figures),
-    )
+    checks = [_peaks(plan, configured), _unannounced(plan, configured), _shortfall(plan, configured), _cost(plan)]
+    return Verdict(checks + ([_stress(plan)] if plan.stress else []), tuple(plan.figures))
+
+
+def _stress(plan: Plan) -> Check:
+    """Met only when every stress scenario is (planner.stress): the plan holds where its assumptions are weakest."""
+    missed = [row.title for row in plan.stress if not row.passed]
+    passed = not missed
+    held = f"{len(plan.stress) - len(missed)} of {len(plan.stress)}"
+    text = f"Stress set (planning.stress): the failed-request checks hold in {held} scenarios: {_met(passed)}"
+    text += f"; not in: {'; '.join(missed)}" if missed else ""
+    return Check("stress", passed, text + ".", f"{held} scenarios", "all")
 
 
 FAILED_CHECKS = {"peaks", "unannounced"}
-
-
-def headroom(plan: Plan) -> str:
-    """The failed-request checks again with every capacity planning.budget.capacity_error_percent lower, in
-    one line (a figure: the budget does not judge it)."""
-    if plan.at_capacity_error is None:
-        return ""
-    missed = [CHECK_NAMES[name] for name in sorted(FAILED_CHECKS - plan.at_capacity_error)]
-    outcome = "both failed-request checks hold" if not missed else f"not met: {', '.join(missed)}"
-    return f"with every capacity {plan.budget.capacity_error_percent:g} % lower (not judged): {outcome}"
 
 
 def _met(passed: bool) -> str:

@@ -106,7 +106,7 @@ def build_review(base_rev: str, commit: str, envs: list[str], context_env: str, 
 
 def _synthesise(sides: list[tuple[str, Path, Path]], context_env: str, what: str) -> list[Assembly]:
     """Each (label, app directory, output) synthesised, side by side. `what` goes to stderr once they run: the work is
-    under way (and Ctrl-C lands in it: the docs walk interrupts at this line). On Ctrl-C each synth's process group
+    under way (and Ctrl-C lands in it). On Ctrl-C each synth's process group
     (the CDK CLI, app.py, jsii's Node) is stopped and waited for before KeyboardInterrupt goes on up: the scratch
     directory they write to is removed next."""
     running = []

@@ -13,7 +13,7 @@ import pytest
 from ruamel.yaml import YAML
 from typer.testing import CliRunner, Result
 
-from config.loader import ENVIRONMENTS_DIR, load_environment
+from config.loader import ENVIRONMENTS_DIR, load_config_file, load_environment
 from workbench.planner.cli import app
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -87,18 +87,18 @@ def test_bad_traffic_file_names_the_line(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_instance_type_without_a_capacity_figure(tmp_path: Path) -> None:
+def test_instance_type_without_a_capacity_figure_gets_the_derived_one(tmp_path: Path) -> None:
+    """Issue 52: a pool type the catalog knows has an assumed figure derived for the environment (objective,
+    routing, engine), so the planner has one to plan with, and the plan says where it comes from."""
+
     def g5_2xlarge(raw: dict) -> None:
         for variant in raw["variants"]:
             variant["fallback_instance_types"] = ["ml.g5.2xlarge"]
-        raw["endpoint_instance_quotas"]["ml.g5.2xlarge"] = 226
+        raw["endpoint_instance_quotas"]["ml.g5.2xlarge"] = 240
 
-    result = planner("diff", "prod", "--base", str(prod_with(tmp_path, g5_2xlarge)))
-    assert result.exit_code == 2
-    assert (
-        "planning.capacity has no entry for ml.g5.2xlarge (variants.primary.fallback_instance_types)" in result.stderr
-    )
-    assert "Traceback" not in result.stderr
+    cfg = load_config_file(prod_with(tmp_path, g5_2xlarge), "prod")
+    figure = cfg.planning.capacity["ml.g5.2xlarge"]
+    assert figure.measured is None and figure.concurrent_sequences == 16
 
 
 def test_invalid_config_lists_its_problems(tmp_path: Path) -> None:
@@ -116,11 +116,16 @@ def test_invalid_config_lists_its_problems(tmp_path: Path) -> None:
 def test_exported_reference_week_replays_to_the_same_plan(tmp_path: Path) -> None:
     week = tmp_path / "week.csv"
     assert planner_process("export-traffic", str(week)).returncode == 0
-    result = planner_process("plan", "prod", "--traffic", str(week), "--out", str(tmp_path))
+    result = planner_process("plan", "prod", "--traffic", str(week), "--out", str(tmp_path / "replayed"))
     assert result.returncode == 0, result.stderr  # the same minutes: the same plan, frontier included
     assert result.stdout.startswith("## Capacity plan: prod (week.csv)")
-    configured = next(line for line in result.stdout.splitlines() if line.startswith("| Configured"))
-    assert configured in (ROOT / "docs/plan/summary.md").read_text()
+    reference = planner_process("plan", "prod", "--out", str(tmp_path / "reference"))
+    assert reference.returncode == 0, reference.stderr
+
+    def configured(output: str) -> str:
+        return next(line for line in output.splitlines() if line.startswith("| Configured"))
+
+    assert configured(result.stdout) == configured(reference.stdout)
 
 
 @pytest.mark.slow  # bin/plan's real-process twin in tests/test_gate_command.py: `make test-slow` (docs/testing.md)

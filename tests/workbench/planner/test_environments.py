@@ -38,7 +38,7 @@ def test_dev_on_prod_traffic_is_not_met(week):
     assert not judge(plan).met
     # Its ceiling cannot carry the week at any cost, and the static fleet at max_capacity shows it.
     assert plan.scenarios["static-max"].total.shortfall_minutes > 0
-    assert any(w.startswith("autoscaling.primary.max_capacity 8 serves") for w in plan.warnings)
+    assert any(w.startswith("autoscaling.primary.max_capacity 9 serves") for w in plan.warnings)
 
 
 def test_deleting_every_schedule_does_not_hide_the_shortfall_in_peaks(week):

@@ -120,16 +120,16 @@ def test_the_high_resolution_target_follows_the_capacity_of_the_type_that_satura
     prod = load_environment("prod")
     share = prod.autoscaling["primary"].target_tracking.target_share_of_concurrency  # the tuner's, read not pasted
     assert share is not None and prod.autoscaling["primary"].target_tracking.target_value is None
-    assert [prod.planning.capacity[t].concurrent_sequences for t in ("ml.g5.xlarge", "ml.g6.xlarge")] == [20, 20]
-    assert tracking_target(prod, "primary") == pytest.approx(share * 20)  # ml.g5.xlarge and ml.g6.xlarge both hold 20
+    assert [prod.planning.capacity[t].concurrent_sequences for t in ("ml.g5.xlarge", "ml.g6.xlarge")] == [16, 16]
+    assert tracking_target(prod, "primary") == pytest.approx(share * 16)  # ml.g5.xlarge and ml.g6.xlarge both hold 16
     measured = prod.planning.capacity["ml.g5.xlarge"].model_copy(update={"concurrent_sequences": 30})
     moved = prod.model_copy(update={"planning": prod.planning.model_copy(update={"capacity": {
         **prod.planning.capacity, "ml.g5.xlarge": measured}})})  # fmt: skip
-    assert tracking_target(moved, "primary") == pytest.approx(share * 20)  # ml.g6.xlarge's 20 still saturates first
-    fewer = prod.planning.capacity["ml.g6.xlarge"].model_copy(update={"concurrent_sequences": 16})
+    assert tracking_target(moved, "primary") == pytest.approx(share * 16)  # ml.g6.xlarge's 16 still saturates first
+    fewer = prod.planning.capacity["ml.g6.xlarge"].model_copy(update={"concurrent_sequences": 12})
     moved = prod.model_copy(update={"planning": prod.planning.model_copy(update={"capacity": {
         **prod.planning.capacity, "ml.g6.xlarge": fewer}})})  # fmt: skip
-    assert tracking_target(moved, "primary") == pytest.approx(share * 16)  # now the fallback's 16 saturates first
+    assert tracking_target(moved, "primary") == pytest.approx(share * 12)  # now the fallback's 12 saturates first
 
 
 @pytest.mark.parametrize(
@@ -141,7 +141,7 @@ def test_the_high_resolution_target_follows_the_capacity_of_the_type_that_satura
         ),
         ({"metric": HIGH_RESOLUTION, "target_value": 5, "target_share_of_concurrency": 0.5}, "got both"),
         ({"target_share_of_concurrency": 0.5}, "target_share_of_concurrency: is a share of planning.capacity"),
-        ({"metric": HIGH_RESOLUTION, "target_value": 21}, "target_value: 21 is at or above the 20 concurrent requests"),
+        ({"metric": HIGH_RESOLUTION, "target_value": 17}, "target_value: 17 is at or above the 16 concurrent requests"),
     ],
 )
 def test_the_target_is_one_share_or_one_value_below_the_capacity(tmp_path, tracking, message) -> None:

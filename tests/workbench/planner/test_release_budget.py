@@ -139,9 +139,8 @@ def test_the_oracle_keeps_only_a_redundancy_floor_and_the_causal_baseline_is_a_f
               if e.kind == "schedule" and e.variant == "primary" and " start" in e.text]  # fmt: skip
     opened = [(minute, name) for minute, name in starts if name in floors]
     assert opened and all(oracle.in_service[minute] < floors[name] for minute, name in opened)
-    # ... and not a min_capacity above 2: prod's canary is configured with 3, the oracle keeps 2.
-    assert PROD.autoscaling["canary"].min_capacity > 2
-    assert min(plan.scenarios["oracle"].variants["canary"].in_service) == 2
+    # ... and a redundancy floor of 2 whatever the canary's min_capacity (the tuner's 1 under the stress set).
+    assert min(plan.scenarios["oracle"].variants["canary"].in_service) == min(2, PROD.autoscaling["canary"].min_capacity)
     causal = plan.scenarios["causal"].total.monthly_cost_usd
     assert plan.scenarios["oracle"].total.monthly_cost_usd < causal
     summary = render_summary(plan)

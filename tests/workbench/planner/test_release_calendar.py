@@ -50,8 +50,10 @@ def load_prod(tmp_path, edit) -> object:
 
 
 def one_canary(raw: dict) -> None:
-    """prod before the tuner gave the canary a second instance: the spike then fails requests there."""
+    """prod with one canary instance tracking at 0.5 of its sequences: the unannounced spike then fails
+    requests there (the tuned 0.4 leaves room for it)."""
     raw["autoscaling"]["canary"]["min_capacity"] = 1
+    raw["autoscaling"]["canary"]["target_tracking"]["target_share_of_concurrency"] = 0.5
     raw["variants"][1]["initial_instance_count"] = 1
 
 

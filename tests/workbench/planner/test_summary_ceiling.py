@@ -17,13 +17,13 @@ def summary() -> str:
 
 def test_the_summary_gives_each_assumed_capacity_as_a_share_of_its_ceiling(summary: str) -> None:
     assert (
-        "- capacity per ml.g5.xlarge: 132 requests/min at the SLO, 20 sequences; assumed: 132/min, 83 % of the "
-        "159/min physical ceiling at batch 20 (config/physics.py), never measured (`ops capacity`); ceiling "
-        "(decode-heavy, decode memory-bound): 159/min for conversations at batch 20 = 60 s ÷ (170 ms prefill + "
-        "206 ms decode) a request" in summary
+        "- capacity per ml.g5.xlarge: 123 requests/min at the SLO, 16 sequences; assumed: 123/min, 83 % of the "
+        "149/min physical ceiling at batch 16 (config/physics.py), never measured (`ops capacity`); ceiling "
+        "(decode-heavy, decode memory-bound): 149/min for conversations at batch 16 = 60 s ÷ (170 ms prefill + "
+        "233 ms decode) a request" in summary
     )
     assert (
-        "- capacity per ml.g6.xlarge: 84 requests/min at the SLO, 20 sequences; assumed: 84/min, 82 % of the 102/min"
+        "- capacity per ml.g6.xlarge: 77 requests/min at the SLO, 16 sequences; assumed: 77/min, 82 % of the 94/min"
         in summary
     )
-    assert "single turns 279/min; assumed share 83 % calibrated (the lowest measured ÷ ceiling" in summary
+    assert "single turns 248/min; assumed share 83 % calibrated (the lowest measured ÷ ceiling" in summary

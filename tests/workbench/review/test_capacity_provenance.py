@@ -24,9 +24,9 @@ def test_an_unchanged_config_still_says_its_capacity_is_assumed():
     comparison = compare_plans("prod", prod, prod)
     assert not comparison.changed
     assert (
-        "stands on ml.g5.xlarge: assumed: 132/min, 83 % of the 159/min physical ceiling at batch 20 "
-        "(config/physics.py), never measured (`ops capacity`); ceiling (decode-heavy, decode memory-bound): 159/min "
-        "for conversations at batch 20" in comparison.markdown
+        "stands on ml.g5.xlarge: assumed: 123/min, 83 % of the 149/min physical ceiling at batch 16 "
+        "(config/physics.py), never measured (`ops capacity`); ceiling (decode-heavy, decode memory-bound): 149/min "
+        "for conversations at batch 16" in comparison.markdown
     )
     assert "; assumed share 83 % calibrated (the lowest measured ÷ ceiling of the 1 published run(s)" in (
         comparison.markdown
@@ -38,7 +38,7 @@ def test_a_recorded_measurement_shows_on_the_head_side(tmp_path):
     shutil.copy(REPO / "config" / "environments" / "prod.yaml", head)
     record_measurement(head, "ml.g5.xlarge", MEASURED, Path("capacity-out/x/capacity.json"))
     comparison = compare_plans("prod", REPO / "config" / "environments" / "prod.yaml", head)
-    assert "ml.g5.xlarge (base): assumed: 132/min, 83 % of the 159/min physical ceiling" in comparison.markdown
+    assert "ml.g5.xlarge (base): assumed: 123/min, 83 % of the 149/min physical ceiling" in comparison.markdown
     assert (
         "ml.g5.xlarge (head): measured: 250/min on staging/canary 2026-11-25, image v0.1.0 (answered within TTFT p95 <= 500 ms), "
         "162 % of the 154/min physical ceiling at batch 18 (config/physics.py)" in comparison.markdown

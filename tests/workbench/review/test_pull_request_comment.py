@@ -10,9 +10,9 @@ import pytest
 
 from workbench.review.pull_request_comment import MARKER, MAX_BYTES, comment, cut, main
 
-ROOT = Path(__file__).resolve().parents[3]
-# A real plan (docs/plan/summary.md), its verdict turned to "not met" on shortfall whatever the shipped plan says.
-REAL_SUMMARY = (ROOT / "docs/plan/summary.md").read_text()
+# A real plan of prod (`bin/plan prod`'s summary.md, kept beside this file), its verdict turned to "not met" on
+# shortfall whatever that plan said.
+REAL_SUMMARY = (Path(__file__).parent / "prod_plan_summary.md").read_text()
 SHORTFALL_NOT_MET = "Shortfall in all: 45 minutes against a budget of 30 a week: not met."
 PROD_SUMMARY = re.sub(
     r"### Verdict: (not )?met\n\n", f"### Verdict: not met\n\n- {SHORTFALL_NOT_MET}\n", REAL_SUMMARY, count=1

@@ -13,8 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.processes import alive, descendants, start_foreground_job
-from tools.docs_walk.findings import TRACEBACK
+from tests.processes import TRACEBACK, alive, descendants, start_foreground_job
 
 ROOT = Path(__file__).resolve().parents[3]
 PATIENCE_SECONDS = 120.0

@@ -34,15 +34,12 @@ def consequences(base: dict, head: dict) -> list[str]:
 
 
 def test_a_switch_to_prefix_aware_routing_is_a_blue_green_deployment(prod) -> None:
-    head = copy.deepcopy(prod)
-    for variant in variants(head):
-        variant["RoutingConfig"] = {
-            "RoutingStrategy": "PREFIX_AWARE",
-            "PrefixAwareRoutingConfig": {"PrefixLength": 2560, "ConcurrencyThreshold": 20},
-        }
-    assert consequences(prod, head) == [
+    base = copy.deepcopy(prod)  # prod routes PREFIX_AWARE (issue 52); before, LEAST_OUTSTANDING_REQUESTS
+    for variant in variants(base):
+        variant["RoutingConfig"] = {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"}
+    assert consequences(base, prod) == [
         f"variant '{name}' routing LEAST_OUTSTANDING_REQUESTS → PREFIX_AWARE (PrefixLength 2560, "
-        "ConcurrencyThreshold 20): the endpoint config is replaced, so this is a blue/green deployment; the green "
+        "ConcurrencyThreshold 16): the endpoint config is replaced, so this is a blue/green deployment; the green "
         'fleet starts with empty prefix caches (docs/configuration.md "Routing")'
         for name in ("canary", "primary")
     ]
