@@ -15,7 +15,7 @@ def test_one_run_publishes_what_the_alarms_read(prod, monkeypatch, tmp_path) -> 
     moto_fixes.apply()
     # The sandbox's scaling (moto has no DescribeScalingActivities) for this test only: undone at teardown.
     for owner, name, _ in scaling.patches():
-        monkeypatch.setattr(owner, name, getattr(owner, name))
+        monkeypatch.setattr(owner, name, getattr(owner, name, None), raising=False)
     monkeypatch.setattr(scaling, "QUOTAS", {})
     monkeypatch.setattr(scaling, "QUOTA_OVERRIDES", [])
     scaling.apply(dict(prod.cfg.endpoint_instance_quotas), scaling.quota_file(tmp_path, "prod"))
