@@ -205,6 +205,19 @@ def url_port(url: str) -> int:
     return int(url.rsplit(":", 1)[1]) if url else 0
 
 
+def start_agents(cfg: Any, servers: dict[str, Any], client: Any) -> list[Any]:
+    """What an account does beside the endpoint: CloudWatch Logs turning each model server's EMF lines into
+    metrics, and the capacity watch's once-a-minute run."""
+    from workbench.sandbox.capacity_watch import CapacityWatchAgent
+    from workbench.sandbox.emf_agent import EmfAgent
+
+    agents = [EmfAgent(log, client("cloudwatch")) for _, _, log in servers.values()]
+    agents.append(CapacityWatchAgent(cfg, (client("sagemaker"), client("application-autoscaling"), client("cloudwatch"))))
+    for agent in agents:
+        agent.start()
+    return agents
+
+
 def serve(env_name: str, templates: Path, state_path: Path, ports: tuple[int, int] = (0, 0)) -> None:
     """`ports`: the moto and runtime ports to keep, when free (0: any)."""
     from config import load_environment
@@ -217,9 +230,7 @@ def serve(env_name: str, templates: Path, state_path: Path, ports: tuple[int, in
 
     from config import load_catalog
     from workbench.sandbox import account_answers, moto_fixes, scaling
-    from workbench.sandbox.capacity_watch import CapacityWatchAgent
     from workbench.sandbox.capture import DataCapture
-    from workbench.sandbox.emf_agent import EmfAgent
     from workbench.sandbox.runtime import RuntimeFront
     from workbench.sandbox.seed import seed_bedrock_artifacts, seed_image_stack, seed_model_data, seed_serving_stack
 
@@ -243,10 +254,7 @@ def serve(env_name: str, templates: Path, state_path: Path, ports: tuple[int, in
 
     servers = start_model_servers(cfg, env_name, state_path.parent)
     model_urls = {name: url for name, (_, url, _) in servers.items()}
-    agents = [EmfAgent(log, client("cloudwatch")) for _, _, log in servers.values()]
-    agents.append(CapacityWatchAgent(cfg, (client("sagemaker"), client("application-autoscaling"), client("cloudwatch"))))
-    for agent in agents:
-        agent.start()
+    agents = start_agents(cfg, servers, client)
     deployments = [1]
 
     def deploy(new_templates: Path) -> str:
