@@ -1,6 +1,6 @@
 """The GitHub workflows (.github/): valid for GitHub (check-jsonschema's vendored workflow and action schemas,
 no download), running only commands the README documents, holding no AWS key, and deploying in the order
-and with the permissions docs/deploying.md "CI pipelines" describes."""
+and with the permissions docs/how-to/deploy.md "CI pipelines" describes."""
 
 from __future__ import annotations
 
