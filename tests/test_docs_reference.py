@@ -1,0 +1,95 @@
+"""The docs stay true to the code they describe: every field of the environment config is named in
+docs/reference/configuration.md, every option a command's reference names is one the CLI takes, and
+every relative link in README.md and docs/ reaches an existing file and heading."""
+
+from __future__ import annotations
+
+import re
+import typing
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from config.schema import EnvironmentConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def fields(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """Every field of `model` and of the models it holds, dotted (`container.drain_seconds`)."""
+    found = []
+    for name, field in model.model_fields.items():
+        path = f"{prefix}{name}"
+        found.append(path)
+        for inner in nested_models(field.annotation):
+            found += fields(inner, f"{path}.")
+    return found
+
+
+def nested_models(annotation: object) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [model for argument in typing.get_args(annotation) for model in nested_models(argument)]
+
+
+def test_every_config_field_is_in_the_reference() -> None:
+    text = (ROOT / "docs" / "reference" / "configuration.md").read_text()
+    named = set(re.findall(r"`([\w.]+)`", text))
+    missing = [path for path in fields(EnvironmentConfig) if path.rsplit(".", 1)[-1] not in named]
+    assert not missing, f"docs/reference/configuration.md does not name: {', '.join(missing)}"
+
+
+def test_the_field_lookup_finds_nested_fields() -> None:
+    found = fields(EnvironmentConfig)
+    assert "container.drain_seconds" in found
+    assert "variants.instance_type" in found
+
+
+def anchor(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens."""
+    heading = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return heading.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    found, fenced = set(), False
+    for line in path.read_text().splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and (match := re.match(r"#+ (.*)", line)):
+            found.add(anchor(match.group(1)))
+    return found
+
+
+def links(path: Path) -> list[str]:
+    """The relative link targets in `path`, outside code blocks."""
+    found, fenced = [], False
+    for line in path.read_text().splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            found += [t for t in LINK.findall(line) if not re.match(r"^[a-z]+:", t)]
+    return found
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_resolves(document: Path) -> None:
+    broken = []
+    for target in links(document):
+        path, _, fragment = target.partition("#")
+        file = (document.parent / path).resolve() if path else document
+        if not file.exists():
+            broken.append(f"{target}: no such file")
+        elif fragment and file.suffix == ".md" and fragment not in anchors(file):
+            broken.append(f"{target}: no heading #{fragment} in {file.relative_to(ROOT)}")
+    assert not broken, f"{document.relative_to(ROOT)}: " + "; ".join(broken)
+
+
+def test_the_link_check_sees_a_broken_anchor(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("# Title\n\n[ok](#title) [bad](#nowhere)\n```\n[not a link](missing.md)\n```\n")
+    assert links(page) == ["#title", "#nowhere"]
+    assert anchors(page) == {"title"}
