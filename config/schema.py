@@ -728,7 +728,7 @@ class EnvironmentConfig(Strict):
     # in, whatever traffic it replays and whatever the schedules say (config/release_calendar.py).
     release_calendar: ReleaseCalendar
     # ProductionVariant.RoutingConfig.RoutingStrategy for every variant. Long streamed answers make
-    # RANDOM routing uneven; docs/reference/configuration.md "Routing" says when each strategy pays. KV_AWARE is
+    # RANDOM routing uneven; docs/explanation/capacity-model.md "Routing" says when each strategy pays. KV_AWARE is
     # refused (config.checks.routing: CloudFormation does not take it, and it needs a SageMaker container).
     routing_strategy: Literal["LEAST_OUTSTANDING_REQUESTS", "RANDOM", "PREFIX_AWARE", "KV_AWARE"] = (
         "LEAST_OUTSTANDING_REQUESTS"

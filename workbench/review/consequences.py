@@ -93,7 +93,7 @@ def _routing_changes(base: Template, head: Template) -> list[str]:
     return [
         f"variant '{name}' routing {_describe_routing(before[name])} → {_describe_routing(after[name])}: the "
         "endpoint config is replaced, so this is a blue/green deployment; the green fleet starts with empty "
-        'prefix caches (docs/reference/configuration.md "Routing")'
+        'prefix caches (docs/explanation/capacity-model.md "Routing")'
         for name in sorted(before.keys() & after.keys())
         if before[name] != after[name]
     ]
