@@ -5,6 +5,7 @@ every relative link in README.md and docs/ reaches an existing file and heading.
 from __future__ import annotations
 
 import re
+import subprocess
 import typing
 from pathlib import Path
 
@@ -93,3 +94,64 @@ def test_the_link_check_sees_a_broken_anchor(tmp_path: Path) -> None:
     page.write_text("# Title\n\n[ok](#title) [bad](#nowhere)\n```\n[not a link](missing.md)\n```\n")
     assert links(page) == ["#title", "#nowhere"]
     assert anchors(page) == {"title"}
+
+
+COMMANDS = ROOT / "docs" / "reference" / "commands.md"
+
+
+def section(text: str, heading: str) -> str:
+    """The text under `heading` up to the next heading of any level."""
+    start = text.index(heading + "\n") + len(heading) + 1
+    following = re.search(r"^#+ ", text[start:], re.MULTILINE)
+    return text[start : start + following.start()] if following else text[start:]
+
+
+def option_cells(text: str) -> set[str]:
+    """The options an options table names in its first column (`--deploy`, `--no-deploy`)."""
+    cells = re.findall(r"^\| (`--[^|]*)\|", text, re.MULTILINE)
+    return {option for cell in cells for option in re.findall(r"`(--[\w-]+)`", cell)}
+
+
+def ops_commands() -> dict[str, list[str]]:
+    """Each `bin/ops` subcommand with the options it takes (as its --help shows them)."""
+    import typer
+
+    from ops.commands.cli import app
+
+    group = typer.main.get_command(app)
+    return {
+        name: [opt for p in command.params if type(p).__name__.endswith("Option") for opt in p.opts + p.secondary_opts]
+        for name, command in group.commands.items()
+    }
+
+
+def test_every_ops_command_and_option_is_in_the_reference_and_no_other() -> None:
+    text = COMMANDS.read_text()
+    problems = []
+    for name, options in ops_commands().items():
+        heading = f"### `bin/ops {name}`"
+        if heading not in text:
+            problems.append(f"no section {heading}")
+            continue
+        named = option_cells(section(text, heading))
+        taken = {o for o in options if o != "--help"}
+        problems += [f"{name}: {o} not documented" for o in sorted(taken - named)]
+        problems += [f"{name}: {o} documented but not an option" for o in sorted(named - taken)]
+    assert not problems, "; ".join(problems)
+
+
+def test_bin_plan_options_in_the_reference_are_the_planners() -> None:
+    help_text = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "python"), "-m", "workbench.planner", "plan", "--help"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=True,
+    ).stdout
+    taken = set(re.findall(r"^\s+(--[\w-]+)", help_text, re.MULTILINE)) - {"--help"}
+    named = option_cells(section(COMMANDS.read_text(), "## `bin/plan`"))
+    assert named == taken
+
+
+def test_the_make_help_shown_is_make_helps_output() -> None:
+    shown = re.search(r"`make help` prints this list.*?```text\n(.*?)```", COMMANDS.read_text(), re.S).group(1)
+    printed = subprocess.run(["make", "--no-print-directory", "help"], cwd=ROOT, capture_output=True, text=True,
+                             timeout=120, check=True).stdout
+    assert shown == printed
