@@ -511,7 +511,7 @@ ASSUMED_CAPACITY = {
 UNANNOUNCED_REASON = (
     "seeds 001 accept <1 % errors during unpredicted spikes; judged over the worst rolling 24 h, as the "
     "seeds' error-rate SLO is, because no causal policy can meet a spike that grows faster than one "
-    'provisioning round (docs/explanation/capacity-model.md "The budget")'
+    'provisioning round (docs/how-to/plan-capacity.md "Capacity plan")'
 )
 
 

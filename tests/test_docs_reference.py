@@ -155,3 +155,24 @@ def test_the_make_help_shown_is_make_helps_output() -> None:
     printed = subprocess.run(["make", "--no-print-directory", "help"], cwd=ROOT, capture_output=True, text=True,
                              timeout=120, check=True).stdout
     assert shown == printed
+
+
+CODE_FOLDERS = ("app.py", "config", "constructs", "stacks", "container", "ops", "workbench", "Makefile", ".github", "bin")
+
+
+def test_every_doc_path_the_code_names_exists_with_its_heading() -> None:
+    """Error texts, --help and comments point readers at `docs/X.md "Heading"`: both must exist."""
+    files = subprocess.run(["git", "ls-files", *CODE_FOLDERS], cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.split()
+    broken = set()
+    for name in files:
+        path = ROOT / name
+        if not path.is_file() or path.suffix not in {".py", ".yml", ".yaml", ".md", ""}:
+            continue
+        for doc, heading in re.findall(r"(docs/[\w/-]+\.md)(?:,? \"([^\"\n]+)\")?", path.read_text(errors="replace")):
+            target = ROOT / doc
+            if not target.exists():
+                broken.add(f"{name}: {doc}")
+            elif heading and not any(a.startswith(anchor(heading)) for a in anchors(target)):
+                broken.add(f'{name}: {doc} "{heading}"')
+    assert not broken, "; ".join(sorted(broken))
