@@ -157,7 +157,7 @@ def test_the_make_help_shown_is_make_helps_output() -> None:
     assert shown == printed
 
 
-CODE_FOLDERS = ("app.py", "config", "constructs", "stacks", "container", "ops", "workbench", "Makefile", ".github", "bin")
+CODE_FOLDERS = ("README.md", "docs", "app.py", "config", "constructs", "stacks", "container", "ops", "workbench", "Makefile", ".github", "bin")
 
 
 def test_every_doc_path_the_code_names_exists_with_its_heading() -> None:
