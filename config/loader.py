@@ -15,11 +15,11 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.reader import ReaderError
 
-from config.calibration import fill_derived_capacity
 from config.checks import check_environment
 from config.checks.vram_budget import kv_sequences
 from config.deployed import Deployed, DeployedRecordError, load_deployed
-from config.prices import catalog_price_problems
+from config.domain.calibration import fill_derived_capacity
+from config.domain.prices import catalog_price_problems
 from config.problems import (
     MAX_MESSAGE_CHARS,
     MAX_PROBLEMS_SHOWN,
@@ -76,8 +76,8 @@ def load_catalog() -> Catalog:
 
 def validate_catalog(raw: Any, source: str) -> Catalog:
     """The catalog's fields, then what relates them: every instance type names a GPU in `gpus`, whose
-    peak figures its physical ceiling is computed from (config/physics.py), and `pricing` prices known
-    types (config.prices)."""
+    peak figures its physical ceiling is computed from (config/domain/physics.py), and `pricing` prices known
+    types (config.domain.prices)."""
     catalog = _validate(Catalog, raw, source)
     problems = [
         (
@@ -141,7 +141,7 @@ def load_config_file(path: Path, env_name: str, deployed: Deployed | None = None
         raise ConfigError(source, problems)
     cfg = EnvironmentConfig.model_validate(raw)
     catalog = load_catalog()
-    fill_derived_capacity(cfg, catalog, lambda t: kv_sequences(cfg, catalog, t))  # config.calibration
+    fill_derived_capacity(cfg, catalog, lambda t: kv_sequences(cfg, catalog, t))  # config.domain.calibration
     return cfg
 
 

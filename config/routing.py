@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from config.schema import EnvironmentConfig, Variant
 
-# The request body `ops capacity` sends (config/workload.yaml: 400-token system prompt, first user turn
+# The request body `ops capacity` sends (config/domain/workload.yaml: 400-token system prompt, first user turn
 # of 150-400 tokens; json.dumps with its ", " and ": " separators, ASCII) puts the user turn's text at
 # byte 2,320-2,327 (the adapter name comes first, 11-18 characters) and ends the shortest first user turn
 # at byte 3,135. 2,560 keeps the system prompt and at least 233 bytes (about 40 words) of the
@@ -33,7 +33,7 @@ CONCURRENCY_THRESHOLD_RANGE = (1, 1024)  # botocore: PrefixAwareRoutingConcurren
 # InvokeEndpointWithResponseStream): `PrefixAwareId`, sent as the header X-Amzn-SageMaker-Prefix-Aware-Id,
 # 1-64 printable characters, "a stable identifier ... requests with the same prefix and the same identifier
 # [go] to the same instance". The gateway sends each conversation's own on every turn, so a turn lands on
-# the instance whose prefix cache holds its history (config.physics counts that cache only then).
+# the instance whose prefix cache holds its history (config.domain.physics counts that cache only then).
 PREFIX_AWARE_ID_PARAMETER = "PrefixAwareId"
 PREFIX_AWARE_ID_MAX_LENGTH = 64
 
@@ -73,7 +73,7 @@ def prefix_aware_settings(cfg: EnvironmentConfig, variant: Variant) -> PrefixAwa
     threshold = given.concurrency_threshold if given and given.concurrency_threshold is not None else None
     prefix_source = "prefix_aware_routing.prefix_length"
     if length is None:
-        length, prefix_source = DEFAULT_PREFIX_LENGTH, "derived from config/workload.yaml's request body"
+        length, prefix_source = DEFAULT_PREFIX_LENGTH, "derived from config/domain/workload.yaml's request body"
     threshold_source = "prefix_aware_routing.concurrency_threshold"
     if threshold is None:
         threshold, threshold_source = derived_threshold(cfg, variant)

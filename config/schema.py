@@ -11,16 +11,16 @@ from typing import Annotated, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from config.domain.release_calendar import ReleaseCalendar
 from config.metric_names import HIGH_RESOLUTION, INVOCATIONS_PER_INSTANCE
 from config.naming import environment_label
-from config.release_calendar import ReleaseCalendar
 from config.variant_lookup import by_name
 from container.serving import contract
 
 
 class CeilingFigure(Protocol):
-    """What provenance lines read of a physical ceiling (config.physics.Ceiling; a protocol, so this
-    module, which config.physics reads, does not import it back)."""
+    """What provenance lines read of a physical ceiling (config.domain.physics.Ceiling; a protocol, so this
+    module, which config.domain.physics reads, does not import it back)."""
 
     @property
     def requests_per_minute(self) -> float: ...
@@ -72,7 +72,7 @@ class InstanceType(Strict):
 
 class Gpu(Strict):
     """One GPU's peak figures (config/catalog.yaml `gpus:` cites each), for the physical ceiling of an
-    instance's requests per minute (config.physics)."""
+    instance's requests per minute (config.domain.physics)."""
 
     fp16_dense_tflops: float = Field(gt=0)  # the dense FP16/BF16 matrix rate the GPU reaches, no sparsity
     memory_bandwidth_gb_per_s: float = Field(gt=0)  # datasheet
@@ -478,13 +478,13 @@ class InstanceCapacity(Strict):
 
     def provenance(self, ceiling: CeilingFigure | None = None) -> str:
         """What the figure stands on, in one line for plans, reviews and status; with the instance
-        type's physical ceiling (config.physics.ceiling_if_known) when the caller gives it."""
+        type's physical ceiling (config.domain.physics.ceiling_if_known) when the caller gives it."""
         rate = f"{self.requests_per_minute:,.0f}/min"
         share = ""
         if ceiling is not None:
             share = (
                 f"{100 * self.requests_per_minute / ceiling.requests_per_minute:.0f} % of the "
-                f"{ceiling.requests_per_minute:,.0f}/min physical ceiling at batch {ceiling.batch} (config/physics.py)"
+                f"{ceiling.requests_per_minute:,.0f}/min physical ceiling at batch {ceiling.batch} (config/domain/physics.py)"
             )
         if self.measured is None:
             return f"assumed: {rate}, {share + ', ' if share else ''}never measured (`ops capacity`)"
@@ -496,12 +496,12 @@ class InstanceCapacity(Strict):
         return f"{line}, {share}" if share else line
 
 
-# What one instance is assumed to serve until `ops capacity` measures it, where config.calibration cannot
+# What one instance is assumed to serve until `ops capacity` measures it, where config.domain.calibration cannot
 # derive it for the environment (EnvironmentConfig._derived_capacity: the batch the TTFT objective allows,
 # at most 16, the most a published run held within it, and the calibrated share, 83 %, of the ceiling at
-# that batch for config/workload.yaml's conversations with each turn's history cached, as PREFIX_AWARE with a
+# that batch for config/domain/workload.yaml's conversations with each turn's history cached, as PREFIX_AWARE with a
 # per-conversation PrefixAwareId keeps it). These are the figures derived for the 500 ms objective:
-# tests/config/test_physics.py holds them to config.calibration.
+# tests/config/test_physics.py holds them to config.domain.calibration.
 ASSUMED_CAPACITY = {
     "ml.g5.xlarge": InstanceCapacity(requests_per_minute=123, concurrent_sequences=16),
     "ml.g6.xlarge": InstanceCapacity(requests_per_minute=77, concurrent_sequences=16),
@@ -616,7 +616,7 @@ class Planning(Strict):
     # Per instance type; an entry in the file (a measurement, `ops capacity --write-config`) replaces
     # the assumption for its type only: the other types keep ASSUMED_CAPACITY's own objects
     # (_assumed_unless_given), which config.loader replaces by the figures derived for the environment's
-    # objective, routing and engine (config.calibration.fill_derived_capacity).
+    # objective, routing and engine (config.domain.calibration.fill_derived_capacity).
     capacity: dict[str, InstanceCapacity] = Field(default_factory=lambda: dict(ASSUMED_CAPACITY))
     # Scale-out decision to in service. Unmeasured: the cited container-caching figure (CACHED_SCALE_OUT_*).
     provisioning_minutes: int = Field(default=CACHED_SCALE_OUT_MINUTES, ge=0, le=60)
@@ -725,7 +725,7 @@ class EnvironmentConfig(Strict):
     planning: Planning = Planning()
     operations: Operations = Operations()
     # When users come for sure (audiences' evenings, release days): the windows `make plan` judges shortfall
-    # in, whatever traffic it replays and whatever the schedules say (config/release_calendar.py).
+    # in, whatever traffic it replays and whatever the schedules say (config/domain/release_calendar.py).
     release_calendar: ReleaseCalendar
     # ProductionVariant.RoutingConfig.RoutingStrategy for every variant. Long streamed answers make
     # RANDOM routing uneven; docs/explanation/capacity-model.md "Routing" says when each strategy pays. KV_AWARE is

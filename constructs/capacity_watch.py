@@ -46,7 +46,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 
-from config.release_calendar import WEEKDAYS, ReleaseCalendar
+from config.domain.release_calendar import WEEKDAYS, ReleaseCalendar
 from constructs import Construct, IConstruct
 from constructs.alarm_topic import MissingData, RoutedAlarm, define_alarm, page, ticket
 from constructs.capacity_watch_handler.handler import FAILED_ACTIVITIES, INSTANCES_SHORT, SCALE_OUT_REFUSED

@@ -5,8 +5,8 @@ from __future__ import annotations
 from aws_cdk import ArnFormat, CfnOutput, Stack
 
 from config import load_catalog, naming
-from config.cost import floor_and_ceiling_usd
-from config.prices import prices_for
+from config.domain.cost import floor_and_ceiling_usd
+from config.domain.prices import prices_for
 from config.schema import Catalog, EnvironmentConfig
 from constructs import Construct
 from constructs.alarm_topic import AlarmTopic, route_alarms

@@ -74,7 +74,7 @@ def moto_environment_files() -> dict[str, str]:
         document.setdefault("planning", {}).setdefault("capacity", {})[MOTO_INSTANCE_TYPE] = {
             "requests_per_minute": 1200,
             "concurrent_sequences": 64,
-            # Above a T4's physical ceiling (config/physics.py): as an assumption synth would refuse it;
+            # Above a T4's physical ceiling (config/domain/physics.py): as an assumption synth would refuse it;
             # recorded as this test world's measurement, it only warns (a suspect measurement).
             "measured": {
                 "where": "moto test world",

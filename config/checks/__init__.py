@@ -22,7 +22,6 @@ from contextlib import suppress
 from typing import Any
 
 from config.blue_green_timeout import steps_to_full_traffic
-from config.calibration import fill_derived_capacity
 from config.checks.alerting import check_alerting, check_ceiling_after_scale_out
 from config.checks.capacity import check_capacity_within_ceiling, check_target_within_capacity
 from config.checks.capture import check_data_capture
@@ -43,6 +42,7 @@ from config.checks.scaling import check_autoscaling
 from config.checks.variants import check_variants
 from config.checks.vram_budget import check_vram_budget, kv_cache_budget, kv_sequences
 from config.deployed import Deployed
+from config.domain.calibration import fill_derived_capacity
 from config.gpu_memory import check_gpu_memory_alarm
 from config.problems import Problem
 from config.schema import Catalog, EnvironmentConfig
@@ -111,7 +111,7 @@ def check_environment(
 
 
 def _derive_capacity(cfg: EnvironmentConfig, sections: dict[str, Any], catalog: Catalog) -> None:
-    """planning.capacity's derived figures (config.calibration), as the loaded config will have them, when
+    """planning.capacity's derived figures (config.domain.calibration), as the loaded config will have them, when
     every section they are derived from is valid; else the recorded assumptions stay (ASSUMED_CAPACITY)."""
     needed = ("planning", "variants", "engine", "alarms", "routing_strategy")
     if all(sections.get(name) is not INVALID for name in needed):

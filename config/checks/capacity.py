@@ -1,7 +1,7 @@
 """`planning.capacity` against target tracking and against physics.
 
 Two refusals (synth stops): a target at or above what an instance serves, and an ASSUMED capacity
-above its instance type's physical ceiling (config/physics.py): no assumption may claim more than the
+above its instance type's physical ceiling (config/domain/physics.py): no assumption may claim more than the
 GPU can compute or read. Warnings, never refusals, about a measured figure: the config still
 synthesises, but a reader of `make synth` and `make plan` learns the figure may not fit any more, or
 is above the ceiling and so a suspect measurement.
@@ -9,10 +9,10 @@ is above the ceiling and so a suspect measurement.
 
 from __future__ import annotations
 
-from config.calibration import assumed_capacity, assumed_share
 from config.checks.vram_budget import kv_context_warnings
+from config.domain.calibration import assumed_capacity, assumed_share
+from config.domain.physics import Ceiling, ceiling_if_known
 from config.metric_names import HIGH_RESOLUTION
-from config.physics import Ceiling, ceiling_if_known
 from config.problems import Problem, field_path, refuse
 from config.scaling_target import limit_of, saturating_capacity, tracking_target
 from config.schema import Catalog, EnvironmentConfig, InstanceCapacity
@@ -69,7 +69,7 @@ def _ceiling_if_readable(cfg: EnvironmentConfig, catalog: Catalog, instance_type
 
 def check_capacity_within_ceiling(cfg: EnvironmentConfig, catalog: Catalog) -> list[Problem]:
     """An assumed `planning.capacity.<type>.requests_per_minute` must not exceed the type's physical
-    ceiling at 100 % utilisation (config/physics.py). A measured one above it is a warning
+    ceiling at 100 % utilisation (config/domain/physics.py). A measured one above it is a warning
     (`measured_capacity_warnings`): the measurement is what needs checking, not the config."""
     return [
         problem
@@ -92,7 +92,7 @@ def _check_ceiling(
         field_path("planning", "capacity", instance_type, "requests_per_minute"),
         f"assumed {capacity.requests_per_minute:,g} requests/min is above the physical ceiling of one "
         f"{instance_type}, {ceiling.requests_per_minute:,.0f}/min at 100 % utilisation ({ceiling.describe()}; "
-        f"engine {cfg.engine.model}, config/workload.yaml): no instance serves more than its GPU can compute and "
+        f"engine {cfg.engine.model}, config/domain/workload.yaml): no instance serves more than its GPU can compute and "
         f"read; allowed: at most {ceiling.requests_per_minute:,.0f}, e.g. {rate:,} with concurrent_sequences "
         f"{sequences} ({share.describe()}), or measure it (`bin/ops capacity ENV --variant NAME --write-config`)",
     )
@@ -166,6 +166,6 @@ def _suspect(env: str, instance_type: str, capacity: InstanceCapacity, ceiling: 
     return (
         f"{env}: planning.capacity.{instance_type} is a suspect measurement: {capacity.requests_per_minute:,g}/min "
         f"is above the {ceiling.requests_per_minute:,.0f}/min physical ceiling ({ceiling.describe()}); "
-        f"{capacity.provenance()}. Check the report (shorter answers than config/workload.yaml's, or a rate "
+        f"{capacity.provenance()}. Check the report (shorter answers than config/domain/workload.yaml's, or a rate "
         "divided by too few instances) and re-measure before planning on it"
     )

@@ -1,12 +1,12 @@
 """Every instance type an environment may run on has a price where it deploys (config/catalog.yaml
-`pricing`, config.prices): the budget, the plan and the stack's cost outputs are computed at synth from
+`pricing`, config.domain.prices): the budget, the plan and the stack's cost outputs are computed at synth from
 those prices, so a missing one would be a cost report in another region's money, or none."""
 
 from __future__ import annotations
 
 from config.checks.identity import known_regions
 from config.checks.variants import pool_types
-from config.prices import missing_price
+from config.domain.prices import missing_price
 from config.problems import Problem, field_path
 from config.schema import Catalog, EnvironmentConfig
 from config.sections import is_none, skip_invalid

@@ -5,19 +5,19 @@ instance type the variant may run on: one model and one set of engine settings s
 
 Conversations make long contexts: a turn carries the system prompt and the history so far. So the
 KV cache must also hold `planning.capacity.<type>.concurrent_sequences` sequences at the p95 context
-`ops capacity`'s default workload produces (config/workload.yaml's `conversation:` section). That p95
+`ops capacity`'s default workload produces (config/domain/workload.yaml's `conversation:` section). That p95
 is computed from the file's distributions alone, by simulating sessions with a fixed seed (no server,
-the same figure on every run): config.workload. An assumed figure that does not fit is refused; a measured one is a
+the same figure on every run): config.domain.workload. An assumed figure that does not fit is refused; a measured one is a
 warning (`kv_context_warnings`): the measurement ran on the real engine, which preempted or not.
 """
 
 from __future__ import annotations
 
 from config.checks.variants import pool_types
+from config.domain.workload import engine_contexts
 from config.problems import Problem, refuse
 from config.schema import Catalog, EnvironmentConfig
 from config.sections import skip_invalid
-from config.workload import engine_contexts
 
 GIB = 1024**3
 
@@ -113,7 +113,7 @@ def context_shortfall(cfg: EnvironmentConfig, catalog: Catalog, instance_type: s
     return (
         f"{instance_type}'s KV cache cannot hold planning.capacity.{instance_type}.concurrent_sequences "
         f"{capacity.concurrent_sequences} ({capacity.provenance()}) at the conversation workload's "
-        f"{contexts.describe()}, config/workload.yaml): {capacity.concurrent_sequences} x "
+        f"{contexts.describe()}, config/domain/workload.yaml): {capacity.concurrent_sequences} x "
         f"{contexts.p95_tokens:,} tokens x {b['kv_bytes_per_token'] // 1024} KiB/token = {needed:.2f} GiB, but "
         f"{_arithmetic(cfg, b)}: it holds {held} such sequences, and vLLM preempts the rest"
     )
@@ -148,7 +148,7 @@ def kv_context_warnings(cfg: EnvironmentConfig, catalog: Catalog) -> list[str]:
 
 def kv_sequences(cfg: EnvironmentConfig, catalog: Catalog, instance_type: str) -> int:
     """The sequences the type's KV cache holds at the workload's p95 context (the arithmetic above): the
-    cap on an assumed batch (config.calibration.derived_capacity), since vLLM would preempt the rest."""
+    cap on an assumed batch (config.domain.calibration.derived_capacity), since vLLM would preempt the rest."""
     contexts = engine_contexts(cfg)
     if contexts is None or instance_type not in catalog.instance_types:
         return cfg.engine.max_num_seqs

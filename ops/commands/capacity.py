@@ -59,7 +59,7 @@ def capacity_command(
     workload: Annotated[
         str,
         typer.Option(
-            help="'conversations' (multi-turn sessions, config/workload.yaml; 'default' is the same), 'single' "
+            help="'conversations' (multi-turn sessions, config/domain/workload.yaml; 'default' is the same), 'single' "
             "(independent turns), 'capture' (needs CaptureReader policy) or a file."
         ),
     ] = "conversations",

@@ -45,7 +45,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from config import ConfigError, EnvironmentConfig, load_catalog
 from config.access import scaling_tags
-from config.prices import prices_in
+from config.domain.prices import prices_in
 from config.schema import InstanceCapacity
 from ops.operations import floor_store
 from ops.operations.aws import AwsClients
@@ -81,7 +81,7 @@ class Sizing:
     provisioning_minutes: int
     provisioning_provenance: str  # "assumed: 8 min, …" or "measured: p95 …"
     prices_per_hour: Mapping[str, float]  # USD on demand, per instance type, where the environment deploys
-    prices_where: str  # "ap-northeast-1 prices" (config.prices: the region; ASSUMED if it borrows another's)
+    prices_where: str  # "ap-northeast-1 prices" (config.domain.prices: the region; ASSUMED if it borrows another's)
 
     @classmethod
     def of(cls, cfg: EnvironmentConfig) -> Sizing:

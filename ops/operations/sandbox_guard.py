@@ -1,4 +1,4 @@
-"""What the ops CLI does differently while `make sandbox`'s variables are exported (workbench/sandbox/__main__.py).
+"""What the ops CLI does differently while `make sandbox`'s variables are exported (workbench/sandbox/cli.py).
 
 `eval "$(make -s sandbox)"` points every AWS client at a local moto server (`AWS_ENDPOINT_URL`, a
 variable botocore reads itself) and names the environment the sandbox stands in for
@@ -24,7 +24,7 @@ from ops.operations.errors import ExitCode, OpsError
 
 SANDBOX_VARIABLE = "MANGAASSIST_SANDBOX"  # the environment the sandbox stands in for
 PEAK_WINDOWS_VARIABLE = "MANGAASSIST_SANDBOX_PEAK_WINDOWS"  # =1: judge sandbox deploys by the peak windows
-# What `make sandbox` exports (workbench/sandbox/server.py State.exports, workbench/sandbox/__main__.py print_exports).
+# What `make sandbox` exports (workbench/sandbox/server.py State.exports, workbench/sandbox/cli.py print_exports).
 EXPORTED = (
     "AWS_ENDPOINT_URL",
     "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME",

@@ -17,8 +17,8 @@ import typer
 
 from config import EnvironmentConfig, load_catalog
 from config.deployed import load_acceptance
+from config.domain.physics import Ceiling, ceiling_if_known
 from config.endpoint_identity import EndpointIdentity
-from config.physics import Ceiling, ceiling_if_known
 from config.schema import InstanceCapacity
 from ops.operations.alarms import Alarm, firing_alarms
 from ops.operations.aws import AwsClients

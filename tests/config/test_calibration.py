@@ -1,4 +1,4 @@
-"""The ceiling (config/physics.py) against published measurements (config/calibration.yaml): none may be
+"""The ceiling (config/domain/physics.py) against published measurements (config/domain/calibration.yaml): none may be
 above the model's ceiling for it (a ceiling below a real run is a wrong model), the efficiencies are
 recomputed, the table in docs/how-to/measure-capacity.md shows them, and removing a measurement fails here."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from config.calibration import SLO_TTFT_MS, assumed_share, calibrate, measurements
+from config.domain.calibration import SLO_TTFT_MS, assumed_share, calibrate, measurements
 from config.loader import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,18 +3,18 @@ batch comes from the TTFT objective; both move the assumed capacity, and so the 
 
 from __future__ import annotations
 
-from config.calibration import (
+from config.checks.vram_budget import kv_sequences
+from config.domain.calibration import (
     assumed_share,
     derived_capacity,
     evidence_batch,
     fill_derived_capacity,
     first_token_seconds,
 )
-from config.checks.vram_budget import kv_sequences
+from config.domain.physics import instance_ceiling
+from config.domain.workload import default_workload_raw, engine_budget, routed_tokens, simulated_turns, without_affinity
 from config.loader import load_catalog, load_environment
-from config.physics import instance_ceiling
 from config.schema import EnvironmentConfig
-from config.workload import default_workload_raw, engine_budget, routed_tokens, simulated_turns, without_affinity
 
 CATALOG = load_catalog()
 PROD = load_environment("prod", against_deployed=False)

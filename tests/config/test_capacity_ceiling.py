@@ -1,4 +1,4 @@
-"""planning.capacity against the physical ceiling (config/physics.py): an assumption above it is refused at
+"""planning.capacity against the physical ceiling (config/domain/physics.py): an assumption above it is refused at
 synth with both numbers and the arithmetic; a measurement above it is a warning; every catalog type has a GPU."""
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ def test_the_seeds_assumed_1200_is_refused_with_both_numbers_and_the_arithmetic(
         "(170 ms prefill + 123 ms decode) a request: prefill 706 uncached tokens (1,171 cached) at 70.0 TFLOPS; "
         "decode 203 tokens × 53.4 ms a step ÷ 88, a step reading 5.3 GiB of weights + 88 × 2,006 tokens × 128 KiB "
         "of KV cache = 28.82 GB at 540 GB/s usable (memory-bound); single turns 454/min; engine "
-        "llama-3-8b-instruct-awq, config/workload.yaml): no instance serves more than its GPU can compute and read; "
+        "llama-3-8b-instruct-awq, config/domain/workload.yaml): no instance serves more than its GPU can compute and read; "
         "allowed: at most 204, e.g. 169 with concurrent_sequences 88 (83 % calibrated (the lowest measured ÷ "
         "ceiling of the 1 published run(s) within the 500 ms TTFT objective: a10g-fp16-c16, "
-        "config/calibration.yaml)), or measure it (`bin/ops capacity ENV --variant NAME --write-config`)"
+        "config/domain/calibration.yaml)), or measure it (`bin/ops capacity ENV --variant NAME --write-config`)"
     ]
 
 
@@ -72,7 +72,7 @@ def test_a_measured_figure_above_the_ceiling_is_a_warning_not_a_refusal(tmp_path
     )
     assert suspect[0].endswith(
         "; measured: 1,200/min on staging/canary 2026-11-25, image v0.1.0 (answered within TTFT p95 <= 500 ms). Check the report "
-        "(shorter answers than config/workload.yaml's, or a rate divided by too few instances) and re-measure "
+        "(shorter answers than config/domain/workload.yaml's, or a rate divided by too few instances) and re-measure "
         "before planning on it"
     )
     # The other type keeps its assumption: an entry in the file replaces the assumption for its type only.

@@ -1,5 +1,5 @@
-"""config/physics.py against figures computed by hand, and the assumed capacity held to its ceiling and
-to the calibrated share (config/calibration.py)."""
+"""config/domain/physics.py against figures computed by hand, and the assumed capacity held to its ceiling and
+to the calibrated share (config/domain/calibration.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import math
 import pytest
 
 from config import load_environment
-from config.calibration import assumed_capacity, assumed_share
+from config.domain.calibration import assumed_capacity, assumed_share
+from config.domain.physics import Hardware, ceiling, instance_ceiling, roofline
+from config.domain.workload import clipped_lognormal_mean, clipped_lognormal_moment, default_tokens, fixed_tokens
 from config.loader import load_catalog
-from config.physics import Hardware, ceiling, instance_ceiling, roofline
 from config.schema import ASSUMED_CAPACITY, Catalog
-from config.workload import clipped_lognormal_mean, clipped_lognormal_moment, default_tokens, fixed_tokens
 
 MODEL = "llama-3-8b-instruct-awq"
 GIB = 1024**3

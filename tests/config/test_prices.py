@@ -1,4 +1,4 @@
-"""Prices where the endpoint runs (config/catalog.yaml `pricing`, config.prices, config.checks.prices):
+"""Prices where the endpoint runs (config/catalog.yaml `pricing`, config.domain.prices, config.checks.prices):
 an environment is priced in its region, and one whose region has no price for a type it runs is refused
 at synth, through the same config validation as every other refusal."""
 
@@ -9,8 +9,8 @@ import copy
 import pytest
 
 from config import ConfigError, load_catalog, load_config_file
+from config.domain.prices import prices_in
 from config.loader import CATALOG_FILE, ENVIRONMENTS_DIR, read_yaml, validate_catalog
-from config.prices import prices_in
 
 PROD_TYPES = list(
     dict.fromkeys(

@@ -109,7 +109,7 @@ def test_prefix_aware_settings_are_checked(problems) -> None:
 
 def test_a_pool_type_the_catalog_knows_gets_a_derived_figure_and_the_threshold_follows_it(problems) -> None:
     """Issue 52: every type whose hardware the catalog knows has an assumed figure derived for the environment
-    (config.calibration: ml.g4dn.xlarge's KV cache holds 15 sequences at the p95 context), so the threshold
+    (config.domain.calibration: ml.g4dn.xlarge's KV cache holds 15 sequences at the p95 context), so the threshold
     derives from the weakest pool type without a figure in the file."""
 
     def g4dn_fallback(raw: dict) -> None:

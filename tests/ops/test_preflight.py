@@ -4,18 +4,20 @@ Every call is checked against the Operator and Deployer policies (tests/operator
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import boto3
 import pytest
 
-from config import load_catalog
+from config import load_catalog, load_environment
 from ops.operations.errors import ExitCode
 from workbench.sandbox import account_answers
 from workbench.sandbox.seed import seed_model_data
 
 PROD_ACCOUNT = "222222222222"
+CLAIMED = load_environment("prod", against_deployed=False).endpoint_instance_quotas["ml.g5.xlarge"]  # the YAML's
 REGION = "ap-northeast-1"
 MODEL_BUCKET = "mangaassist-models-prod"
 
@@ -50,31 +52,33 @@ def test_a_quota_of_10_is_refused_naming_the_type_the_quota_and_the_count_needed
         "Service Quota 'ml.g5.xlarge for endpoint usage' in ap-northeast-1: found 10; needs 14 for this deploy" in line
     )
     assert (
-        "endpoint_instance_quotas.ml.g5.xlarge" in result.output and "226, the account's quota is 10" in result.output
+        "endpoint_instance_quotas.ml.g5.xlarge" in result.output and f"{CLAIMED}, the account's quota is 10" in result.output
     )
 
 
 def test_quotas_of_300_are_no_quota_problem(account, cli, monkeypatch) -> None:
     result = run(cli, monkeypatch, {"ml.g5.xlarge": 300, "ml.g6.xlarge": 300})
     assert quota_lines(result.output) == []
-    assert "endpoint_instance_quotas" not in result.output  # the YAML's 226 is below the account's 300: safe
+    assert "endpoint_instance_quotas" not in result.output  # the YAML's figure is below the account's 300: safe
 
 
 def test_a_quota_below_the_ceiling_and_a_type_the_region_lacks(account, cli, monkeypatch) -> None:
     monkeypatch.setattr(account_answers.Answers, "instance_types", ("ml.g5.xlarge",))
     result = run(cli, monkeypatch, {"ml.g5.xlarge": 100})
     lines = quota_lines(result.output)
-    assert any(
-        "'ml.g5.xlarge for endpoint usage'" in line
-        and "found 100; needs 226 for a deploy at the autoscaling ceiling" in line
+    ceilings = [
+        int(found.group(1))
         for line in lines
-    ), lines
+        if "'ml.g5.xlarge for endpoint usage'" in line
+        and (found := re.search(r"found 100; needs (\d+) for a deploy at the autoscaling ceiling", line))
+    ]
+    assert ceilings and ceilings[0] > 100, lines
     assert any("'ml.g6.xlarge for endpoint usage'" in line and "does not offer" in line for line in lines), lines
     assert result.exit_code == ExitCode.CHECK_FAILED
 
 
 def test_the_config_s_placeholders_and_a_missing_release_image(account, cli, monkeypatch) -> None:
-    result = run(cli, monkeypatch, {"ml.g5.xlarge": 226, "ml.g6.xlarge": 226})
+    result = run(cli, monkeypatch, {"ml.g5.xlarge": 300, "ml.g6.xlarge": 300})
     assert "problem: account in config/environments/prod.yaml: found 222222222222" in result.output
     assert "problem: paging destination in config/environments/prod.yaml: found alarms.paging.emails" in result.output
     assert "problem: image v0.1.0" in result.output and "MangaAssist-prod-Image is not deployed" in result.output
@@ -90,7 +94,7 @@ def test_model_data_in_another_region_missing_or_under_an_unnamed_customer_key(a
             "Rules": [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "aws:kms", "KMSMasterKeyID": "k-1"}}]
         },
     )
-    result = run(cli, monkeypatch, {"ml.g5.xlarge": 226, "ml.g6.xlarge": 226})
+    result = run(cli, monkeypatch, {"ml.g5.xlarge": 300, "ml.g6.xlarge": 300})
     assert (
         "problem: model_data_kms_key_arn in config/environments/prod.yaml: found bucket mangaassist-models-prod "
         "encrypts with customer-managed key k-1, the config names none" in result.output
@@ -98,7 +102,7 @@ def test_model_data_in_another_region_missing_or_under_an_unnamed_customer_key(a
     s3.delete_object(Bucket=MODEL_BUCKET, Key="llama-3-8b-instruct-awq/2026-11-01/base/config.json")
     s3.delete_bucket(Bucket=MODEL_BUCKET)
     boto3.client("s3", region_name="us-east-1").create_bucket(Bucket=MODEL_BUCKET)
-    result = run(cli, monkeypatch, {"ml.g5.xlarge": 226, "ml.g6.xlarge": 226})
+    result = run(cli, monkeypatch, {"ml.g5.xlarge": 300, "ml.g6.xlarge": 300})
     assert "found bucket in us-east-1; needs the endpoint's region ap-northeast-1" in result.output
     assert "found no object under the prefix" in result.output
 

@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 from moto.sagemaker.models import sagemaker_backends
 
 from config import load_catalog, load_environment
-from config.prices import prices_for
+from config.domain.prices import prices_for
 from ops.operations.scaling import resource_id
 from ops.operations.shift_plan import ShiftPlan, Target, resume_command
 from tests.ops.test_emergency_invalid_config import target_above_capacity
@@ -27,7 +27,7 @@ from tests.ops_world import edit_environment
 
 
 def prices_where(env: str) -> str:
-    """'ap-northeast-1 prices…': the region the cost is in, as config.prices says it."""
+    """'ap-northeast-1 prices…': the region the cost is in, as config.domain.prices says it."""
     return prices_for(load_environment(env, against_deployed=False), load_catalog()).short()
 
 

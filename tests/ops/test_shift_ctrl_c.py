@@ -43,7 +43,7 @@ def moto_server(monkeypatch: pytest.MonkeyPatch):
     world = World(cfg, boto3.Session(region_name=cfg.region))
     world.deploy()
     world.traffic("canary", invocations=100, errors=0)  # the evidence a step from 5 % needs, 100/min in all
-    world.traffic("primary", invocations=400, errors=0)
+    world.traffic("primary", invocations=200, errors=0)  # 25 % of even three batches in one minute fits the canary
     first_tokens(world, "canary", spread(100, 300))
     first_tokens(world, "primary", spread(100, 300))
     yield world

@@ -19,7 +19,7 @@ from tests.ops_world import World, edit_environment, image_uri
 @pytest.fixture
 def pooled(worlds, environments) -> World:
     """prod in moto with its pools (ml.g4dn.xlarge, the moto world's type, then ml.g6.xlarge), and the
-    moto type's planning.capacity below the T4's ceiling at batch 15, as config.physics allows."""
+    moto type's planning.capacity below the T4's ceiling at batch 15, as config.domain.physics allows."""
 
     def within_ceiling(doc) -> None:
         doc["planning"]["capacity"]["ml.g4dn.xlarge"] = {"requests_per_minute": 84, "concurrent_sequences": 15}

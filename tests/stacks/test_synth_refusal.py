@@ -25,7 +25,7 @@ def _app_copy(tmp_path: Path) -> Path:
         ignore=shutil.ignore_patterns("__pycache__", "tests"),
     )
     shutil.copy(ROOT / "app.py", copy / "app.py")
-    # nothing beyond config/ is needed: the default workload the ceiling reads is config/workload.yaml
+    # nothing beyond config/ is needed: the default workload the ceiling reads is config/domain/workload.yaml
     return copy
 
 

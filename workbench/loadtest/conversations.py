@@ -5,7 +5,7 @@ prompt budget; `SessionSource` is the endless sessions a sweep draws in order, r
 capacity.conversation_step. A turn's adapter, system prompt and lengths are capacity.workload's
 `Workload`. `load_workload` chooses among the kinds `--workload` names (`capture` is capacity.capture).
 
-The conversation's distributions and the contexts they produce are config.workload's (the VRAM check
+The conversation's distributions and the contexts they produce are config.domain.workload's (the VRAM check
 and the physical ceiling read the same file), so the figure the check computes is the one this module sends.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from config.workload import (
+from config.domain.workload import (
     WorkloadContexts,
     draw_answer,
     draw_lognormal,
@@ -114,7 +114,7 @@ SHORT_WORDS = [
 
 
 def load_workload(choice: str) -> Workload | ConversationWorkload:
-    """`conversations` (or `default`) and `single`: config/workload.yaml's conversations or its single
+    """`conversations` (or `default`) and `single`: config/domain/workload.yaml's conversations or its single
     turns; else a workload file's path, conversations when it has a `conversation:` section.
     `capture` needs AWS (capacity.capture)."""
     if choice in ("conversations", "default"):
@@ -133,7 +133,7 @@ def load_workload(choice: str) -> Workload | ConversationWorkload:
 
 @dataclass(frozen=True)
 class Conversation:
-    """config/workload.yaml's `conversation:` section."""
+    """config/domain/workload.yaml's `conversation:` section."""
 
     turns_mean: float
     turns_max: int

@@ -24,8 +24,9 @@ import math
 import random
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -110,6 +111,8 @@ class StepResult:
     # module's docstring); None when the step was summarised without an objective.
     answered_within_objective: int | None = None
     answered_within_objective_rpm: float | None = None  # per instance, per minute of the step's schedule
+    # The errors by kind ("HTTP 500", "ReadTimeout", "timeout", ...), most frequent first: what broke a step.
+    errors_by_kind: dict[str, int] = field(default_factory=dict)
     # The step's window in UTC, and what the platform's scaling signal read in it (loadtest.signal_reading):
     # ConcurrentRequestsPerModel's Average and Maximum, and Average over mean_in_flight. None: not read.
     window_utc: tuple[str, str] | None = None
@@ -120,6 +123,18 @@ class StepResult:
     def as_dict(self) -> dict[str, Any]:
         rounded = {k: round(v, 2) if isinstance(v, float) else v for k, v in asdict(self).items()}
         return rounded
+
+
+def error_kind(record: RequestRecord) -> str:
+    """What went wrong with a request that was neither answered nor shed."""
+    if record.error:
+        return record.error
+    return f"HTTP {record.status}" if record.status != 200 else "answered 200 without a token"
+
+
+def kinds_text(kinds: dict[str, int]) -> str:
+    """'2 HTTP 500, 1 ReadTimeout'."""
+    return ", ".join(f"{count} {kind}" for kind, count in kinds.items())
 
 
 def _ttft_ms(records: list[RequestRecord]) -> list[float]:
@@ -187,7 +202,8 @@ def summarise(
     end = start + seconds
     busy = sum(max(0.0, min(r.done or end, end) - max(r.scheduled, start)) for r in records)
     shed = sum(r.shed for r in counted)
-    errors = len(counted) - len(ok) - shed
+    kinds = Counter(error_kind(r) for r in counted if not r.ok and not r.shed)
+    errors = kinds.total()
     return StepResult(
         offered_rpm=offered_rpm,
         achieved_rpm=len(ok) / seconds * 60 / instances,
@@ -210,6 +226,7 @@ def summarise(
         shed_percent=100 * shed / len(counted) if counted else 0.0,
         answered_within_objective=within,
         answered_within_objective_rpm=None if within is None else within / seconds * 60 / instances,
+        errors_by_kind=dict(kinds.most_common()),
         **conversation_figures(ok, counted),
     )
 
@@ -221,7 +238,8 @@ def judge(step: StepResult, slo_ttft_ms: float) -> None:
     elif step.shed:
         step.held, step.verdict = False, f"{step.shed} shed (429: over the admission deadline)"
     elif step.error_percent > MAX_ERROR_PERCENT:
-        step.held, step.verdict = False, f"errors {step.error_percent:.1f} % > {MAX_ERROR_PERCENT:g} %"
+        kinds = kinds_text(step.errors_by_kind)
+        step.held, step.verdict = False, f"errors {step.error_percent:.1f} % > {MAX_ERROR_PERCENT:g} % ({kinds})"
     elif step.ttft_p95_ms is None or step.ttft_p95_ms > slo_ttft_ms:
         shown = "none answered" if step.ttft_p95_ms is None else f"{step.ttft_p95_ms:.0f} ms"
         step.held, step.verdict = False, f"TTFT p95 {shown} > {slo_ttft_ms:g} ms"

@@ -11,9 +11,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from config.domain.physics import arithmetic, ceiling, known_hardware
+from config.domain.workload import WORKLOAD_SOURCE
 from config.loader import load_catalog
-from config.physics import arithmetic, ceiling, known_hardware
-from config.workload import WORKLOAD_SOURCE
 from workbench.loadtest.sweep import BROKE, HELD, INTERRUPTED, SweepOutcome, shown
 
 
@@ -111,8 +111,8 @@ def title(record: dict[str, Any]) -> str:
 def physical_ceiling(
     target: dict[str, Any], in_flight: float | None = None, kind: str = "conversations"
 ) -> dict[str, Any] | None:
-    """The measured instance type's requests/min at 100 % utilisation (config/physics.py) for
-    config/workload.yaml's requests (`kind` single turns, else conversations) and the variant's engine,
+    """The measured instance type's requests/min at 100 % utilisation (config/domain/physics.py) for
+    config/domain/workload.yaml's requests (`kind` single turns, else conversations) and the variant's engine,
     at the batch the run held at its answer (`in_flight`, rounded up; engine.max_num_seqs when the run
     found no answer); None when the target does not say its instance type and engine (a URL target) or
     the catalog does not know them."""
@@ -146,7 +146,7 @@ def _ceiling_line(record: dict[str, Any]) -> str:
         return "- physical ceiling: not known (the target does not say its instance type and engine)"
     line = (
         f"- physical ceiling of one {found['instance_type']}: {found['requests_per_minute']:,.0f}/min at 100 % "
-        f"utilisation for {found['workload']} ({found['how']}; config/physics.py)"
+        f"utilisation for {found['workload']} ({found['how']}; config/domain/physics.py)"
     )
     if answer is None:
         return line

@@ -28,7 +28,7 @@ from typing import Any
 
 from workbench.loadtest.conversation_step import run_conversation_step
 from workbench.loadtest.conversations import SessionSource
-from workbench.loadtest.load import StepResult, StepSettings, Target, judge, run_step
+from workbench.loadtest.load import StepResult, StepSettings, Target, judge, kinds_text, run_step
 from workbench.loadtest.targets import RequestRecord
 
 PRECISION = 1.10  # stop refining when the first broken rate is within 10 % of the last held one
@@ -182,7 +182,7 @@ def step_line(step: StepResult, result: str, settings: SweepSettings) -> str:
     return (
         f"  offered {step.offered_rpm:,.0f}/min{partial}: {step.requests} requests, {step.answered_within_objective} "
         f"answered within the objective (TTFT <= {settings.slo_ttft_ms:g} ms) = "
-        f"{step.answered_within_objective_rpm:,.0f}/min, errors {step.errors}, shed {step.shed}, TTFT p95 "
+        f"{step.answered_within_objective_rpm:,.0f}/min, errors {_errors(step)}, shed {step.shed}, TTFT p95 "
         f"{_ms(step.ttft_p95_ms)}, send lag p99 "
         f"{_ms(step.send_lag_p99_ms)}: {shown(result, step.verdict)}"
     )
@@ -224,6 +224,11 @@ def _judged(step: StepResult, settings: SweepSettings, interrupted: bool) -> str
 def shown(result: str, verdict: str) -> str:
     """'held (TTFT p95 310 ms <= 500 ms)', 'interrupted': a step's result with its reason, once."""
     return result if verdict in ("", result) else f"{result} ({verdict})"
+
+
+def _errors(step: StepResult) -> str:
+    """'0', or '1 (1 ReadTimeout)': the count and, when there are any, their kinds."""
+    return f"{step.errors} ({kinds_text(step.errors_by_kind)})" if step.errors else "0"
 
 
 def _ms(value: float | None) -> str:

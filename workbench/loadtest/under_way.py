@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING
 
-from config.workload import draw_lognormal, draw_turns
+from config.domain.workload import draw_lognormal, draw_turns
 
 if TYPE_CHECKING:  # capacity.conversations imports this module
     from workbench.loadtest.session_plan import SessionPlan

@@ -1,5 +1,5 @@
 """What `ops capacity` sends one request at a time: request bodies, each a streamed chat completion,
-from a workload file (config/workload.yaml: adapters mixed, prompt and answer lengths drawn) or from
+from a workload file (config/domain/workload.yaml: adapters mixed, prompt and answer lengths drawn) or from
 captured traffic.
 
 Two of the three kinds (capacity.conversations.load_workload chooses): `single` (independent turns,
@@ -20,9 +20,9 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from config.workload import WORKLOAD_FILE
+from config.domain.workload import WORKLOAD_FILE
 
-DEFAULT_WORKLOAD = WORKLOAD_FILE  # config owns the file: config/workload.yaml
+DEFAULT_WORKLOAD = WORKLOAD_FILE  # config owns the file: config/domain/workload.yaml
 # Common one-token English words (each a single Llama-3 token with its leading space), so a text of N
 # words is about N tokens for the real tokenizer, as the guards' estimate also assumes.
 WORDS = [

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from config.domain.prices import variant_prices
 from config.editor import edit_environment_file
 from config.loader import environment_file
-from config.prices import variant_prices
 from config.schema import Catalog, EnvironmentConfig
 from workbench.planner.build import limits, variant_models
 from workbench.planner.environment_traffic import traffic_for

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from config.calibration import capacity_provenance
 from config.checks.capacity import measured_capacity_warnings
-from config.prices import describe_prices, prices_for, variant_prices
+from config.domain.calibration import capacity_provenance
+from config.domain.prices import describe_prices, prices_for, variant_prices
 from config.scaling_target import target_provenance, tracking_target
 from config.schema import (
     ADMISSION_DEADLINE_TTFT_MULTIPLE,

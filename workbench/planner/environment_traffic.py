@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-from config.release_calendar import ReleaseCalendar, peak_windows
+from config.domain.release_calendar import ReleaseCalendar, peak_windows
 from config.schema import EnvironmentConfig, PlanTraffic
 from workbench.planner.reference_week import REFERENCE_WEEK, reference_week, with_calendar
 from workbench.planner.traffic import ONE_MINUTE, TrafficError, TrafficEvent, TrafficProfile, read_csv

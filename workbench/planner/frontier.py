@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from config.prices import prices_for
+from config.domain.prices import prices_for
 from config.schema import Catalog, EnvironmentConfig
 from workbench.planner.environment_traffic import traffic_of
 from workbench.planner.traffic import TrafficError, TrafficProfile

@@ -22,8 +22,8 @@ from pydantic import AfterValidator, ConfigDict, Field, ValidationError, Validat
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from config.domain.release_calendar import WEEKDAYS, Clock, LocalWindow, Weekday, Zone, clock_time, invalid, local_dates
 from config.loader import describe_error
-from config.release_calendar import WEEKDAYS, Clock, LocalWindow, Weekday, Zone, clock_time, invalid, local_dates
 from config.schedules import time_zone
 from config.schema import Strict
 from workbench.planner.traffic import ONE_MINUTE, TrafficError, TrafficEvent, TrafficProfile

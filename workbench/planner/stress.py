@@ -24,10 +24,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from config.calibration import calibrate
-from config.physics import keeps_conversation
+from config.domain.calibration import calibrate
+from config.domain.physics import keeps_conversation
+from config.domain.workload import engine_budget, routed_tokens
 from config.schema import CACHED_SCALE_OUT_MINUTES, SEEDS_PROVISIONING_MINUTES, Catalog, EnvironmentConfig
-from config.workload import engine_budget, routed_tokens
 from workbench.planner.outages import Outage
 from workbench.planner.traffic import TrafficProfile
 
@@ -83,7 +83,7 @@ def affinity_ratio(cfg: EnvironmentConfig, catalog: Catalog) -> float | None:
     preferred type at its batch; None when the routing keeps no affinity to lose."""
     if not keeps_conversation(cfg):
         return None
-    from config.physics import ceiling, known_hardware
+    from config.domain.physics import ceiling, known_hardware
 
     instance_type = cfg.variants[0].instance_type
     capacity = cfg.planning.capacity.get(instance_type)

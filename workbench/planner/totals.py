@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from config.cost import HOURS_PER_MONTH
+from config.domain.cost import HOURS_PER_MONTH
 from workbench.planner.results import Scenario, Totals, VariantSeries
 
 HOUR_MINUTES = 60

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from config.calibration import capacity_provenance
+from config.domain.calibration import capacity_provenance
+from config.domain.prices import describe_prices
 from config.loader import ConfigError, load_catalog, load_config_file
 from config.naming import environment_label
-from config.prices import describe_prices
 from config.schema import EnvironmentConfig
 from workbench.planner.build import PlanError, build_plan
 from workbench.planner.compare import render_comparison
@@ -56,8 +56,8 @@ def compare_plans(env: str, base_file: Path, head_file: Path) -> PlanComparison:
 
 def _stands_on(sides: tuple[tuple[str, EnvironmentConfig], ...]) -> str:
     """What capacity each side's plan assumes, whether it was measured (`ops capacity`), and what share
-    of the instance type's physical ceiling (config/physics.py) it is; and the prices its cost is in (the
-    region and their sources, config.prices)."""
+    of the instance type's physical ceiling (config/domain/physics.py) it is; and the prices its cost is in (the
+    region and their sources, config.domain.prices)."""
     catalog = load_catalog()
     capacities = [
         f"{name}{f' ({side})' if side else ''}: {capacity_provenance(cfg, catalog, name)}"

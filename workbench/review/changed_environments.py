@@ -5,8 +5,8 @@ pull-request workflow runs `make plan-diff` and `bin/plan` for each). Each one's
 What moves a plan is what the planner reads:
 - `config/environments/<env>.yaml`: that environment;
 - the file its `planning.traffic.profile` names: that environment;
-- `config/catalog.yaml`, any `config/**/*.py`, anything under `workbench/planner/`, `config/workload.yaml` (the
-  physical ceiling, config/physics.py) and `container/serving/contract.py` (read by config/schema.py):
+- `config/catalog.yaml`, any `config/**/*.py`, anything under `workbench/planner/`, `config/domain/workload.yaml` (the
+  physical ceiling, config/domain/physics.py) and `container/serving/contract.py` (read by config/schema.py):
   every environment.
 An environment whose config does not load is judged by its file alone (its plan then says why it fails).
 Exit 0, an empty line when none; 2 when BASE is not a revision of this repository.
@@ -23,7 +23,7 @@ from config import ConfigError, known_environments, load_environment
 from config.naming import environment_label
 
 ROOT = Path(__file__).resolve().parents[2]
-EVERY_ENVIRONMENT = ("config/catalog.yaml", "config/workload.yaml", "container/serving/contract.py")
+EVERY_ENVIRONMENT = ("config/catalog.yaml", "config/domain/workload.yaml", "container/serving/contract.py")
 EVERY_ENVIRONMENT_UNDER = ("workbench/planner/",)
 
 

@@ -217,6 +217,7 @@ def serve(env_name: str, templates: Path, state_path: Path, ports: tuple[int, in
 
     from config import load_catalog
     from workbench.sandbox import account_answers, moto_fixes, scaling
+    from workbench.sandbox.capacity_watch import CapacityWatchAgent
     from workbench.sandbox.capture import DataCapture
     from workbench.sandbox.emf_agent import EmfAgent
     from workbench.sandbox.runtime import RuntimeFront
@@ -243,6 +244,7 @@ def serve(env_name: str, templates: Path, state_path: Path, ports: tuple[int, in
     servers = start_model_servers(cfg, env_name, state_path.parent)
     model_urls = {name: url for name, (_, url, _) in servers.items()}
     agents = [EmfAgent(log, client("cloudwatch")) for _, _, log in servers.values()]
+    agents.append(CapacityWatchAgent(cfg, (client("sagemaker"), client("application-autoscaling"), client("cloudwatch"))))
     for agent in agents:
         agent.start()
     deployments = [1]

@@ -40,6 +40,9 @@ pause after N tokens until POST /_standin/release), slow (every request's prefil
 longer: a slow release), normal. Requests still running when the
 shutdown timeout ends are aborted, as vLLM's engine shutdown does.
 Environment: STANDIN_STARTUP_DELAY (s), STANDIN_TOKEN_INTERVAL (s), STANDIN_MODE, STANDIN_WATCHDOG_SECONDS.
+STANDIN_TOKEN_PACING=clock: each token is due one interval after the previous one was due, not after it was
+sent, so a request holds its slot max_tokens intervals whatever the CPU (a busy machine's late wake-ups are made up
+at the next token): a capacity known by construction. Default: each token sleeps one interval after the last.
 """
 
 from __future__ import annotations
@@ -147,6 +150,7 @@ class FakeEngine:
         self.served_model = served_model
         self.adapters = adapters
         self.token_interval = token_interval
+        self.clock_paced = os.environ.get("STANDIN_TOKEN_PACING") == "clock"
         self.slots = asyncio.Semaphore(max_num_seqs)
         self.running = self.waiting = 0
         self.mode = os.environ.get("STANDIN_MODE", "normal")
@@ -224,12 +228,16 @@ class FakeEngine:
         try:
             if self.prefill_seconds:
                 await asyncio.sleep(self.prefill_seconds)
+            due = time.perf_counter()  # when the last token was due (STANDIN_TOKEN_PACING=clock)
             for index in range(max_tokens):
                 if hold_after is not None and index == hold_after:
                     await self.released.wait()
+                    due = time.perf_counter()  # a test's hold is not made up afterwards
                 if self.mode == "stall" and not self.dead:
                     await self.unstalled.wait()
-                await asyncio.sleep(self.token_interval)
+                    due = time.perf_counter()
+                due += self.token_interval
+                await asyncio.sleep(max(0.0, due - time.perf_counter()) if self.clock_paced else self.token_interval)
                 if self.dead:
                     raise EngineError(ENGINE_DEAD_MESSAGE)
                 if index == 0:

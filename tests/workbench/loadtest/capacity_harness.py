@@ -1,5 +1,6 @@
 """Test support for the capacity tool: the serving layer's middleware in front of the vLLM stand-in
-(standin/), whose capacity is known by construction, and a workload of fixed-length answers."""
+(standin/), whose capacity is known by construction (its tokens paced by the clock: a request holds its slot
+max_tokens x the token interval however busy the machine), and a workload of fixed-length answers."""
 
 from __future__ import annotations
 
@@ -18,7 +19,12 @@ answer_tokens: {median: 25, sigma: 0, min: 25, max: 25}
 
 def start_engine(workdir: Path, slots: int, token_interval: float, **overrides: str):
     port = free_port()
-    env = serving_env(workdir, port, STANDIN_TOKEN_INTERVAL=str(token_interval), STANDIN_STARTUP_DELAY="0", **overrides)
+    settings = {
+        "STANDIN_TOKEN_INTERVAL": str(token_interval),
+        "STANDIN_STARTUP_DELAY": "0",
+        "STANDIN_TOKEN_PACING": "clock",
+    }
+    env = serving_env(workdir, port, **{**settings, **overrides})
     process = start_standin(workdir, env, port, middleware=True, extra=("--max-num-seqs", str(slots)))
     wait_for_listening(port, process)
     write_state(env["SERVING_STATE_FILE"], StateRecord(ServingState.READY, "set by the test"))

@@ -1,4 +1,4 @@
-"""capacity.json and capacity.md give the measured instance type's physical ceiling (config/physics.py)
+"""capacity.json and capacity.md give the measured instance type's physical ceiling (config/domain/physics.py)
 beside the answer, and call an answer above it a suspect measurement."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def record(answer: float | None, target: dict[str, Any]) -> dict[str, Any]:
         "stopped": "objective broken",
         "instances": 1,
         "slo": {"ttft_p95_ms": 500.0, "max_error_percent": 1.0},
-        "workload": {"source": "config/workload.yaml"},
+        "workload": {"source": "config/domain/workload.yaml"},
         "target": target,
         "measured_at": "2026-11-25T03:00:00+00:00",
         "physical_ceiling": physical_ceiling(target, 18.0),
@@ -45,7 +45,7 @@ def test_a_variant_target_gets_its_instance_types_ceiling_at_the_batch_it_ran():
     assert single is not None and single["requests_per_minute"] == found["single_turn_requests_per_minute"]
     text = markdown(record(125.0, VARIANT))
     assert (
-        "- physical ceiling of one ml.g5.xlarge: 154/min at 100 % utilisation for config/workload.yaml "
+        "- physical ceiling of one ml.g5.xlarge: 154/min at 100 % utilisation for config/domain/workload.yaml "
         "(conversations) (154/min for conversations at batch 18" in text
     )
     assert "; the answer is 81 % of it\n" in text

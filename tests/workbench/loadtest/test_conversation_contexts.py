@@ -1,4 +1,4 @@
-"""The contexts the conversation workload produces, computed from config/workload.yaml alone, and the
+"""The contexts the conversation workload produces, computed from config/domain/workload.yaml alone, and the
 VRAM budget check that holds `planning.capacity.<type>.concurrent_sequences` to them: an assumed
 figure the KV cache cannot hold at the p95 context is refused with the numbers, a measured one warned."""
 
@@ -13,8 +13,8 @@ from ruamel.yaml import YAML
 
 from config import ConfigError, load_config_file, load_environment
 from config.checks.vram_budget import check_vram_budget, kv_context_warnings
+from config.domain.workload import default_contexts, engine_contexts, mean_turns, workload_contexts
 from config.loader import ENVIRONMENTS_DIR, load_catalog
-from config.workload import default_contexts, engine_contexts, mean_turns, workload_contexts
 from workbench.loadtest.conversations import load_workload
 from workbench.loadtest.workload import DEFAULT_WORKLOAD
 
@@ -28,7 +28,7 @@ def test_the_turns_distribution_has_the_seeds_mean_and_share_beyond_eight_turns(
     assert stay**8 == pytest.approx(0.12, abs=0.01)  # "conversations exceeding 8 turns (top 12% of sessions)"
     assert mean_turns(4.2, 35) == pytest.approx(4.2, abs=0.001)  # "average MangaAssist session: 4.2 turns"
     turns = load_workload("conversations").describe()["conversation"]["turns"]
-    assert (turns["p50"], turns["p95"], turns["p99"]) == (3, 12, 17)  # what config/workload.yaml says
+    assert (turns["p50"], turns["p95"], turns["p99"]) == (3, 12, 17)  # what config/domain/workload.yaml says
 
 
 def test_the_p95_context_is_computed_from_the_file_alone_and_stays_within_the_budget():

@@ -9,9 +9,6 @@ step waited out the 106 s warm-up: three steps in ten minutes, a lower bound and
 
 from __future__ import annotations
 
-import time
-
-import httpx
 import pytest
 from capacity_harness import start_engine
 
@@ -47,17 +44,9 @@ def workload(tmp_path_factory) -> ConversationWorkload:
     return loaded
 
 
-def ceiling_rpm(url: str) -> float:
-    """SLOTS over the time one request holds its slot, measured alone (median of five)."""
-    body = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": TOKENS, "ignore_eos": True, "stream": True}
-    holds = []
-    for _ in range(5):
-        first = None
-        with httpx.stream("POST", f"{url}/invocations", json=body, timeout=30) as answer:
-            for line in answer.iter_lines():
-                first = first or (time.perf_counter() if line.startswith("data: ") else None)
-        holds.append((time.perf_counter() - first) * TOKENS / (TOKENS - 1))
-    return SLOTS / sorted(holds)[2] * 60
+# SLOTS over the time one request holds its slot: 25 tokens paced by the clock (capacity_harness.py), so this is
+# the engine's ceiling however busy the machine; measured alone on a busy machine it came out up to 2x lower.
+CEILING_RPM = SLOTS * 60 / (TOKENS * TOKEN_INTERVAL)
 
 
 def test_ten_minutes_worth_of_budget_answers_from_the_config_s_figure(workload, tmp_path):
@@ -66,7 +55,7 @@ def test_ten_minutes_worth_of_budget_answers_from_the_config_s_figure(workload, 
         # The config assumes about half what the engine serves within the objective (274 against ~550).
         # The search is judged here, not the generator (workbench/benchmarks/capacity_generator.py): on this shared
         # 2-core machine its send lag reached 240-1,775 ms in a busy minute, hence the wide --max-send-lag-ms.
-        planned = round(ceiling_rpm(url) * 0.35)
+        planned = round(CEILING_RPM * 0.35)
         real_step = 60 + 23.5  # s: a real endpoint's step with the conversations' warm-up
         budget_minutes = 10 * (STEP_SECONDS + workload.warmup_seconds) / real_step
         settings = MeasureSettings(
@@ -80,8 +69,7 @@ def test_ten_minutes_worth_of_budget_answers_from_the_config_s_figure(workload, 
     assert measured.outcome.complete and measured.answer is not None, measured.outcome.stopped
     assert measured.outcome.stopped == "refined"
     assert steps[0]["offered_rpm"] == planned  # the search starts from the config's figure
-    ceiling = planned / 0.35
-    assert planned < measured.answer < ceiling and any(not s["held"] for s in steps)
+    assert planned < measured.answer < CEILING_RPM and any(not s["held"] for s in steps)
     assert measured.record["settings"]["warmup_seconds"] == workload.warmup_seconds
     print(
         f"\nplanned {planned}/min, answer {measured.answer:.0f}/min in {len(steps)} steps, budget {budget_minutes:.2f} min"

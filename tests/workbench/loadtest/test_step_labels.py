@@ -42,6 +42,16 @@ class ChosenTimes:
             stop.set()
 
 
+class FirstThreeFail(ChosenTimes):
+    """Its first three requests fail, one of each kind: a read timeout, an HTTP 500, a 200 without a token."""
+
+    async def request(self, body: bytes, record: RequestRecord, stop: threading.Event) -> None:
+        await super().request(body, record, stop)
+        failures = {1: ("ReadTimeout", 200), 2: ("HTTP 500", 500), 3: (None, 200)}
+        if self.sent in failures:
+            (record.error, record.status), record.first = failures[self.sent], None
+
+
 def run(target: ChosenTimes, max_rpm: float = 6000) -> tuple[SweepOutcome, list[str]]:
     """One or two 0.2 s steps at 6,000/min (about 20 requests each)."""
     settings = SweepSettings(slo_ttft_ms=SLO_MS, step_seconds=0.2, max_minutes=1, start_rpm=6000, max_rpm=max_rpm)
@@ -87,6 +97,18 @@ def test_held_and_broke_judge_the_server():
     outcome, lines = run(ChosenTimes(ttft=0.8))
     assert outcome.results == ["broke"]
     assert step_lines(lines)[0].endswith(": broke (TTFT p95 800 ms > 500 ms)")
+
+
+def test_a_step_broken_by_errors_says_their_kinds(tmp_path):
+    outcome, lines = run(FirstThreeFail())
+    assert outcome.results == ["broke"]
+    kinds = "1 ReadTimeout, 1 HTTP 500, 1 answered 200 without a token"
+    (line,) = step_lines(lines)
+    assert f", errors 3 ({kinds}), shed 0," in line and line.endswith(f" % > 1 % ({kinds}))")
+    record = write(outcome, facts(), tmp_path)
+    assert record["steps"][0]["errors_by_kind"] == {"ReadTimeout": 1, "HTTP 500": 1, "answered 200 without a token": 1}
+    assert f"% > 1 % ({kinds})) |" in (tmp_path / "capacity.md").read_text()
+    assert run(ChosenTimes())[0].steps[0].errors_by_kind == {}
 
 
 def record(answer: float | None, stopped: str, target: dict[str, Any] = VARIANT) -> dict[str, Any]:

@@ -54,24 +54,27 @@ def engine(tmp_path_factory):
     process.stop()
 
 
-def measured_hold(url: str) -> tuple[float, float]:
-    """One request alone: (seconds it holds its slot, seconds to its first byte), as the engine really
-    runs them here (the stand-in's per-token work and the middleware included). The slot is held from
-    one token interval before the first token to the last: the HTTP hops around it hold no slot."""
+def measured_first(url: str) -> float:
+    """Seconds from sending a request alone to its first byte (median of five), as the engine really answers them
+    here: its first token one interval after the slot, and the HTTP hops and middleware around it. One client,
+    its connection opened by an unmeasured request first: building a client (an SSL context) is no part of it."""
     body = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": TOKENS, "ignore_eos": True, "stream": True}
-    holds, firsts = [], []
-    for _ in range(5):
-        sent, first = time.perf_counter(), None
-        with httpx.stream("POST", f"{url}/invocations", json=body, timeout=30) as answer:
-            for line in answer.iter_lines():
-                first = first or (time.perf_counter() if line.startswith("data: ") else None)
-        holds.append((time.perf_counter() - first) * TOKENS / (TOKENS - 1))
-        firsts.append(first - sent)
-    return sorted(holds)[2], sorted(firsts)[2]
+    firsts = []
+    with httpx.Client(timeout=30) as client:
+        for _ in range(6):
+            sent, first = time.perf_counter(), None
+            with client.stream("POST", f"{url}/invocations", json=body) as answer:
+                for line in answer.iter_lines():
+                    first = first or (time.perf_counter() if line.startswith("data: ") else None)
+            firsts.append(first - sent)
+    return sorted(firsts[1:])[2]
 
 
 def test_the_answer_is_near_the_queue_s_rate_at_the_objective_and_below_the_ceiling(engine, fixed_workload, tmp_path):
-    hold, first = measured_hold(engine)
+    # The slot is held TOKENS intervals by construction: the stand-in paces its tokens by the clock
+    # (capacity_harness.py), so a busy machine does not lengthen it (paced by sleeps, a hold measured alone on a
+    # busy machine came out 400-580 ms for these 250, and the model's rate with it 40 % low).
+    hold, first = TOKENS * TOKEN_INTERVAL, measured_first(engine)
     ceiling_rpm = SLOTS / hold * 60
     expected_rpm = rate_at_objective(SLOTS, hold, first, SLO_MS / 1000) * 60
     out = tmp_path / "out"
@@ -88,7 +91,7 @@ def test_the_answer_is_near_the_queue_s_rate_at_the_objective_and_below_the_ceil
     answer = record["requests_per_minute_per_instance"]
     best = record["steps"][record["answer_step"] - 1]  # the held step that answered the most within the objective
     print(
-        f"\nhold {hold * 1000:.0f} ms, ceiling {ceiling_rpm:.0f}/min, queue model {expected_rpm:.0f}/min, answer "
+        f"\nhold {hold * 1000:.0f} ms, first byte {first * 1000:.0f} ms, ceiling {ceiling_rpm:.0f}/min, queue model {expected_rpm:.0f}/min, answer "
         f"{answer:.0f}/min answered at {best['offered_rpm']:.0f}/min offered"
     )
     # The search found the rate at the objective: judged on the rate it offered there...

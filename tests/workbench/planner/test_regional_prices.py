@@ -1,4 +1,4 @@
-"""The plan and the budget cost an environment at its own region's prices, and say which (config.prices)."""
+"""The plan and the budget cost an environment at its own region's prices, and say which (config.domain.prices)."""
 
 from __future__ import annotations
 

@@ -10,8 +10,8 @@ import pytest
 from ruamel.yaml import YAML
 
 from config import ConfigError, load_config_file, load_environment
+from config.domain.release_calendar import ReleaseCalendar
 from config.loader import ENVIRONMENTS_DIR, load_catalog
-from config.release_calendar import ReleaseCalendar
 from workbench.planner.build import build_plan
 from workbench.planner.environment_traffic import calendar_peaks, traffic_of
 from workbench.planner.reference_week import reference_week

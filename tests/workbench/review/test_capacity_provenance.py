@@ -1,5 +1,5 @@
 """The review's plan section says what capacity each plan stands on: measured or assumed, and its share of
-the instance type's physical ceiling (config/physics.py)."""
+the instance type's physical ceiling (config/domain/physics.py)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def test_an_unchanged_config_still_says_its_capacity_is_assumed():
     assert not comparison.changed
     assert (
         "stands on ml.g5.xlarge: assumed: 123/min, 83 % of the 149/min physical ceiling at batch 16 "
-        "(config/physics.py), never measured (`ops capacity`); ceiling (decode-heavy, decode memory-bound): 149/min "
+        "(config/domain/physics.py), never measured (`ops capacity`); ceiling (decode-heavy, decode memory-bound): 149/min "
         "for conversations at batch 16" in comparison.markdown
     )
     assert "; assumed share 83 % calibrated (the lowest measured ÷ ceiling of the 1 published run(s)" in (
@@ -41,5 +41,5 @@ def test_a_recorded_measurement_shows_on_the_head_side(tmp_path):
     assert "ml.g5.xlarge (base): assumed: 123/min, 83 % of the 149/min physical ceiling" in comparison.markdown
     assert (
         "ml.g5.xlarge (head): measured: 250/min on staging/canary 2026-11-25, image v0.1.0 (answered within TTFT p95 <= 500 ms), "
-        "162 % of the 154/min physical ceiling at batch 18 (config/physics.py)" in comparison.markdown
+        "162 % of the 154/min physical ceiling at batch 18 (config/domain/physics.py)" in comparison.markdown
     )

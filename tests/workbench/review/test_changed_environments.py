@@ -20,7 +20,7 @@ PROFILES = {"dev": None, "staging": "workbench/planner/reference_week.yaml", "pr
         (["config/catalog.yaml"], ["dev", "staging", "prod"]),
         (["config/checks/scaling.py"], ["dev", "staging", "prod"]),
         (["workbench/planner/simulate.py"], ["dev", "staging", "prod"]),
-        (["config/workload.yaml"], ["dev", "staging", "prod"]),
+        (["config/domain/workload.yaml"], ["dev", "staging", "prod"]),
         (["traffic/prod-week.csv"], ["prod"]),  # prod's planning.traffic.profile
         (["README.md", "ops/commands/cli.py", "config/deployed/prod.json", "constructs/alarm_topic.py"], []),
         (["config/environments/qa.yaml"], []),  # an environment that no longer exists

@@ -77,10 +77,9 @@ def test_the_documented_day_two_flow_runs_against_the_sandbox(running_sandbox, c
         described = sagemaker.describe_endpoint(EndpointName="mangaassist-llm-prod")
         return {v["VariantName"]: v["CurrentWeight"] for v in described["ProductionVariants"]}
 
-    def traffic(invocations: float = 280, minutes_ago: int = 0) -> None:
-        """A minute of traffic split by the live weights, as the endpoint would serve it, `minutes_ago`."""
+    def traffic(invocations: float, at: datetime) -> None:
+        """A minute of traffic split by the live weights, as the endpoint would serve it, at `at`."""
         share = weights()["canary"] / 100
-        at = datetime.now(UTC) - timedelta(minutes=minutes_ago)
         for variant, part in (("canary", share), ("primary", 1 - share)):
             record_invocations(cloudwatch, "mangaassist-llm-prod", variant, invocations * part, 0, at)
 
@@ -104,15 +103,19 @@ def test_the_documented_day_two_flow_runs_against_the_sandbox(running_sandbox, c
     assert "6 of 6 invocations answered as expected" in smoke.output
 
     # A guarded step with a hold; the canary serves traffic while it is held.
-    # Three minutes: at 5 % the canary serves the 100 invocations a step needs, and 25 % of the rate stays
-    # within one canary's assumed 132/min (planning.capacity), so the first step needs no more instances.
-    # Each in a minute of its own, as three real minutes would be (the busiest minute sizes the canary).
-    for minutes_ago in (3, 2, 1):
-        traffic(invocations=500, minutes_ago=minutes_ago)
+    # The streamed minute and the two before it: at 5 % the canary serves the 100 invocations a step needs, and
+    # 25 % of the rate stays within what the canary serves (planning.capacity), so the first step needs no more
+    # instances. The two earlier minutes are stamped from the clock read before the streams: each is a minute
+    # of its own (the busiest minute sizes the canary), and both stay in the guard's 5-minute window for at
+    # least two minutes after the streams began, however long they take (29 s on this machine at load 10).
+    streams_began = datetime.now(UTC)
     served(invocations=500)
+    for minutes_before in (2, 1):
+        traffic(500, streams_began - timedelta(minutes=minutes_before))
     # During holds, a smaller minute: the fake holds take seconds, so several of these land in one real
-    # minute, and the busiest of them is what a 100 % canary must carry (17 x 132/min at most). 40 streams a
-    # call still give the guard its 100 per variant within its 5-minute window.
+    # minute, and the busiest of them is what a 100 % canary must carry (17 x 132/min at most: each call starts a
+    # process, streams 80 requests and waits 2 s for CloudWatch, so no machine lands 17 in a minute). 40 streams a call still give the
+    # guard its 100 per variant within its 5-minute window.
     cli.sleep.on_call = lambda call: served(120, 40)
     ramp = cli("shift", "prod", "--canary-weight", "25", "--hold", "30min", "--check-every", "10min")
     assert ramp.exit_code == 0, ramp.output

@@ -320,7 +320,7 @@ def test_the_alarm_topic_is_seeded_and_its_output_is_its_arn(moto):
 
 
 def test_a_sandbox_server_that_fails_a_call_is_one_line_not_a_traceback(monkeypatch, capsys):
-    import workbench.sandbox.__main__ as sandbox_cli
+    import workbench.sandbox.cli as sandbox_cli
 
     def failing(argv: list[str]) -> int:
         raise httpx.RemoteProtocolError("Server disconnected without sending a response.")

@@ -1,8 +1,8 @@
-"""On-demand cost of an environment's fleet, at the catalog's prices where it deploys (config.prices)."""
+"""On-demand cost of an environment's fleet, at the catalog's prices where it deploys (config.domain.prices)."""
 
 from __future__ import annotations
 
-from config.prices import variant_prices
+from config.domain.prices import variant_prices
 from config.schema import Catalog, EnvironmentConfig
 
 HOURS_PER_MONTH = 730

@@ -1,10 +1,10 @@
-"""The request workload `ops capacity` sends by default (config/workload.yaml) and what it costs a GPU,
+"""The request workload `ops capacity` sends by default (config/domain/workload.yaml) and what it costs a GPU,
 in tokens: config owns the file because config's checks read it (the VRAM budget, the physical ceiling)
 and the layers above (capacity/, the load tool) read it from here, never the other way round.
 
 Two shapes from one file: single turns (a system prompt, a user turn, an answer) and conversations
 (sessions whose turns carry the history so far). For each, `TurnTokens` gives the means the ceiling
-needs (config.physics): tokens served from vLLM's prefix cache, tokens prefilled, tokens generated,
+needs (config.domain.physics): tokens served from vLLM's prefix cache, tokens prefilled, tokens generated,
 the context a decode step reads. Single turns in closed form; conversations by simulating sessions
 with a fixed seed (no server, the same figures on every run): `workload_contexts`, `conversation_tokens`.
 """
@@ -26,13 +26,13 @@ if TYPE_CHECKING:
     from config.schema import EnvironmentConfig
 
 WORKLOAD_FILE = Path(__file__).with_name("workload.yaml")
-WORKLOAD_SOURCE = "config/workload.yaml"
+WORKLOAD_SOURCE = "config/domain/workload.yaml"
 SIMULATED_SESSIONS = 10_000  # p95 within a few tokens of a 100,000-session run's
 
 
 @cache
 def default_workload_raw() -> dict[str, Any]:
-    """config/workload.yaml as a mapping (read once)."""
+    """config/domain/workload.yaml as a mapping (read once)."""
     return YAML(typ="safe", pure=True).load(WORKLOAD_FILE.read_text())
 
 
@@ -137,7 +137,7 @@ def draw_lognormal(rng: random.Random, median: float, sigma: float, low: float, 
 
 
 def draw_answer(rng: random.Random, answer: dict[str, Any]) -> int:
-    """An answer's length in tokens (config/workload.yaml `answer_tokens`): log-normal, rounded, clipped."""
+    """An answer's length in tokens (config/domain/workload.yaml `answer_tokens`): log-normal, rounded, clipped."""
     drawn = round(math.exp(rng.gauss(math.log(float(answer["median"])), float(answer["sigma"]))))
     return min(max(drawn, int(answer["min"])), int(answer["max"]))
 
@@ -173,7 +173,7 @@ def session_contexts(raw: dict[str, Any], budget: int, rng: random.Random) -> li
 
 @cache
 def simulated_turns(budget: int, sessions: int = SIMULATED_SESSIONS) -> tuple[Turn, ...]:
-    """Every turn of `sessions` simulated sessions of config/workload.yaml, prompts within `budget`."""
+    """Every turn of `sessions` simulated sessions of config/domain/workload.yaml, prompts within `budget`."""
     return simulate(default_workload_raw(), budget, sessions)
 
 
@@ -242,7 +242,7 @@ def prompt_budget(raw: dict[str, Any], engine_budget: int) -> int:
 
 @cache
 def default_contexts(engine_budget: int) -> WorkloadContexts | None:
-    """config/workload.yaml's conversations within min(its budget, `engine_budget`); None without a
+    """config/domain/workload.yaml's conversations within min(its budget, `engine_budget`); None without a
     `conversation:` section (single turns only)."""
     raw = default_workload_raw()
     if not isinstance(raw, dict) or "conversation" not in raw:
@@ -253,7 +253,7 @@ def default_contexts(engine_budget: int) -> WorkloadContexts | None:
 
 @cache
 def default_tokens(engine_budget: int) -> tuple[TurnTokens, TurnTokens | None]:
-    """(single turns, conversations or None) of config/workload.yaml, prompts within `engine_budget`."""
+    """(single turns, conversations or None) of config/domain/workload.yaml, prompts within `engine_budget`."""
     raw = default_workload_raw()
     single = single_turn_tokens(raw)
     if "conversation" not in raw:

@@ -1,4 +1,4 @@
-"""The physical ceiling (config.physics) against published measurements (config/calibration.yaml), and
+"""The physical ceiling (config.domain.physics) against published measurements (config/domain/calibration.yaml), and
 the share of the ceiling an instance is assumed to serve until `ops capacity` measures it.
 
 Each measurement gets the model's ceiling for its own GPUs, model, request shape and concurrency, and
@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import Field
 from ruamel.yaml import YAML
 
-from config.physics import (
+from config.domain.physics import (
     Ceiling,
     Hardware,
     Roofline,
@@ -34,8 +34,8 @@ from config.physics import (
     roofline,
     routing_cache,
 )
+from config.domain.workload import engine_budget, fixed_tokens, routed_tokens
 from config.schema import ASSUMED_CAPACITY, Catalog, EnvironmentConfig, InstanceCapacity, Strict
-from config.workload import engine_budget, fixed_tokens, routed_tokens
 
 CALIBRATION_FILE = Path(__file__).with_name("calibration.yaml")
 # The seeds' TTFT objective (alarms.ttft_p95_ms in prod and staging): a run whose MEAN TTFT is above it
@@ -44,7 +44,7 @@ SLO_TTFT_MS = 500
 
 
 class Measurement(Strict):
-    """One published run (config/calibration.yaml)."""
+    """One published run (config/domain/calibration.yaml)."""
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     gpu: str
@@ -117,13 +117,13 @@ def assumed_share(catalog: Catalog, measured: tuple[Measurement, ...] | None = N
     """The lowest efficiency among the measurements within the objective (see the module's docstring)."""
     within = [c for c in calibrate(catalog, measured) if c.measurement.within_objective]
     if not within:
-        raise ValueError(f"config/calibration.yaml: no measurement with a mean TTFT within {SLO_TTFT_MS} ms")
+        raise ValueError(f"config/domain/calibration.yaml: no measurement with a mean TTFT within {SLO_TTFT_MS} ms")
     lowest = min(within, key=lambda c: c.efficiency)
     return AssumedShare(
         share=lowest.efficiency,
         basis=(
             f"the lowest measured ÷ ceiling of the {len(within)} published run(s) within the {SLO_TTFT_MS} ms TTFT "
-            f"objective: {lowest.measurement.id}, config/calibration.yaml"
+            f"objective: {lowest.measurement.id}, config/domain/calibration.yaml"
         ),
     )
 

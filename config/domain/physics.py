@@ -17,12 +17,12 @@ turns: their times add.
 
 The batch is the type's `planning.capacity.<type>.concurrent_sequences`: the sequences an instance
 runs while the latency objective holds, not engine.max_num_seqs (what vLLM would run at most, with
-queueing the objective does not allow). The workload is config/workload.yaml (config.workload), the
+queueing the objective does not allow). The workload is config/domain/workload.yaml (config.domain.workload), the
 requests `ops capacity` sends: conversations by default, single turns beside them.
 
 Left out, so the ceiling errs high (the safe side for a ceiling): the LoRA adapters' FLOPs, CPU,
 scheduling and network overheads, prefix-cache misses, the last partial KV block of a cached prefix.
-How far real engines stay below it is measured, not assumed: config.calibration.
+How far real engines stay below it is measured, not assumed: config.domain.calibration.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from config.workload import TurnTokens, default_tokens, engine_budget, routed_tokens
+from config.domain.workload import TurnTokens, default_tokens, engine_budget, routed_tokens
 
 if TYPE_CHECKING:
     from config.schema import Catalog, EnvironmentConfig, Gpu, ModelProfile
@@ -117,7 +117,7 @@ class Ceiling:
 
     instance_type: str
     hardware: Hardware
-    default: Roofline  # config/workload.yaml's default: conversations
+    default: Roofline  # config/domain/workload.yaml's default: conversations
     single: Roofline  # its single turns
 
     @property
@@ -168,7 +168,7 @@ def ceiling(
     workloads: tuple[TurnTokens, TurnTokens | None] | None = None,
 ) -> Ceiling:
     """The ceiling of `instance_type` serving `model` with `batch` sequences running, for (single turns,
-    conversations) `workloads` (config/workload.yaml's by default). KeyError for a type, GPU or model the
+    conversations) `workloads` (config/domain/workload.yaml's by default). KeyError for a type, GPU or model the
     catalog does not know (`known_hardware` tells first)."""
     single, conversations = workloads or default_tokens(DEFAULT_ENGINE_BUDGET)
     hw = hardware(catalog, instance_type, model)
@@ -208,7 +208,7 @@ def routing_cache(cfg: EnvironmentConfig) -> str:
 
 
 def instance_ceiling(cfg: EnvironmentConfig, catalog: Catalog, instance_type: str, batch: int) -> Ceiling:
-    """The ceiling of one `instance_type` running `cfg`'s engine at `batch` on config/workload.yaml's
+    """The ceiling of one `instance_type` running `cfg`'s engine at `batch` on config/domain/workload.yaml's
     requests, prompts within the engine's budget, cached as far as `cfg`'s routing keeps them."""
     tokens = routed_tokens(engine_budget(cfg), keeps_conversation(cfg))
     return ceiling(catalog, instance_type, cfg.engine.model, batch, tokens)
