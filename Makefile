@@ -11,7 +11,7 @@ SCALING_RELEASED ?=
 BASE ?= main
 # make deploy: cdk deploy's --require-approval. `broadening` stops, at a terminal, to confirm a change that
 # widens IAM or security-group access; a CI job has no terminal, so the deploy workflow passes
-# APPROVAL=never and its gate is the GitHub environment's required reviewers (docs/deploying.md "CI pipelines").
+# APPROVAL=never and its gate is the GitHub environment's required reviewers (docs/how-to/deploy.md "CI pipelines").
 APPROVAL ?= broadening
 RELEASED_FLAG := $(if $(SCALING_RELEASED),-c scaling_released=$(SCALING_RELEASED))
 # VARIANTS_CHANGED=1: one deploy without the blue/green guardrails, to add, remove or rename a variant.
@@ -40,8 +40,8 @@ QUIET := $(PY) -m ops.pipeline.quiet_child
 help:
 	@echo "make help             this list"
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
-	@echo "make test             every test but the long end-to-end runs (docs/testing.md)"
-	@echo "make test-slow        the long end-to-end runs (sandbox, capacity sweep, real reviews, docs/testing.md)"
+	@echo "make test             every test but the long end-to-end runs (docs/explanation/testing.md)"
+	@echo "make test-slow        the long end-to-end runs (sandbox, capacity sweep, real reviews, docs/explanation/testing.md)"
 	@echo "make test-engine      the serving layer against the real vLLM engine (CPU build, tiny model)"
 	@echo "make lint             ruff, hadolint, shellcheck"
 	@echo "make cfn-lint         cfn-lint on the templates the last make synth wrote (cdk.out/all)"
@@ -93,7 +93,7 @@ synth: deps  # every environment; an ENV given is checked, so a typo is not a si
 	@echo "synthesised: $$(ls cdk.out/all/*.template.json | xargs -n1 basename | tr '\n' ' ')"
 	@$(MAKE) --no-print-directory cfn-lint
 
-# cfn-lint on every template synth wrote, in one process: a second one gained nothing here (docs/testing.md).
+# cfn-lint on every template synth wrote, in one process: a second one gained nothing here (docs/explanation/testing.md).
 # Through $(QUIET), as the CDK CLI: Ctrl-C is one line, not cfn-lint's traceback.
 cfn-lint: deps
 	@$(QUIET) 'make cfn-lint: interrupted; the templates in cdk.out/all were not all linted' -- \
@@ -118,7 +118,7 @@ review: deps
 # A production environment is refused with a placeholder paging destination (ops/pipeline/paging_check.py). Both
 # checks run, before any AWS call, and both refusals are shown at once; the exit code is the first one's.
 # Then `bin/ops preflight ENV` (read-only, exit 3 on a problem): endpoint quotas, model data, release images,
-# placeholders, the budget's tag, asked of the account before CloudFormation starts (docs/deploying.md).
+# placeholders, the budget's tag, asked of the account before CloudFormation starts (docs/how-to/deploy.md).
 # Refused when the blue/green update would overlap a scheduled peak window (FORCE_PEAK=1 overrides).
 # The image and serving stacks by name, not --all: the CI access stack (deploy-ci-access below) is never
 # deployed by the pipeline whose role it defines.
@@ -138,7 +138,7 @@ deploy: deps
 # Once per account and region: CDK's bootstrap stack (asset bucket, deploy roles) where ENV deploys.
 # Its CloudFormation execution role gets the project's scoped policies, not AdministratorAccess:
 # ops/pipeline/execution_policy.py creates or updates them first, with the stack roles' permissions boundary,
-# and prints their ARNs (docs/deploying.md); EXECUTION_POLICIES=arn,arn passes policies your account
+# and prints their ARNs (docs/how-to/deploy.md); EXECUTION_POLICIES=arn,arn passes policies your account
 # already manages instead (the boundary, which every stack role names, is created all the same).
 # Run again after an interrupt, it waits for a CDKToolkit update still in progress (aws-cdk 2.1148.1 lib/index.js:
 # BootstrapStack.lookup -> ToolkitInfo.lookup -> stabilizeStack).
@@ -150,7 +150,7 @@ bootstrap: deps
 	$(if $(EXECUTION_POLICIES),$(PY) -m ops.pipeline.execution_policy $(ENV) --boundary-only)
 
 # ENV's CI access stack (config `ci:`): GitHub's OIDC provider and the deploy workflow's role, deployed with an
-# administrator's credentials after ENV's first deploy (docs/deploying.md "CI pipelines"); --exclusively: not
+# administrator's credentials after ENV's first deploy (docs/how-to/deploy.md "CI pipelines"); --exclusively: not
 # the serving stack it comes after.
 deploy-ci-access: deps
 	@$(QUIET) 'make deploy-ci-access: interrupted; CloudFormation goes on with a stack update already begun (the CDK CLI does not cancel one): the stack events of MangaAssist-$(ENV)-CiAccess show it' -- \
@@ -158,7 +158,7 @@ deploy-ci-access: deps
 		MangaAssist-$(ENV)-CiAccess
 
 # The image stack alone (repository and build): a new account's prod needs a build to tag before its
-# first full deploy (docs/deploying.md, "Building an image").
+# first full deploy (docs/how-to/deploy.md, "Building an image").
 deploy-image: deps
 	@$(QUIET) 'make deploy-image: interrupted; CloudFormation goes on with a stack update already begun (the CDK CLI does not cancel one): the stack events of MangaAssist-$(ENV)-Image show it' -- \
 		$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) -o cdk.out/$(ENV) --require-approval broadening MangaAssist-$(ENV)-Image
@@ -169,7 +169,7 @@ deploy-image: deps
 ops: deps
 	$(PY) -m ops $(ARGS)
 
-# A local AWS to try the ops CLI on (docs/operations.md): moto seeded from the synthesised serving
+# A local AWS to try the ops CLI on (docs/reference/commands.md): moto seeded from the synthesised serving
 # template of SANDBOX_ENV (prod unless ENV=… is given), a stand-in model server and the runtime API.
 # Prints the variables to export: eval "$$(make -s sandbox)".
 SANDBOX_ENV := $(if $(filter command line,$(origin ENV)),$(ENV),prod)
@@ -194,10 +194,10 @@ sandbox-stop: deps
 # Capacity planner (python -m workbench.planner --help). TRAFFIC=file.csv replays your own per-minute counts.
 TRAFFIC_FLAG := $(if $(TRAFFIC),--traffic $(TRAFFIC))
 # UNAVAILABLE="ml.g5.xlarge@friday-chapters ..." (space- or comma-separated): instance types that cannot be
-# provisioned in a peak window of the traffic or an ISO interval; fallback pools take over (docs/scaling-and-planning.md).
+# provisioned in a peak window of the traffic or an ISO interval; fallback pools take over (docs/explanation/capacity-model.md).
 UNAVAILABLE_FLAGS := $(foreach u,$(subst $(comma), ,$(UNAVAILABLE)),--unavailable $(u))
 # For people at a terminal: make exits 2 on "not met" and on a broken config alike; CI gates on
-# `bin/plan ENV`, the same command with the planner's own exit code (docs/scaling-and-planning.md).
+# `bin/plan ENV`, the same command with the planner's own exit code (docs/explanation/capacity-model.md).
 plan: deps
 	$(PY) -m workbench.planner plan $(ENV) $(TRAFFIC_FLAG) $(UNAVAILABLE_FLAGS) --out plan-out/$(ENV)
 
@@ -230,7 +230,7 @@ bench: deps
 
 # Every test but the long end-to-end runs, on TEST_WORKERS pytest-xdist workers; `--dist loadfile` keeps a file on
 # one worker, so its module fixtures run once. Plain xdist measured against the two side-by-side sessions it
-# replaced: docs/testing.md.
+# replaced: docs/explanation/testing.md.
 # Bytecode is written for this run (PYTHONDONTWRITEBYTECODE emptied; __pycache__ is git-ignored and left out
 # of every asset): pytest keeps each test module's rewritten assertions there, so a later run's workers do
 # not parse and rewrite ~170 modules again (~3 s of CPU each).
@@ -240,7 +240,7 @@ test: deps
 
 # The long end-to-end runs (sandbox day two, latency guard and capacity on the SageMaker path, the
 # known-capacity sweep, real reviews, and end-to-end runs a cheaper test in `make test` covers: listed
-# in docs/testing.md); CI runs them after `make test`. One at a time: they time things.
+# in docs/explanation/testing.md); CI runs them after `make test`. One at a time: they time things.
 test-slow: deps
 	$(PY) -m pytest -q -m slow
 

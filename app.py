@@ -47,7 +47,7 @@ def synthesise(app: cdk.App, env_name: str) -> int:
     # Set by `python -m ops deploy` (via `make deploy SCALING_RELEASED=…`) after it deregistered scaling.
     released = [name for name in str(app.node.try_get_context("scaling_released") or "").split(",") if name]
     # `make deploy VARIANTS_CHANGED=1`: one update without the blue/green guardrails, which need the
-    # deployed variant names; the set of variants may then change (docs/deploying.md).
+    # deployed variant names; the set of variants may then change (docs/how-to/deploy.md).
     variants_changed = bool(app.node.try_get_context("variants_changed"))
     configs, errors = [], []
     for name in env_names:
@@ -67,7 +67,7 @@ def synthesise(app: cdk.App, env_name: str) -> int:
 
     for cfg in configs:
         image, serving = build_environment(app, cfg, guarded=not variants_changed)
-        # The people's policies and roles, an administrator's to deploy (docs/operations.md "Permissions").
+        # The people's policies and roles, an administrator's to deploy (docs/reference/permissions.md "Permissions").
         build_ci_access(app, cfg, served_resources(cfg, image, serving), serving)
     add_compliance_checks(app)
     try:

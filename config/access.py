@@ -5,7 +5,7 @@ Two policies per environment, so that whoever may shift a canary's weight may no
 - `MangaAssist-<env>-Operator` (constructs/operator_policy.py): every ops command but the deploy itself.
 - `MangaAssist-<env>-Deployer` (constructs/deployer_policy.py): what `make deploy` needs, the CDK
   bootstrap roles; `bin/ops deploy` needs both.
-Which command needs which: ops/operations/permissions.py, and docs/operations.md "Permissions".
+Which command needs which: ops/operations/permissions.py, and docs/reference/permissions.md "Permissions".
 """
 
 from __future__ import annotations

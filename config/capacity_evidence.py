@@ -17,7 +17,7 @@ from config.naming import environment_label
 from config.schema import EnvironmentConfig, InstanceCapacity
 
 # How long a real endpoint's `bin/ops capacity` takes with the default workload and settings
-# (docs/capacity.md "How long it takes"): its time budget, --max-minutes 30, at most; about 8 min
+# (docs/how-to/measure-capacity.md "How long it takes"): its time budget, --max-minutes 30, at most; about 8 min
 # when the answer is within 2.1x of the config's figure (the search starts from it: 5 steps).
 SWEEP_MINUTES = "30 min at most; about 8 when the answer is within 2.1x of the figure in config"
 
@@ -92,7 +92,7 @@ def how_to_measure(cfg: EnvironmentConfig, instance_type: str) -> str:
                 )
                 return f"{command}   ({SWEEP_MINUTES}){pools}; {copy}"
     if not others:
-        return f"no non-production environment to measure on: see docs/capacity.md; {copy}"
+        return f"no non-production environment to measure on: see docs/how-to/measure-capacity.md; {copy}"
     other = others[0]
     variant = other.variants[-1]
     # A scaled variant's instance type changes only through `bin/ops deploy` (deregister, update, register).

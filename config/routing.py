@@ -7,7 +7,7 @@ bytes of the InvokeEndpoint(WithResponseStream) body are the same go to the same
 (PrefixLength 1024-65536, ConcurrencyThreshold 1-1024). How SageMaker matches prefixes (one hash of
 exactly PrefixLength bytes, or a longest-prefix tree) is not documented, so the default holds under both
 readings: it lies past everything every conversation shares and inside the first turn's own text, so
-every turn of one conversation starts with the same PrefixLength bytes. docs/configuration.md "Routing"
+every turn of one conversation starts with the same PrefixLength bytes. docs/explanation/capacity-model.md "Routing"
 gives the derivation and when each strategy pays.
 """
 

@@ -228,14 +228,14 @@ class Container(Strict):
     # declared while clients still wait; at least 5 s, far above one prefill or decode step.
     engine_stall_seconds: int = Field(default=30, ge=5, lt=INVOCATION_TIMEOUT_MS // 1000)
     # A GPU check failing this long after its first failure: the container drains and exits non-zero, so
-    # SageMaker replaces the instance (docs/container.md "Signals and failures"). At least two check
+    # SageMaker replaces the instance (docs/explanation/serving-image.md "Signals and failures"). At least two check
     # intervals, so one failed nvidia-smi run never ends a container; the upper bound is
     # config.checks.container (inside the startup health-check window, drain included).
     unhealthy_exit_seconds: int = Field(
         default=contract.DEFAULT_UNHEALTHY_EXIT_SECONDS, ge=2 * contract.GPU_CHECK_INTERVAL_SECONDS, le=3600
     )
     # A request projected to wait longer than this for its first token is answered 429 at once
-    # (container/serving/admission.py, docs/container.md "Admission"). None: ADMISSION_DEADLINE_TTFT_MULTIPLE
+    # (container/serving/admission.py, docs/reference/container.md "Admission"). None: ADMISSION_DEADLINE_TTFT_MULTIPLE
     # x alarms.ttft_p95_ms; read it through EnvironmentConfig.admission_deadline_ms. At most SageMaker's
     # 60 s invocation timeout (config.checks.container).
     admission_deadline_ms: int | None = Field(default=None, ge=1)
@@ -260,7 +260,7 @@ class Deployment(Strict):
 
 
 class DataCapture(Strict):
-    """Users' prompts and answers: personal data (docs/configuration.md "Data capture"; config.checks.capture)."""
+    """Users' prompts and answers: personal data (docs/reference/configuration.md "Data capture"; config.checks.capture)."""
 
     enabled: bool
     sampling_percentage: int = Field(default=5, ge=1, le=100)
@@ -291,7 +291,7 @@ class DataCapture(Strict):
 
 class EndpointMetrics(Strict):
     """The endpoint config's MetricsConfig, always set explicitly (botocore's sagemaker model; what each field
-    does and costs: docs/platform-notes.md "Endpoint metrics and a sick instance"), and the instance-outlier
+    does and costs: docs/explanation/platform-notes.md "Endpoint metrics and a sick instance"), and the instance-outlier
     alarm that the per-instance metrics make possible (constructs/instance_outlier.py)."""
 
     # EnableEnhancedMetrics (API default False): invocation and utilisation metrics also per InstanceId.
@@ -310,7 +310,7 @@ class EndpointMetrics(Strict):
 
 
 class Operations(Strict):
-    """How the ops CLI treats the live endpoint (docs/operations.md "A busy endpoint")."""
+    """How the ops CLI treats the live endpoint (docs/how-to/shift-promote-rollback.md "A busy endpoint")."""
 
     # The most a command waits, in all, for an endpoint that is Updating (a scale-out, another change)
     # before its weight or capacity change is taken: with instance pools one scale-out may hold the
@@ -327,7 +327,7 @@ SNS_TOPIC_ARN_PATTERN = r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,
 
 
 class AlarmDestination(Strict):
-    """Who hears one of the two alarm topics (docs/alarms.md "Two destinations"). The stack subscribes
+    """Who hears one of the two alarm topics (docs/reference/alarms.md "Two destinations"). The stack subscribes
     each address and endpoint to its own topic; `topic_arn` is an existing topic in this environment's
     account and region that the alarms publish to as well (its policy must let CloudWatch publish)."""
 
@@ -346,7 +346,7 @@ class AlarmDestination(Strict):
 
 class Alarms(Strict):
     # Seeds' SLOs: error rate < 0.1 % (24 h); time to first token p95 < 500 ms. No ModelLatency
-    # threshold: what it measures for streamed responses is not documented (docs/alarms.md "Rollback alarms").
+    # threshold: what it measures for streamed responses is not documented (docs/reference/alarms.md "Rollback alarms").
     error_rate_5xx_percent: float = Field(gt=0, le=100)
     evaluation_minutes: int = Field(default=5, ge=1, le=60)
     error_rate_4xx_percent: float = Field(default=5, gt=0, le=100)
@@ -361,7 +361,7 @@ class Alarms(Strict):
     # the p95 is the 19th value, so one or two slow requests cannot make it.
     ttft_min_requests_per_minute: int = Field(default=20, ge=1, le=100_000)
     # A broken release, the whole fleet at once: 5XX above this share, or TTFT p95 above this, in 2 of 3
-    # minutes with at least this many requests rolls it back within 3 min (docs/alarms.md "When each
+    # minutes with at least this many requests rolls it back within 3 min (docs/reference/alarms.md "When each
     # alarm fires"), beside the 5-minute SLO alarms above, which catch what is merely worse.
     release_5xx_percent: float = Field(default=5, gt=0, le=100)
     release_ttft_p95_ms: int = Field(default=1000, ge=1, le=INVOCATION_TIMEOUT_MS)
@@ -375,7 +375,7 @@ class Alarms(Strict):
     # falls back for each of them: users get another model's answers, or errors if it cannot).
     shed_page_percent: float = Field(default=5, gt=0, le=100)
     prefix_cache_hit_min_percent: float = Field(default=50, ge=0, le=100)
-    # What users feel now pages `paging`; the rest is a ticket (docs/alarms.md). Paging is required in
+    # What users feel now pages `paging`; the rest is a ticket (docs/reference/alarms.md). Paging is required in
     # production environments and where `paging_required` says so (config.checks.alerting). Replaces `email_subscriptions` (one topic for all).
     paging: AlarmDestination = AlarmDestination()
     ticket: AlarmDestination = AlarmDestination()
@@ -385,7 +385,7 @@ class Alarms(Strict):
     # capacity-ceiling (ticket): target tracking pinned at its maximum (all of it in service) while the
     # load it tracks stays above this % of what one instance serves within the SLO (planning.capacity),
     # for this long, longer than a scale-out takes (config.checks.alerting): users would queue and only a
-    # higher max_capacity helps (docs/alarms.md "Capacity ceiling").
+    # higher max_capacity helps (docs/reference/alarms.md "Capacity ceiling").
     capacity_ceiling_percent: float = Field(default=100, gt=0, le=1000)
     capacity_ceiling_minutes: int = Field(default=15, ge=5, le=120)
     # The monthly AWS Budgets limit in USD (constructs/cost_budget.py), written by the planner: `bin/plan ENV
@@ -511,7 +511,7 @@ ASSUMED_CAPACITY = {
 UNANNOUNCED_REASON = (
     "seeds 001 accept <1 % errors during unpredicted spikes; judged over the worst rolling 24 h, as the "
     "seeds' error-rate SLO is, because no causal policy can meet a spike that grows faster than one "
-    'provisioning round (docs/scaling-and-planning.md "The budget")'
+    'provisioning round (docs/how-to/plan-capacity.md "Capacity plan")'
 )
 
 
@@ -663,7 +663,7 @@ class PrefixAwareRouting(Strict):
 
 class Ci(Strict):
     """The GitHub repository whose deploy workflow may deploy this environment: the optional stack
-    `MangaAssist-<env>-CiAccess` (stacks/ci_access_stack.py, docs/deploying.md "CI pipelines") gives it a
+    `MangaAssist-<env>-CiAccess` (stacks/ci_access_stack.py, docs/how-to/deploy.md "CI pipelines") gives it a
     role that trusts GitHub's OIDC tokens of this repository, GitHub environment and branch only."""
 
     # owner/name, or owner@ID/name@ID where GitHub issues immutable subject claims (repositories created
@@ -676,7 +676,7 @@ class Ci(Strict):
     github_environment: str = Field(pattern=r"^[A-Za-z0-9._-]{1,255}$")
     branch: str = Field(default="main", pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
     # True: the subject claim carries the branch as well (`...:environment:ENV:ref:refs/heads/BRANCH`), which
-    # needs the repository's OIDC subject template set to repo, context, ref (docs/deploying.md "CI pipelines").
+    # needs the repository's OIDC subject template set to repo, context, ref (docs/how-to/deploy.md "CI pipelines").
     # False: GitHub's default subject (`repo:OWNER/NAME:environment:ENV`); the branch is then held only by
     # the GitHub environment's deployment-branch rule.
     pin_branch: bool = True
@@ -728,7 +728,7 @@ class EnvironmentConfig(Strict):
     # in, whatever traffic it replays and whatever the schedules say (config/domain/release_calendar.py).
     release_calendar: ReleaseCalendar
     # ProductionVariant.RoutingConfig.RoutingStrategy for every variant. Long streamed answers make
-    # RANDOM routing uneven; docs/configuration.md "Routing" says when each strategy pays. KV_AWARE is
+    # RANDOM routing uneven; docs/explanation/capacity-model.md "Routing" says when each strategy pays. KV_AWARE is
     # refused (config.checks.routing: CloudFormation does not take it, and it needs a SageMaker container).
     routing_strategy: Literal["LEAST_OUTSTANDING_REQUESTS", "RANDOM", "PREFIX_AWARE", "KV_AWARE"] = (
         "LEAST_OUTSTANDING_REQUESTS"
@@ -737,7 +737,7 @@ class EnvironmentConfig(Strict):
     # This account's SageMaker quota "<instance type> for endpoint usage" (Service Quotas), per
     # instance type: blue/green provisions a second full fleet, so it must cover twice the largest.
     endpoint_instance_quotas: dict[str, Annotated[int, Field(ge=0, le=MAX_QUOTA)]] = Field(default_factory=dict)
-    ci: Ci | None = None  # None: no CI access stack (docs/deploying.md "CI pipelines")
+    ci: Ci | None = None  # None: no CI access stack (docs/how-to/deploy.md "CI pipelines")
 
     @property
     def admission_deadline_ms(self) -> int:

@@ -1,4 +1,4 @@
-"""Two kinds of alarm, two topics (docs/alarms.md "Two destinations").
+"""Two kinds of alarm, two topics (docs/reference/alarms.md "Two destinations").
 
 - PAGE: what users feel now or within minutes (errors, time to first token, a silent engine, a
   critical queue, capacity that did not arrive) goes to the paging topic: someone is woken.
@@ -120,7 +120,7 @@ class AlarmTopic(Construct):
         for url in props.https_endpoints:
             self.topic.add_subscription(subscriptions.UrlSubscription(url, protocol=sns.SubscriptionProtocol.HTTPS))
         self._actions = [cloudwatch_actions.SnsAction(self.topic)]
-        if props.existing_topic_arn is not None:  # its policy is its owner's: docs/alarms.md "Two destinations"
+        if props.existing_topic_arn is not None:  # its policy is its owner's: docs/reference/alarms.md "Two destinations"
             existing = sns.Topic.from_topic_arn(self, "Existing", props.existing_topic_arn)
             self._actions.append(cloudwatch_actions.SnsAction(existing))
 

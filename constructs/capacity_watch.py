@@ -172,7 +172,7 @@ class CapacityWatch(Construct):
                 missing=WATCH_SILENT_IS_SHORT,
                 description=f"{name}: fewer instances in service than asked (desired count or the schedule's "
                 f"floor) for {self.short_minutes} min, or the capacity watch stopped reporting. Run "
-                "`bin/ops scaling-history ENV` and `bin/ops status ENV`; see docs/alarms.md",
+                "`bin/ops scaling-history ENV` and `bin/ops status ENV`; see docs/reference/alarms.md",
                 threshold=0,
                 periods=self.short_minutes,
             )
@@ -213,7 +213,7 @@ class CapacityWatch(Construct):
                 missing=REFUSAL_KEEPS_STATE,
                 description=f"{name}: target tracking wants more instances (its AlarmHigh in ALARM) and its last "
                 f"scale-out was refused (Failed or Unfulfilled), for {REFUSED_MINUTES} min. Read the StatusMessage: "
-                "`bin/ops scaling-history ENV --days 1`; see docs/alarms.md",
+                "`bin/ops scaling-history ENV --days 1`; see docs/reference/alarms.md",
                 threshold=0,
                 periods=REFUSED_MINUTES,
             )

@@ -7,7 +7,7 @@ grants the reads, and the access stack attaches it to the break-glass CaptureRea
 policy attached to any other role reads nothing (issue 38). Both are the administrator-deployed access
 stack's (stacks/ci_access_stack.py, issue 51).
 
-What a read leaves behind (docs/configuration.md "Data capture"):
+What a read leaves behind (docs/reference/configuration.md "Data capture"):
 - Every object read is a `kms:Decrypt` on the capture key, through S3 (the bucket has no S3 Bucket
   Key). KMS cryptographic operations are CloudTrail management events: they appear in the account's
   90-day event history without any trail, and in every trail that logs management events unless it

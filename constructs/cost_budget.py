@@ -1,4 +1,4 @@
-"""A cost guard: one AWS Budgets budget per environment (docs/alarms.md "Cost guard").
+"""A cost guard: one AWS Budgets budget per environment (docs/reference/alarms.md "Cost guard").
 
 The monthly limit is a figure the stack passes in: the environment's `alarms.monthly_budget_usd`, which
 the planner writes (`bin/plan ENV --write-config`: the configured fleet's cost on its planning.traffic at
@@ -9,7 +9,7 @@ simulation. The ticket topic hears when the month's forecast or its actual cost 
 The budget counts only costs tagged `Environment=<name>`: the stack tags its resources so, but AWS
 Budgets sees a tag only once it is activated as a cost allocation tag (Billing console, by the
 management account) and only for costs from then on. Until it is, the budget reads $0 and never
-notifies: docs/alarms.md says how to activate it and check.
+notifies: docs/reference/alarms.md says how to activate it and check.
 """
 
 from __future__ import annotations

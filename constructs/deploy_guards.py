@@ -17,7 +17,7 @@ template Rules syntax"). A failed assertion fails the change set with its Assert
 - The peak-window guard is not here: a rule sees parameters and the template, never the clock; a custom
   resource runs only when its properties change, so one that runs on every deploy needs a property that
   changes on every synth (a timestamp), which would make every `cdk diff` and review show a change. It stays
-  in `make deploy` and `bin/ops deploy`; docs/deploying.md "Deploy windows" says so where `cdk deploy` appears.
+  in `make deploy` and `bin/ops deploy`; docs/how-to/deploy.md "Deploy windows" says so where `cdk deploy` appears.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`MangaAssist-<env>-GitHubDeploy`: the role .github/workflows/deploy.yml assumes for one environment,
-through GitHub's OIDC provider, with no long-lived key anywhere (docs/deploying.md "CI pipelines").
+through GitHub's OIDC provider, with no long-lived key anywhere (docs/how-to/deploy.md "CI pipelines").
 
 Trust: `sts:AssumeRoleWithWebIdentity` from the account's IAM OIDC provider for
 token.actions.githubusercontent.com, only for a token whose `aud` is sts.amazonaws.com (the audience

@@ -179,7 +179,7 @@ def _variant(v: ProductionVariantProps) -> EndpointConfig.ProductionVariantPrope
 
 def _metrics(m: EndpointMetricsProps) -> EndpointConfig.MetricsConfigProperty:
     """Like every endpoint-config property, a change replaces the config: a blue/green deployment
-    (docs/platform-notes.md "Endpoint metrics and a sick instance")."""
+    (docs/explanation/platform-notes.md "Endpoint metrics and a sick instance")."""
     return EndpointConfig.MetricsConfigProperty(
         enable_enhanced_metrics=m.enhanced_metrics,
         enable_detailed_observability=m.detailed_observability,

@@ -12,7 +12,7 @@ Metrics Insights queries group by `InstanceId` at evaluation time.
   minutes. Latency, not GPU utilisation: an instance without invocations (the old fleet during a
   blue/green bake, a new instance still starting) has no latency datapoint and drops out of the
   comparison, where its idle GPU would look like an outlier. What ModelLatency measures for a streamed
-  response is not documented (docs/alarms.md); every instance of a variant serves the same mix, so the
+  response is not documented (docs/reference/alarms.md); every instance of a variant serves the same mix, so the
   ratio compares like with like whatever it measures. With instance pools it does not: a healthy
   instance of a weaker fallback type is slower than one of the preferred type by about the ratio of
   their capacities (decode is bandwidth-bound; capacity and per-token time follow the same bandwidth:
@@ -40,7 +40,7 @@ alone, and the invocation metrics carry no instance-type dimension (same page): 
 capacity watch's `InstancesInService` per `InstanceType` tells when two types serve, but whether an
 alarm may combine a Metrics Insights query with plain metrics in one expression is not stated on the
 alarm pages read, so the gate is left for a follow-up; a ticket during a mixed minute names the
-cause on the dashboard row (docs/alarms.md "Instance outlier"). Alarm form: a Metrics Insights query with GROUP BY
+cause on the dashboard row (docs/reference/alarms.md "Instance outlier"). Alarm form: a Metrics Insights query with GROUP BY
 returns many series; an alarm must watch one, so the query feeds a metric-math expression
 (`MAX(q) / MIN(q)`, functions that take an array of series; CloudWatch user guide, "Use Metrics Insights
 queries with metric math" and "Create alarms on Metrics Insights queries").
@@ -137,7 +137,7 @@ class InstanceOutlier(Construct):
             slowest_over_fastest,
             route=ticket(
                 "one instance slower than its peers degrades a share of requests, not the service; "
-                'look within the day (docs/alarms.md "Instance outlier")'
+                'look within the day (docs/reference/alarms.md "Instance outlier")'
             ),
             missing=MissingData(
                 cloudwatch.TreatMissingData.IGNORE,

@@ -9,7 +9,7 @@ test suite, recorded with botocore's `before-parameter-build` hook, mapped to th
 resource AWS authorises it as, and evaluated against these statements) read one definition.
 
 Every resource that is wider than one of ours carries its reason in `WIDER` (one list; the cdk-nag
-acknowledgements and docs/operations.md "Permissions" repeat it). `sts:GetCallerIdentity` (every
+acknowledgements and docs/reference/permissions.md "Permissions" repeat it). `sts:GetCallerIdentity` (every
 command checks the account first) needs no permission (STS API reference).
 """
 

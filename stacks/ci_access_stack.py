@@ -17,7 +17,7 @@ reference those resources exactly (CloudFormation exports of the image and servi
 An administrator deploys it with their own credentials after the environment's first deploy and after each
 change of `ci`, `data_capture.readers` or what the policies name (`make deploy-ci-access ENV=…`); `make deploy`
 names the image and serving stacks only, so the pipeline never deploys the role it runs as, its trust, its
-boundary or the policies people wear (docs/deploying.md "CI pipelines", docs/operations.md "Permissions").
+boundary or the policies people wear (docs/how-to/deploy.md "CI pipelines", docs/reference/permissions.md "Permissions").
 """
 
 from __future__ import annotations

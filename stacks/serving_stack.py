@@ -54,7 +54,7 @@ class ServingStack(Stack):
         # With the topics below, what the access stack's policies name (stacks/ci_access_stack.py, issue 51).
         self.capture = capture = self._data_capture(cfg, models) if cfg.data_capture.enabled else None
 
-        # Two destinations (docs/alarms.md): what users feel now pages, the rest is a ticket.
+        # Two destinations (docs/reference/alarms.md): what users feel now pages, the rest is a ticket.
         paging = AlarmTopic(self, "Paging", topic_props(cfg.alarms.paging, key, f"{cfg.name} page"))
         tickets = AlarmTopic(self, "Tickets", topic_props(cfg.alarms.ticket, key, f"{cfg.name} ticket"))
         catalog = load_catalog()
@@ -84,7 +84,7 @@ class ServingStack(Stack):
             peak_windows=peak_windows_json(cfg.release_calendar),  # a floor pinned in a peak pages
         )
         outlier = InstanceOutlier(self, "InstanceOutlier", outlier_props(cfg))  # needs enhanced metrics
-        self.routed_alarms = [*alarms.routed, *watch.routed, *outlier.routed]  # docs/alarms.md: workbench/alarm_table.py
+        self.routed_alarms = [*alarms.routed, *watch.routed, *outlier.routed]  # docs/reference/alarms.md: workbench/alarm_table.py
         route_alarms(self.routed_alarms, paging=paging, tickets=tickets)
         budget = CostBudget(
             self,
@@ -109,7 +109,7 @@ class ServingStack(Stack):
 
     def _data_capture(self, cfg: EnvironmentConfig, models: ServingModels) -> CaptureBucket:
         """Users' prompts: a bucket with a KMS key of its own, written by the models' role, read only
-        through the break-glass reader role, which the access stack holds (docs/configuration.md "Data capture")."""
+        through the break-glass reader role, which the access stack holds (docs/reference/configuration.md "Data capture")."""
         capture = CaptureBucket(
             self,
             "DataCapture",

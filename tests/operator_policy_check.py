@@ -1,4 +1,4 @@
-"""Proof that each ops command is allowed by the policies docs/operations.md says it needs, and by no
+"""Proof that each ops command is allowed by the policies docs/reference/commands.md says it needs, and by no
 more: every AWS call a command makes in a test is turned into the IAM action(s), resource ARN and
 condition keys AWS authorises it with, and evaluated against the statements of exactly those policies
 (ops/operations/permissions.py: `Operator`, `Deployer`, `CaptureReader`), built by the functions the stack uses.

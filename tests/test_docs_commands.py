@@ -21,7 +21,7 @@ import typer
 from ops.commands.cli import app as ops_app
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 SHELL_LANGUAGES = {"bash", "sh", "shell", "console"}
 # Commands a reader runs from their own tools, not from this repository's toolchain.
 EXTERNAL = {"git", "export", "unset", "cd", "eval", "source", "complete"}

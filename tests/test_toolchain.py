@@ -69,7 +69,7 @@ def test_the_makefile_runs_npm_and_the_cdk_on_the_pinned_node():
     assert "JSII_SILENCE" not in makefile
 
 
-@pytest.mark.slow  # an end-to-end run a cheaper test already covers: `make test-slow` (docs/testing.md)
+@pytest.mark.slow  # an end-to-end run a cheaper test already covers: `make test-slow` (docs/explanation/testing.md)
 def test_the_deploy_path_runs_the_cdk_cli_on_the_pinned_node(tmp_path):
     """`make bootstrap` goes through the same CDK CLI as `make deploy`: without credentials it gets as far as
     asking for them, on Node 24 (no "AWS SDK for JavaScript (v3) will require node >= 22" warning)."""

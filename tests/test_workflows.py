@@ -1,6 +1,6 @@
 """The GitHub workflows (.github/): valid for GitHub (check-jsonschema's vendored workflow and action schemas,
-no download), running only commands the README documents, holding no AWS key, and deploying in the order
-and with the permissions docs/deploying.md "CI pipelines" describes."""
+no download), running only commands docs/how-to/deploy.md documents, holding no AWS key, and deploying in the order
+and with the permissions docs/how-to/deploy.md "CI pipelines" describes."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 ACTIONS = sorted((ROOT / ".github" / "actions").glob("*/action.yml"))
 LINTER = Path(sys.executable).parent / "check-jsonschema"
 MAKEFILE = (ROOT / "Makefile").read_text()
-# What a step may run besides the README's commands: the shell's own plumbing, each for one reason.
+# What a step may run besides the documented commands: the shell's own plumbing, each for one reason.
 SHELL_UTILITIES = {
     "echo": "writes the log, the step's outputs ($GITHUB_OUTPUT) and workflow commands (::warning::)",
     "cat": "copies the comment into the job summary ($GITHUB_STEP_SUMMARY)",
@@ -68,7 +68,7 @@ def script_commands(script: str) -> list[list[str]]:
 
 
 def signature(words: list[str]) -> tuple[str, ...]:
-    """What a command is, as the README would show it: the make target, the bin/ops command, the module."""
+    """What a command is, as the docs would show it: the make target, the bin/ops command, the module."""
     program, args = words[0], [a for a in words[1:] if "=" not in a and not a.startswith("$")]
     if program == "make":
         return (program, *[a for a in args if not a.startswith("-")][:1])
@@ -79,8 +79,11 @@ def signature(words: list[str]) -> tuple[str, ...]:
     return (program,)
 
 
+CI_COMMANDS = ROOT / "docs" / "how-to" / "deploy.md"  # its "CI pipelines" section lists what the workflows run
+
+
 def readme_commands() -> set[tuple[str, ...]]:
-    return {signature(w) for _, line in shell_commands((ROOT / "README.md").read_text()) for w in simple_commands(line)}
+    return {signature(w) for _, line in shell_commands(CI_COMMANDS.read_text()) for w in simple_commands(line)}
 
 
 def undocumented(path: Path) -> list[str]:
@@ -91,7 +94,7 @@ def undocumented(path: Path) -> list[str]:
             if words[0] in SHELL_UTILITIES:
                 continue
             if signature(words) not in documented:
-                found.append(f"{path.name}: `{' '.join(words)}` is not a command the README shows")
+                found.append(f"{path.name}: `{' '.join(words)}` is not a command docs/how-to/deploy.md shows")
             elif reason := problem(words):
                 found.append(f"{path.name}: `{' '.join(words)}`: {reason}")
     return found

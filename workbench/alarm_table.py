@@ -1,10 +1,10 @@
-"""`python -m workbench.alarm_table [--env prod] [--write]`: the table of every alarm in docs/alarms.md,
+"""`python -m workbench.alarm_table [--env prod] [--write]`: the table of every alarm in docs/reference/alarms.md,
 generated from the code.
 
 It builds the environment's serving stack as `make synth` does and reads each alarm twice: its route
 and its missing-data reason from the code that defined it (`RoutedAlarm`, constructs/alarm_topic.py),
 its threshold, datapoints and missing-data treatment from the synthesised template. Alarms the
-variants share with the same figures make one row. `--write` replaces the table in docs/alarms.md;
+variants share with the same figures make one row. `--write` replaces the table in docs/reference/alarms.md;
 tests/stacks/test_alarm_routing.py fails when the document and prod's code disagree.
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENT = ROOT / "docs" / "alarms.md"
+DOCUMENT = ROOT / "docs" / "reference" / "alarms.md"
 BEGIN = "<!-- alarm table: `.venv/bin/python -m workbench.alarm_table --write` writes it from prod's code -->"
 END = "<!-- end of the alarm table -->"
 COMPARISONS = {
@@ -120,7 +120,7 @@ def _datapoints(properties: dict) -> str:
 
 
 def document_table(text: str) -> str:
-    """The generated block of docs/alarms.md, without its markers."""
+    """The generated block of docs/reference/alarms.md, without its markers."""
     return text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
 
 
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help=f"replace the table in {DOCUMENT.relative_to(ROOT)}")
     args = parser.parse_args(argv)
     if args.write and args.env != "prod":
-        parser.error("--write: docs/alarms.md holds prod's table; print other environments' without it")
+        parser.error("--write: docs/reference/alarms.md holds prod's table; print other environments' without it")
     table = build(args.env)
     if args.write:
         DOCUMENT.write_text(with_table(DOCUMENT.read_text(), table))

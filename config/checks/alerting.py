@@ -1,5 +1,5 @@
 """Who hears the alarms: production environments and those with `alarms.paging_required` page someone, an existing topic lives where the alarms do,
-and the capacity-ceiling alarm waits longer than a scale-out takes (docs/alarms.md)."""
+and the capacity-ceiling alarm waits longer than a scale-out takes (docs/reference/alarms.md)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ HOW_TO_PAGE = (
     "give one of alarms.paging.emails (e.g. [oncall@your-company.com]; each address confirms the mail SNS sends), "
     "alarms.paging.https_endpoints (the Amazon SNS integration URL of PagerDuty or Opsgenie, e.g. "
     "[https://events.pagerduty.com/integration/<key>/enqueue]) or alarms.paging.topic_arn (an existing topic in "
-    'this account and region, e.g. arn:aws:sns:<region>:<account>:oncall); docs/alarms.md "Two destinations"'
+    'this account and region, e.g. arn:aws:sns:<region>:<account>:oncall); docs/reference/alarms.md "Two destinations"'
 )
 
 

@@ -37,7 +37,7 @@ def _check_reader_mfa(cfg: EnvironmentConfig) -> list[Problem]:
                 "data_capture.reader_mfa",
                 f"{quote(federated[0])} is an IAM Identity Center role, whose sessions IAM sees without "
                 "aws:MultiFactorAuthPresent: with reader_mfa true nobody could assume the reader role. Set "
-                "reader_mfa: false and require MFA at the identity source's sign-in (docs/operations.md "
+                "reader_mfa: false and require MFA at the identity source's sign-in (docs/reference/commands.md "
                 '"Break-glass: reading captured prompts")',
             )
         ]

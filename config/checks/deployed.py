@@ -14,7 +14,7 @@ fallback pools on a scaled variant (InstanceType replaced by InstancePools with 
 as an instance type change is not documented (realtime-endpoints-heterogeneous and
 endpoint-scaling-update say nothing about pools). We assume it does not while the preferred type
 stays; the deploy that first adds pools to a scaled variant is safest through `bin/ops deploy ENV`
-(deregister, update, re-register), which holds either way (docs/platform-notes.md "Instance pools").
+(deregister, update, re-register), which holds either way (docs/explanation/platform-notes.md "Instance pools").
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from config.schema import EnvironmentConfig
 VARIANTS_PROCEDURE = (
     "blue/green updates must keep the deployed variant names (SageMaker deployment guardrails); "
     "change the set of variants in a deploy of its own: `make deploy ENV={env} VARIANTS_CHANGED=1` "
-    "(docs/deploying.md 'Adding, removing or renaming a variant')"
+    "(docs/how-to/deploy.md 'Adding, removing or renaming a variant')"
 )
 SCALING_PROCEDURE = (
     "CloudFormation cannot apply this while the variant is registered with Application Auto Scaling; "
-    "follow docs/deploying.md 'Changing a scaled variant' (`bin/ops deploy {env}`: deregister, update, re-register)"
+    "follow docs/how-to/deploy.md 'Changing a scaled variant' (`bin/ops deploy {env}`: deregister, update, re-register)"
 )
 # Which record a refusal compared against: a sandbox `ops deploy` changes the config but never the record.
 RECORD = "config/deployed/{env}.json, written by the last real `make deploy`; sandbox deploys never change it"

@@ -2,7 +2,7 @@
 
 Sources: botocore's sagemaker model (RoutingStrategy, PrefixAwareRoutingConfig) and CloudFormation's
 AWS::SageMaker::EndpointConfig resource schema (RoutingConfig.RoutingStrategy enum, as cfn-lint 1.58
-ships it). docs/configuration.md "Routing".
+ships it). docs/explanation/capacity-model.md "Routing".
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def kv_aware_refusal(base_image: str) -> str:
             f'SageMaker runs KV_AWARE "only with supported containers, such as {KV_AWARE_CONTAINER}" '
             f"(SageMaker API), and this image is built FROM {base_image} (config/catalog.yaml serving_image)"
         )
-    return f'KV_AWARE cannot be deployed: {"; and ".join(reasons)}. Use PREFIX_AWARE (docs/configuration.md "Routing")'
+    return f'KV_AWARE cannot be deployed: {"; and ".join(reasons)}. Use PREFIX_AWARE (docs/explanation/capacity-model.md "Routing")'
 
 
 def _check_prefix_aware(cfg: EnvironmentConfig, catalog: Catalog) -> list[Problem]:

@@ -7,7 +7,7 @@ fallback is refused at `variants[i].fallback_instance_types[j]`, naming the type
 SageMaker's guide ("Deploy to multiple instance types with instance pools",
 https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html) states no
 limitations; what it leaves open is decided conservatively where the refusal or assumption sits
-(docs/platform-notes.md "Instance pools").
+(docs/explanation/platform-notes.md "Instance pools").
 """
 
 from __future__ import annotations

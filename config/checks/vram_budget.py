@@ -1,5 +1,5 @@
 """The VRAM budget: the model's weights plus the KV cache for engine.max_num_seqs concurrent
-sequences must fit in each variant's GPU memory (docs/configuration.md, "VRAM budget"), on every
+sequences must fit in each variant's GPU memory (docs/reference/configuration.md, "VRAM budget"), on every
 instance type the variant may run on: one model and one set of engine settings serve all its pools
 (no ModelNameOverride), so a fallback must hold them as the preferred type does.
 

@@ -1,6 +1,6 @@
 """The physical ceiling of one instance: requests per minute at 100 % of its GPUs' usable peaks, at the
 batch the latency objective allows, the most any measurement or assumption of `planning.capacity`
-can be (issues 31 and 42; docs/scaling-and-planning.md "Capacity within physics").
+can be (issues 31 and 42; docs/explanation/capacity-model.md "Capacity within physics").
 
 A request costs the GPU its prefill plus its share of the decode steps, and on one GPU the two take
 turns: their times add.

@@ -1,7 +1,7 @@
 """Capacity watch: once a minute (an EventBridge schedule), whether each variant of one endpoint has
 the instances it asked for, whether a scaling activity failed and whether target tracking's scale-out
 was refused, as CloudWatch metrics the serving stack's alarms read (constructs/capacity_watch.py,
-docs/alarms.md "Capacity that does not arrive").
+docs/reference/alarms.md "Capacity that does not arrive").
 
 AWS gives no direct signal for this: Application Auto Scaling sends EventBridge events only for
 "scaled to max" (user guide, "monitoring-eventbridge"), and no documented CloudWatch metric counts a

@@ -11,7 +11,7 @@ What vLLM 0.32/0.33 does (read in the wheel, seen with the real engine in tests/
 - The HTTP server strips leading whitespace from header values but keeps trailing whitespace, and
   vLLM looks the name up exactly ("jp_style_v1 " is a 404).
 
-The contract, per route (docs/container.md, "Choosing the adapter"):
+The contract, per route (docs/reference/container.md, "Choosing the adapter"):
 - `/invocations`: the header names the adapter when present (SageMaker sets it for adapter inference
   components), else the body's `model`, else the base model. The middleware makes the engine agree:
   without a header it adds one carrying the admitted adapter, which vLLM copies into `model`.

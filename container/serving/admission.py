@@ -1,7 +1,7 @@
 """Admission by projected wait: a request that would wait past the deadline for its first token is
 answered 429 at once, before the engine sees it, instead of joining vLLM's unbounded queue.
 
-The estimate (docs/container.md "Admission"): the engine runs at most `slots` sequences at once
+The estimate (docs/reference/container.md "Admission"): the engine runs at most `slots` sequences at once
 (`--max-num-seqs`; config.checks.vram_budget keeps that many sequences' KV cache on the GPU), so the
 next request's place in the queue is `load - slots + 1`, where `load` is the requests this middleware
 has handed to the engine and not yet finished. Under saturation a slot frees every `slot_time / slots`
@@ -102,5 +102,5 @@ class Admission:
 
 def _shed(wait_ms: float | None, retry_after: int, reason: str) -> Shed:
     # SageMaker hands the caller the container's status and body (ModelError's OriginalStatusCode and
-    # OriginalMessage) but no response header, so Retry-After is in the message too (docs/container.md).
+    # OriginalMessage) but no response header, so Retry-After is in the message too (docs/reference/container.md).
     return Shed(wait_ms, retry_after, f"{reason}; retry after {retry_after} s (Retry-After: {retry_after})")

@@ -14,7 +14,7 @@ from enum import StrEnum
 
 
 class ServingState(StrEnum):
-    STARTING = "starting"  # engine loading; no middleware answers yet (see docs/container.md)
+    STARTING = "starting"  # engine loading; no middleware answers yet (see docs/reference/container.md)
     WARMING_UP = "warming_up"
     READY = "ready"
     UNHEALTHY = "unhealthy"  # GPU check failing; may recover (within SERVING_UNHEALTHY_EXIT_SECONDS)

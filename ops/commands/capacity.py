@@ -89,7 +89,7 @@ def capacity_command(
     Open-loop Poisson load at rising rates until TTFT p95 exceeds the objective or more than 1 % of
     requests fail, then refined to within 10 %. The answer is the highest rate answered within the
     objective in a step that held, never a rate offered. By default the load is conversations: sessions arrive
-    open-loop, each turn sending the conversation so far (docs/capacity.md "Conversations"). Drives ENV's --variant through the SageMaker runtime
+    open-loop, each turn sending the conversation so far (docs/explanation/capacity-model.md "Conversations"). Drives ENV's --variant through the SageMaker runtime
     (divided by its instance count), or a container at --url. Writes capacity.json, capacity.md and
     capacity.png. The sweep drives the variant past its objective on purpose: its TTFT alarms fire
     and real users on it wait, so a production environment needs --allow-production.

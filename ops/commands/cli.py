@@ -72,7 +72,7 @@ def rollback_command(
     the weights are in effect; then the primary's desired instances and its scalable target's minimum
     raised to what the live traffic needs (planning.capacity), with a record `restore-scaling` puts the
     minimum back from. A bad *primary* image is rolled back through the deploy path instead: revert the
-    config commit and run `bin/ops deploy ENV` (see docs/operations.md)."""
+    config commit and run `bin/ops deploy ENV` (see docs/reference/commands.md)."""
     rt = runtime(ctx)
     access = rt.open_for_emergency(env, region, (canary, primary))  # an invalid config does not stop it
     rollback(

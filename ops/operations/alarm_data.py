@@ -18,7 +18,7 @@ from typing import Any
 
 WINDOW = timedelta(minutes=15)
 PERIOD = 60
-EMF_HINT = 'if it is an engine metric, the endpoint\'s EMF lines may not be extracted: docs/deploying.md "Rollback alarms see data"'
+EMF_HINT = 'if it is an engine metric, the endpoint\'s EMF lines may not be extracted: docs/how-to/first-deploy.md "Rollback alarms see data"'
 
 
 def alarm_data_checks(

@@ -5,7 +5,7 @@ traffic, the answer turned into the CLI's exit codes, and --write-config through
 
 In the sandbox (`make sandbox`'s variables exported) a variant is the stand-in engine (standin/), not a
 SageMaker instance: the record says so (`target.stand_in`) and --write-config is refused before the
-sweep, so a stand-in's figure never becomes a `planning.capacity` measurement (docs/capacity.md)."""
+sweep, so a stand-in's figure never becomes a `planning.capacity` measurement (docs/how-to/measure-capacity.md)."""
 
 from __future__ import annotations
 
@@ -158,7 +158,7 @@ def measured_type(cfg: EnvironmentConfig, live: LiveVariant) -> str:
         f"{live.name} runs instance pools and {split}: through the runtime a sweep's requests spread over every "
         "instance of the variant, so its answer would be a blend, no type's capacity. Measure each type alone: "
         f'when all of {live.name}\'s instances are of one type (`bin/ops status {cfg.name}`, "Instances by type"), '
-        'on a variant pinned to one type, or one container with --url (docs/capacity.md "Measuring one '
+        'on a variant pinned to one type, or one container with --url (docs/how-to/measure-capacity.md "Measuring one '
         'instance type")',
         ExitCode.REFUSED,
     )

@@ -1,4 +1,4 @@
-"""Which of the environment's policies each `bin/ops` command needs (docs/operations.md, "Permissions").
+"""Which of the environment's policies each `bin/ops` command needs (docs/reference/permissions.md, "Permissions").
 
 The map is read by the refusal for missing permissions (ops/operations/errors.py names the policy to attach) and
 by the policy proof (tests/operator_policy_check.py evaluates every call a command makes against the
@@ -13,7 +13,7 @@ from typing import Any
 from config.access import CAPTURE_READER, DEPLOYER, OPERATOR, policy_name
 
 # Commands that take no environment are absent: `bedrock-import` works on an S3 artifact and a Bedrock
-# role of its own (docs/operations.md, "Bedrock Custom Model Import").
+# role of its own (docs/reference/commands.md, "Bedrock Custom Model Import").
 COMMAND_POLICIES: dict[str, tuple[str, ...]] = {
     "status": (OPERATOR,),
     "shift": (OPERATOR,),
@@ -51,4 +51,4 @@ def needed_policies_hint(command: str, params: Mapping[str, Any]) -> str:
     if not env or not policies:
         return ""
     names = " and ".join(policy_name(env, p) for p in policies)
-    return f'`bin/ops {command}` needs {names} (docs/operations.md, "Permissions")'
+    return f'`bin/ops {command}` needs {names} (docs/reference/permissions.md, "Permissions")'

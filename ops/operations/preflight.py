@@ -40,7 +40,7 @@ def config_findings(cfg: EnvironmentConfig) -> list[Finding]:
                 f"paging destination in {where}",
                 f"{found}, a placeholder that reaches nobody",
                 "the on-call address, PagerDuty/Opsgenie URL or topic",
-                'replace it (docs/alarms.md "Two destinations")',
+                'replace it (docs/reference/alarms.md "Two destinations")',
                 blocking=cfg.production,
             )
         )

@@ -47,7 +47,7 @@ def plan_promotion(cfg: EnvironmentConfig, primary: str, canary: str) -> Promoti
     if changes.get("image_tag", (None, None))[1] == naming.SOURCE_IMAGE_TAG:
         raise OpsError(
             f"{canary} names image_tag: source, which follows container/ and would move the primary with every "
-            f"change to it: give the canary's build a release tag (docs/deploying.md, 'Building an image'), name that tag "
+            f"change to it: give the canary's build a release tag (docs/how-to/deploy.md, 'Building an image'), name that tag "
             f"in {canary}, deploy, then promote",
             ExitCode.USAGE,
         )

@@ -10,7 +10,7 @@ duration here is StartTime to EndTime: from Application Auto Scaling asking Sage
 desired count to SageMaker reporting the change fulfilled ("Successfully set desired instance count
 to N. Change successfully fulfilled by sagemaker."), i.e. the new instances in service. The alarm's
 detection before StartTime is not in it (the planner models detection separately), and how often
-Application Auto Scaling polls SageMaker before it sets EndTime is not documented (docs/operations.md).
+Application Auto Scaling polls SageMaker before it sets EndTime is not documented (docs/reference/commands.md).
 
 Neither service records which instance type a scale-out got: an activity names no type, and
 SageMaker's DescribeEndpoint gives only the current split (`ProductionVariants[].InstancePools[]

@@ -4,7 +4,7 @@ Running the endpoint config the stack expects catches a silent rollback: SageMak
 auto-rollback returns the endpoint to the old config while the operator may only have seen the
 deploy command finish. It also says which alarm subscriptions still wait for their confirmation (an
 e-mail address must click the link SNS sends, an HTTPS endpoint must answer it): until then that
-address or pager hears nothing (docs/alarms.md "Two destinations").
+address or pager hears nothing (docs/reference/alarms.md "Two destinations").
 """
 
 from __future__ import annotations

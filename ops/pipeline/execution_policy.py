@@ -28,7 +28,7 @@ from constructs.stack_role_boundary import boundary_document
 from ops.pipeline.environment_arg import USAGE, environment_or_say_why
 
 MAX_VERSIONS = 5  # IAM: a managed policy keeps at most five versions
-AWS_ERROR, WRONG_ACCOUNT = 1, 5  # docs/operations.md's exit codes for the same failures (USAGE: 2)
+AWS_ERROR, WRONG_ACCOUNT = 1, 5  # docs/reference/commands.md's exit codes for the same failures (USAGE: 2)
 
 
 DESCRIPTIONS = {

@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"error: refusing to deploy production environment {cfg.name}: its paging destination is a placeholder "
         f"that reaches nobody ({where}); put the on-call address, PagerDuty/Opsgenie URL or topic there first "
-        '(docs/alarms.md "Two destinations")',
+        '(docs/reference/alarms.md "Two destinations")',
         file=sys.stderr,
     )
     return USAGE

@@ -1,6 +1,6 @@
 """The ceiling (config/domain/physics.py) against published measurements (config/domain/calibration.yaml): none may be
 above the model's ceiling for it (a ceiling below a real run is a wrong model), the efficiencies are
-recomputed, the table in docs/capacity.md shows them, and removing a measurement fails here."""
+recomputed, the table in docs/how-to/measure-capacity.md shows them, and removing a measurement fails here."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_a_measurement_above_the_ceiling_would_be_caught():
 
 
 def test_docs_capacity_md_shows_every_measurement_with_its_ceiling_and_efficiency(calibrated):
-    text = (ROOT / "docs" / "capacity.md").read_text()
+    text = (ROOT / "docs" / "explanation" / "capacity-model.md").read_text()
     section = text[text.index("## Calibration") :]
     for c in calibrated:
         row = next((line for line in section.splitlines() if line.startswith(f"| {c.measurement.id} |")), None)

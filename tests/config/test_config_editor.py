@@ -138,7 +138,7 @@ def test_a_changed_scalar_keeps_its_end_of_line_comment(tmp_path):
     edit_environment_file(path, promote).write()
 
     removed, added = changes(before, path.read_text())
-    comment = "# container/ as it is: built during `make deploy` (docs/deploying.md, First deploy)\n"
+    comment = "# container/ as it is: built during `make deploy` (docs/how-to/first-deploy.md, First deploy)\n"
     assert removed == [f"    image_tag: source   {comment}"]
     assert added == [f"    image_tag: v0.2.0   {comment}"]
 

@@ -18,12 +18,12 @@ PROD_YAML = YAML(typ="safe", pure=True).load((ENVIRONMENTS_DIR / "prod.yaml").re
 BOTH_SCALED = {"primary": DeployedVariant("ml.g5.xlarge", True), "canary": DeployedVariant("ml.g5.xlarge", True)}
 PROCEDURE = (
     "blue/green updates must keep the deployed variant names (SageMaker deployment guardrails); change the set of "
-    "variants in a deploy of its own: `make deploy ENV=prod VARIANTS_CHANGED=1` (docs/deploying.md 'Adding, "
+    "variants in a deploy of its own: `make deploy ENV=prod VARIANTS_CHANGED=1` (docs/how-to/deploy.md 'Adding, "
     "removing or renaming a variant')"
 )
 SCALING = (
     "CloudFormation cannot apply this while the variant is registered with Application Auto Scaling; follow "
-    "docs/deploying.md 'Changing a scaled variant' (`bin/ops deploy prod`: deregister, update, re-register)"
+    "docs/how-to/deploy.md 'Changing a scaled variant' (`bin/ops deploy prod`: deregister, update, re-register)"
 )
 RECORD = "config/deployed/prod.json, written by the last real `make deploy`; sandbox deploys never change it"
 

@@ -79,7 +79,7 @@ def test_kv_aware_is_refused_with_the_reason(problems) -> None:
         "RoutingStrategy LEAST_OUTSTANDING_REQUESTS, PREFIX_AWARE, RANDOM only (resource schema); and SageMaker "
         'runs KV_AWARE "only with supported containers, such as the SageMaker AI vLLM Deep Learning Container" '
         "(SageMaker API), and this image is built FROM vllm/vllm-openai:v0.33.0 (config/catalog.yaml "
-        'serving_image). Use PREFIX_AWARE (docs/configuration.md "Routing")'
+        'serving_image). Use PREFIX_AWARE (docs/explanation/capacity-model.md "Routing")'
     ]
 
 

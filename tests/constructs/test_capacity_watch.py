@@ -127,7 +127,7 @@ def test_a_failed_scaling_activity_is_a_ticket_that_a_lost_sample_does_not_clear
 
 
 def test_a_refused_scale_out_pages_after_two_minutes_for_each_autoscaled_variant(prod) -> None:
-    assert REFUSED_MINUTES == 2  # the construct's documented choice (docs/alarms.md): one sample may be a retry's gap
+    assert REFUSED_MINUTES == 2  # the construct's documented choice (docs/reference/alarms.md): one sample may be a retry's gap
     for variant in prod.cfg.autoscaling:
         prod.serving.has_resource_properties(
             "AWS::CloudWatch::Alarm",

@@ -204,7 +204,7 @@ ADAPTER_HEADER = "X-Amzn-SageMaker-Adapter-Identifier"
     ],
 )
 def test_the_adapter_served_is_the_one_logged_and_counted(ready, path, model, headers, served):
-    """docs/container.md "Choosing the adapter": the response's `model` (what the engine ran), the log
+    """docs/reference/container.md "Choosing the adapter": the response's `model` (what the engine ran), the log
     line and the per-adapter counter all name the same model."""
     request_id = f"req-adapter-{path}-{model}-{len(headers)}"
     engine_before = ready.client.get("/_standin/stats").json()["requests_by_model"].get(served, 0)

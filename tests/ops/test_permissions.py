@@ -1,5 +1,5 @@
 """Which policy each `bin/ops` command needs (ops/operations/permissions.py): the refusal for missing permissions
-names it, and docs/operations.md's table says the same."""
+names it, and docs/reference/commands.md's table says the same."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def test_an_access_denial_names_the_policies_the_command_needs() -> None:
     assert problem.exit_code == ExitCode.CREDENTIALS
     assert str(problem) == (
         "access denied for UpdateEndpointWeightsAndCapacities: the current role lacks that permission "
-        '(not authorized); `bin/ops shift` needs MangaAssist-prod-Operator (docs/operations.md, "Permissions")'
+        '(not authorized); `bin/ops shift` needs MangaAssist-prod-Operator (docs/reference/permissions.md, "Permissions")'
     )
     deploy = SimpleNamespace(info_name="deploy", params={"env": "staging"})
     assert "needs MangaAssist-staging-Operator and MangaAssist-staging-Deployer" in str(
@@ -56,7 +56,7 @@ def test_a_denial_wrapped_by_deploy_is_still_named_and_other_errors_are_left_alo
 
 
 def test_the_docs_table_gives_each_command_the_policies_of_the_map() -> None:
-    text = (ROOT / "docs" / "operations.md").read_text()
+    text = (ROOT / "docs" / "reference" / "permissions.md").read_text()
     section = text.split("## Permissions: the operator policy", 1)[1].split("\n## ", 1)[0]
     seen = set()
     for commands, needed in re.findall(r"^\| (`[^|]+) \| ([^|]+) \|$", section, flags=re.MULTILINE):
@@ -81,5 +81,5 @@ def test_the_cli_refusal_names_the_policy(prod, cli) -> None:
         result = cli("status", "prod")
     assert result.exit_code == ExitCode.CREDENTIALS
     assert result.stderr.strip().endswith(
-        '; `bin/ops status` needs MangaAssist-prod-Operator (docs/operations.md, "Permissions")'
+        '; `bin/ops status` needs MangaAssist-prod-Operator (docs/reference/permissions.md, "Permissions")'
     )

@@ -87,7 +87,7 @@ def test_spans_fit_one_call_each() -> None:
     assert len(list(spans(start, end, 10))) == 2  # 20,160 minutes x 10 variants = 201,600 datapoints
 
 
-@pytest.mark.slow  # an end-to-end run a cheaper test already covers: `make test-slow` (docs/testing.md)
+@pytest.mark.slow  # an end-to-end run a cheaper test already covers: `make test-slow` (docs/explanation/testing.md)
 def test_the_csv_round_trips_through_make_plan(prod, cli, tmp_path) -> None:
     put_invocations(prod, SAFE_NOW - timedelta(days=3, minutes=10), 3 * 24 * 60)
     out = tmp_path / "prod-week.csv"

@@ -1,5 +1,5 @@
 """Issue 27 in the prod template: two kinds of alarm, two topics, a required pager, a capacity-ceiling
-alarm a schedule cannot raise, missing data stated on every alarm, docs/alarms.md's table from the
+alarm a schedule cannot raise, missing data stated on every alarm, docs/reference/alarms.md's table from the
 code, and a cost guard from the planner's configured scenario. prod is synthesised once (conftest)."""
 
 from __future__ import annotations

@@ -160,7 +160,7 @@ def _minutes_to_alarm(alarm: dict) -> float:
 
 def test_a_broken_all_at_once_release_rolls_back_within_three_minutes(environment) -> None:
     """Issue 39 item 4: each variant has a rollback alarm that needs at most 3 bad minutes; the others wait
-    longer (docs/alarms.md "When each alarm fires")."""
+    longer (docs/reference/alarms.md "When each alarm fires")."""
     alarms = _rollback_alarms(environment)
     on_users = {n: a for n, a in alarms.items() if {"Invocation5XXErrors", "TimeToFirstToken"} <= _watched_metrics(a)}
     fast = [name for name, alarm in on_users.items() if _minutes_to_alarm(alarm) <= 3]

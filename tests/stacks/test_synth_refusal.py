@@ -51,7 +51,7 @@ def test_three_mistakes_in_prod_are_all_reported_before_any_template(tmp_path: P
     assert not (app_dir / "cdk.out" / "MangaAssist-prod-Serving.template.json").exists()
 
 
-@pytest.mark.slow  # an end-to-end run a cheaper test already covers: `make test-slow` (docs/testing.md)
+@pytest.mark.slow  # an end-to-end run a cheaper test already covers: `make test-slow` (docs/explanation/testing.md)
 def test_g4dn_is_refused_with_the_vram_numbers(tmp_path: Path) -> None:
     app_dir = _app_copy(tmp_path)
     prod = app_dir / "config" / "environments" / "prod.yaml"
@@ -115,7 +115,7 @@ def test_the_cdk_cli_exits_non_zero_with_no_template_and_no_traceback(tmp_path: 
     assert not list(out.glob("*.template.json"))
 
 
-@pytest.mark.slow  # an end-to-end run a cheaper test already covers: `make test-slow` (docs/testing.md)
+@pytest.mark.slow  # an end-to-end run a cheaper test already covers: `make test-slow` (docs/explanation/testing.md)
 def test_platform_mistakes_are_refused_before_any_template(tmp_path: Path) -> None:
     """An AMI too old for the image, the seeds' 10 % canary step and a quota too small, all at once."""
     app_dir = _app_copy(tmp_path)

@@ -1,5 +1,5 @@
 """The default workload of `ops capacity`: conversations, sessions of turns, each turn sending the
-conversation so far (docs/capacity.md "Conversations"). `ConversationWorkload` draws the sessions
+conversation so far (docs/explanation/capacity-model.md "Conversations"). `ConversationWorkload` draws the sessions
 (`SessionPlan`: adapter, turns, think times) and builds each turn's request, its history trimmed to the
 prompt budget; `SessionSource` is the endless sessions a sweep draws in order, run by
 capacity.conversation_step. A turn's adapter, system prompt and lengths are capacity.workload's
@@ -178,7 +178,7 @@ class Conversation:
 
 @dataclass(frozen=True)
 class ConversationWorkload:
-    """Sessions of turns (docs/capacity.md "Conversations"). Each turn sends the system prompt, the
+    """Sessions of turns (docs/explanation/capacity-model.md "Conversations"). Each turn sends the system prompt, the
     exchanges so far (user turns as sent, answers as received) and a new user turn, the oldest exchanges
     dropped whole while the prompt (as the container's guard estimates it) is over the budget."""
 
@@ -302,7 +302,7 @@ class ConversationWorkload:
                 "first_turn_share_percent": round(100 / self.mean_turns, 1),
                 "default_warmup_seconds": self.warmup_seconds,
                 "sessions_per_minute": "the offered requests/min divided by mean_after_cap",
-                "next_turn": "sent think_seconds after the previous answer's last token (docs/capacity.md)",
+                "next_turn": "sent think_seconds after the previous answer's last token (docs/how-to/measure-capacity.md)",
                 "adapter": "one per session, drawn by the adapters' weights",
             },
         }  # fmt: skip

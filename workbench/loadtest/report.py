@@ -270,7 +270,7 @@ def _turn_table(record: dict[str, Any]) -> list[str]:
         lines.append("| " + " | ".join(cells) + " |")
     hits = chosen.get("prefix_cache_hit_percent")
     lines += ["", f"Prefix cache over the step: {_percent(hits)} of prompt tokens found cached"
-              + ("" if hits is not None else " (not exposed: the target has no /metrics; see docs/capacity.md)")]  # fmt: skip
+              + ("" if hits is not None else " (not exposed: the target has no /metrics; see docs/how-to/measure-capacity.md)")]  # fmt: skip
     return lines
 
 

@@ -13,7 +13,7 @@ container's /metrics, vLLM's Prometheus text passed through untouched), give a s
 `vllm:prefix_cache_queries` and `vllm:prefix_cache_hits`, tokens queried and tokens found cached
 (vllm/v1/metrics/loggers.py of the pinned engine; the exposition adds `_total` to a counter). Through
 the SageMaker runtime there is no /metrics: the container's PrefixCacheHitRatePercent metric in
-CloudWatch covers the same minutes (docs/capacity.md).
+CloudWatch covers the same minutes (docs/how-to/measure-capacity.md).
 """
 
 from __future__ import annotations

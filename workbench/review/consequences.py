@@ -93,7 +93,7 @@ def _routing_changes(base: Template, head: Template) -> list[str]:
     return [
         f"variant '{name}' routing {_describe_routing(before[name])} → {_describe_routing(after[name])}: the "
         "endpoint config is replaced, so this is a blue/green deployment; the green fleet starts with empty "
-        'prefix caches (docs/configuration.md "Routing")'
+        'prefix caches (docs/explanation/capacity-model.md "Routing")'
         for name in sorted(before.keys() & after.keys())
         if before[name] != after[name]
     ]
@@ -158,7 +158,7 @@ def _resources(template: Template, kind: str) -> list[Template]:
 
 def _variants(template: Template) -> dict[str, str]:
     """Each variant's instance type: InstanceType, or with instance pools the priority-1 pool's type, the
-    one config/checks/deployed.py compares (docs/platform-notes.md "Instance pools")."""
+    one config/checks/deployed.py compares (docs/explanation/platform-notes.md "Instance pools")."""
     return {
         v["VariantName"]: _preferred_type(v)
         for config in _resources(template, "AWS::SageMaker::EndpointConfig")

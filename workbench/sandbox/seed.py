@@ -252,7 +252,7 @@ def seed_image_stack(clients: Callable[[str], Any], resolve: Resolver) -> dict[s
     return record_stack(clients("cloudformation"), resolve)
 
 
-# `bin/ops bedrock-import` in the sandbox (docs/operations.md, "Bedrock Custom Model Import"): the AWQ
+# `bin/ops bedrock-import` in the sandbox (docs/reference/commands.md, "Bedrock Custom Model Import"): the AWQ
 # checkpoint the vLLM image serves, laid out as Bedrock would refuse it (quantized, no tokenizer), and
 # an unquantized bfloat16 one that passes the checks. Shards are a few bytes: only names and sizes count.
 BEDROCK_BUCKET = "mangaassist-bedrock-import"

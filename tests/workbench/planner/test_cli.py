@@ -47,7 +47,7 @@ def prod_with(tmp_path: Path, change) -> Path:
     return path
 
 
-@pytest.mark.slow  # bin/plan's real-process twin in tests/test_gate_command.py: `make test-slow` (docs/testing.md)
+@pytest.mark.slow  # bin/plan's real-process twin in tests/test_gate_command.py: `make test-slow` (docs/explanation/testing.md)
 def test_plan_writes_summary_and_plot(tmp_path: Path) -> None:
     result = planner("plan", "dev", "--out", str(tmp_path))
     assert result.exit_code == 0, result.stderr  # dev.yaml as the tuner left it: at its frontier
@@ -112,7 +112,7 @@ def test_invalid_config_lists_its_problems(tmp_path: Path) -> None:
     assert "planning.provisioning_minutes: Input should be greater than or equal to 0, got -1" in result.stderr
 
 
-@pytest.mark.slow  # an end-to-end run a cheaper test already covers: `make test-slow` (docs/testing.md)
+@pytest.mark.slow  # an end-to-end run a cheaper test already covers: `make test-slow` (docs/explanation/testing.md)
 def test_exported_reference_week_replays_to_the_same_plan(tmp_path: Path) -> None:
     week = tmp_path / "week.csv"
     assert planner_process("export-traffic", str(week)).returncode == 0
@@ -128,7 +128,7 @@ def test_exported_reference_week_replays_to_the_same_plan(tmp_path: Path) -> Non
     assert configured(result.stdout) == configured(reference.stdout)
 
 
-@pytest.mark.slow  # bin/plan's real-process twin in tests/test_gate_command.py: `make test-slow` (docs/testing.md)
+@pytest.mark.slow  # bin/plan's real-process twin in tests/test_gate_command.py: `make test-slow` (docs/explanation/testing.md)
 def test_plan_not_met_exits_1_after_writing_its_files(tmp_path: Path) -> None:
     """CI gates on `make plan`: twice the reference week overwhelms prod's ceiling; the verdict says why."""
     week = tmp_path / "week.csv"

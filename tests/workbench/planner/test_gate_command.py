@@ -1,4 +1,4 @@
-"""The command README and docs/scaling-and-planning.md give CI to gate on, `bin/plan ENV`, exits with
+"""The command README and docs/explanation/capacity-model.md give CI to gate on, `bin/plan ENV`, exits with
 the planner's own codes: 0 met, 1 not met, 2 usage or config error (`make plan` exits 2 for all
 failures: GNU make's "Error N" is the only trace of the code)."""
 

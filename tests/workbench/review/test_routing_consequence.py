@@ -40,7 +40,7 @@ def test_a_switch_to_prefix_aware_routing_is_a_blue_green_deployment(prod) -> No
     assert consequences(base, prod) == [
         f"variant '{name}' routing LEAST_OUTSTANDING_REQUESTS → PREFIX_AWARE (PrefixLength 2560, "
         "ConcurrencyThreshold 16): the endpoint config is replaced, so this is a blue/green deployment; the green "
-        'fleet starts with empty prefix caches (docs/configuration.md "Routing")'
+        'fleet starts with empty prefix caches (docs/explanation/capacity-model.md "Routing")'
         for name in ("canary", "primary")
     ]
 

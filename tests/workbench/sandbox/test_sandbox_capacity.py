@@ -41,7 +41,7 @@ def test_capacity_of_the_canary_through_the_sagemaker_runtime(running_sandbox, c
     assert refused.exit_code == 2 and "--allow-production" in refused.stderr
 
     out = tmp_path / "default"
-    # Single turns: a conversation step first warms up for minutes (docs/capacity.md, "Conversations").
+    # Single turns: a conversation step first warms up for minutes (docs/explanation/capacity-model.md, "Conversations").
     run = cli("capacity", "prod", "--variant", "canary", "--allow-production", "--workload", "single",
               "--out", str(out), *QUICK)  # fmt: skip
     assert run.exit_code == 0, run.output + run.stderr

@@ -1,4 +1,4 @@
-"""The documented day-two flow, end to end, through `python -m workbench.sandbox` (docs/operations.md):
+"""The documented day-two flow, end to end, through `python -m workbench.sandbox` (docs/reference/commands.md):
 a moto server process seeded from prod's synthesised templates, the stand-in model server and the
 runtime front, with the ops CLI talking HTTP to them as it would to AWS.
 

@@ -1,4 +1,4 @@
-"""The sandbox path as the README and docs/operations.md print it, piece by piece on moto (in-process;
+"""The sandbox path as the README and docs/reference/commands.md print it, piece by piece on moto (in-process;
 the whole sandbox as processes is the slow tier's): each command either works against the sandbox's
 own world or says what to do first.
 
