@@ -39,7 +39,10 @@ def inputs_digest(cfg: EnvironmentConfig, catalog: Catalog, traffic: TrafficProf
         "provisioning": planning.provisioning_minutes,
         "timeout": planning.request_timeout_seconds,
         "objective": cfg.alarms.ttft_p95_ms,
-        "budget": planning.budget.model_dump(mode="json", exclude={"cost_vs_frontier"}),
+        # The reasons are prose a reader sees, not figures the search uses: a reworded one moves no frontier.
+        "budget": planning.budget.model_dump(
+            mode="json", exclude={"cost_vs_frontier", "unannounced_reason", "max_queue_wait_reason"}
+        ),
         "stress": planning.stress.model_dump(mode="json", exclude={"reason"}),
         "routing": cfg.routing_strategy,
     }
