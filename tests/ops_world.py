@@ -378,9 +378,10 @@ class Cli:
     runtime: Runtime
     sleep: FakeSleep
     runner: CliRunner = field(default_factory=CliRunner)
+    app: Any = app  # bin/ops; the load test (bin/loadtest) runs on the same runtime (tests/workbench/conftest.py)
 
     def __call__(self, *args: str) -> Any:
-        return self.runner.invoke(app, list(args), obj=self.runtime)
+        return self.runner.invoke(self.app, list(args), obj=self.runtime)
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """`bin/ops traffic`: the command's options and its output, registered on the ops CLI's app by ops/commands/cli.py.
-Reading and writing are ops/operations/traffic_export.py's; the CSV format is the planner's (workbench/planner/traffic.py)."""
+Reading and writing are ops/operations/traffic_export.py's; the CSV format is ops/operations/traffic_csv.py's."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def traffic_command(
     days: Annotated[int, typer.Option(help=f"Whole days back from the last complete minute, 1 to {MAX_DAYS}.")] = 7,
     region: RegionOpt = None,
 ) -> None:
-    """Write the endpoint's requests per minute over the last --days as the planner's CSV.
+    """Write the endpoint's requests per minute over the last --days as the traffic CSV the planner replays.
 
     Sums CloudWatch's AWS/SageMaker Invocations (Sum, one-minute period) over every variant of ENV's
     config, minute by minute, and writes what `make plan ENV=… TRAFFIC=FILE.csv` replays; the plan then

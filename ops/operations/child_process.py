@@ -153,7 +153,7 @@ def run_child(command: list[str], cwd: Path, env: dict[str, str] | None = None) 
     """Runs `command` to its end with the terminal's stdin and stdout and its stderr relayed, and returns its exit
     code; on Ctrl-C, stops its process group quietly (nothing it says from then on is shown) and raises
     KeyboardInterrupt."""
-    # A program run by run_child (the sandbox's deploy under `bin/ops deploy`) is itself in a session of its
+    # A program run by run_child (a runtime hook's deploy under `bin/ops deploy`) is itself in a session of its
     # own: the SIGTERM its parent sends must reach this child's group too, so it is turned into an interrupt.
     main = threading.current_thread() is threading.main_thread()  # only the main thread may set a handler
     previous = signal.signal(signal.SIGTERM, _raise_parent_stopped) if main else None

@@ -362,7 +362,7 @@ def test_a_short_capacity_sweep_of_the_real_engine_breaks_the_objective_and_answ
     # engine, fell behind (send lag p99 398 ms: the step measured the client, and the tool said so).
     slo_ms = 300
     run = subprocess.run(
-        [sys.executable, "-m", "ops", "capacity", "--url", str(serving.client.base_url), "--slo-ttft-ms", str(slo_ms),
+        [sys.executable, "-m", "workbench.loadtest", "--url", str(serving.client.base_url), "--slo-ttft-ms", str(slo_ms),
          "--step-seconds", "5", "--start-rpm", "60", "--max-rpm", "60000", "--max-minutes", "4",
          "--workload", str(workload), "--out", str(out), "--max-send-lag-ms", "2000"],
         cwd=REPO, capture_output=True, text=True, timeout=400, check=False,
