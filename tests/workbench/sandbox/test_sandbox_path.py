@@ -24,8 +24,10 @@ import boto3
 import httpx
 import pytest
 
+from ops.commands.common import Runtime
 from ops.operations.deploy import REPO_ROOT
 from ops.operations.errors import OpsError
+from ops.pipeline import paging_check
 from ops.pipeline.deploy_window import main as deploy_window
 from workbench.loadtest.capture import captured_workload
 from workbench.sandbox import hook
@@ -276,6 +278,19 @@ def test_a_sandbox_deploy_is_not_judged_by_the_real_clock_s_peak_windows_unless_
     asked = cli("deploy", "prod")
     assert asked.exit_code == 4 and "refusing to deploy prod at Mon 2026-11-23 17:20 JST" in asked.stderr
     assert deployed == ["prod"]
+
+
+def test_in_the_sandbox_deploys_go_to_it_and_its_guards_for_users_say_they_are_skipped(in_sandbox, capsys):
+    """What the hook supplies beyond the tests above: the deploy, and the paging and assumed-capacity checks
+    (nothing is paged and no user is served). A sandbox for prod says nothing about staging's paging."""
+    assert Runtime().deployer is hook.sandbox_deploy
+    assert paging_check.main(["prod"]) == 0
+    assert capsys.readouterr().out == "paging: not checked in the sandbox standing in for prod\n"
+    assert paging_check.main(["staging"]) == 0
+    assert "warning: staging pages a placeholder" in capsys.readouterr().err
+    assert hook.HOOK.assumed_capacity_allowed("prod") == (
+        "sandbox (MANGAASSIST_SANDBOX=prod): deploying on an assumed capacity is not refused here"
+    )
 
 
 @pytest.mark.parametrize("released", [[], ["primary"]])
