@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ops.operations.traffic_csv import ONE_MINUTE, TrafficCsvError, read_series, write_series
+from ops.operations.traffic_csv import CSV_HEADER, ONE_MINUTE, TrafficCsvError, read_series, write_series
 
-__all__ = ["ONE_MINUTE", "TrafficError", "TrafficEvent", "TrafficProfile", "read_csv", "write_csv"]
+__all__ = ["CSV_HEADER", "ONE_MINUTE", "TrafficError", "TrafficEvent", "TrafficProfile", "read_csv", "write_csv"]
 
 
 class TrafficError(ValueError):

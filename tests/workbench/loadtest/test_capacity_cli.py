@@ -66,6 +66,7 @@ def test_bin_loadtest_writes_a_relative_out_where_it_was_called(tmp_path, fixed_
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         closed = probe.getsockname()[1]
+    (tmp_path / "ops").mkdir()  # a folder named like the product's package is not imported (python -P)
     run = subprocess.run(
         [REPO / "bin" / "loadtest", "--url", f"http://127.0.0.1:{closed}", "--slo-ttft-ms", "500", "--step-seconds",
          "1", "--max-minutes", "0.1", "--workload", str(fixed_workload), "--out", "mine"],
