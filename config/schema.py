@@ -447,7 +447,7 @@ class VariantScaling(Strict):
 
 
 class CapacityMeasurement(Strict):
-    """Where a `planning.capacity` figure comes from: written by `ops capacity --write-config`."""
+    """Where a `planning.capacity` figure comes from: written by `bin/loadtest --write-config`."""
 
     where: str = Field(min_length=1, max_length=200)  # "staging/canary" or "url http://..."
     measured_at: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}T")  # ISO 8601, UTC
@@ -474,7 +474,7 @@ class InstanceCapacity(Strict):
                 f"{ceiling.requests_per_minute:,.0f}/min physical ceiling at batch {ceiling.batch} (config/physics.py)"
             )
         if self.measured is None:
-            return f"assumed: {rate}, {share + ', ' if share else ''}never measured (`ops capacity`)"
+            return f"assumed: {rate}, {share + ', ' if share else ''}never measured (`bin/loadtest`)"
         m = self.measured
         image = f", image {m.image_tag}" if m.image_tag else ""
         # The rate answered within the objective, never the rate offered (workbench/loadtest/record.py).
@@ -483,7 +483,7 @@ class InstanceCapacity(Strict):
         return f"{line}, {share}" if share else line
 
 
-# What one instance is assumed to serve until `ops capacity` measures it (issue 42): the calibrated
+# What one instance is assumed to serve until `bin/loadtest` measures it (issue 42): the calibrated
 # share of each type's physical ceiling (config.calibration: 83 %, the lowest measured ÷ ceiling among
 # published runs within the TTFT objective), rounded down, at the batch the objective allows. The
 # ceiling is config.physics's for config/workload.yaml's conversations at 20 running sequences:
@@ -582,7 +582,7 @@ class ProvisioningMeasurement(Strict):
 class Planning(Strict):
     """Assumptions for `make plan` (planner/); nothing here reaches a template."""
 
-    # Per instance type; an entry in the file (a measurement, `ops capacity --write-config`) replaces
+    # Per instance type; an entry in the file (a measurement, `bin/loadtest --write-config`) replaces
     # the assumption for its type only: the other types keep ASSUMED_CAPACITY's (_assumed_unless_given).
     capacity: dict[str, InstanceCapacity] = Field(default_factory=lambda: dict(ASSUMED_CAPACITY))
     # Scale-out decision to in service. Unmeasured: the cited container-caching figure (CACHED_SCALE_OUT_*).
@@ -662,7 +662,7 @@ class UnknownVariant(LookupError):
 class EnvironmentConfig(Strict):
     name: str
     # A production environment: deploys bake at least 10 minutes per step (config.checks.deployment)
-    # and `bin/ops capacity` drives it past its objective only with --allow-production.
+    # and `bin/loadtest` drives it past its objective only with --allow-production.
     production: bool = False
     account: str | None = Field(default=None, pattern=r"^\d{12}$")
     region: str | None = Field(default=None, pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")

@@ -11,7 +11,7 @@ policies decide who, as for any role trusting its account), with MFA where IAM c
 (`aws:MultiFactorAuthPresent`, IAM User Guide, "AWS global condition context keys" and "Configuring
 MFA-protected API access"; `data_capture.reader_mfa`). Permissions: the CaptureReader policy (list and
 read under `capture/`, Decrypt through S3) and the Operator policy, because the one command that reads
-captures, `bin/ops capacity ENV --variant V --workload capture`, needs both in one session. Its boundary
+captures, `bin/loadtest ENV --variant V --workload capture`, needs both in one session. Its boundary
 is every stack role's (constructs/stack_role_boundary.py). The session lasts at most an hour.
 """
 

@@ -127,7 +127,7 @@ class ServingStack(Stack):
     ) -> None:
         """bin/ops without deploying or reading captured payloads; make deploy (docs/operations.md "Permissions").
         `verify` reads the topics' subscriptions. With capture, the break-glass reader role holds the reader and
-        operator policies: `bin/ops capacity --workload capture` needs both."""
+        operator policies: `bin/loadtest --workload capture` needs both."""
         arns = tuple(t.topic.topic_arn for t in topics)
         scope = operator_scope_for_stack(cfg.name, cfg.endpoint_name, image.repository.repository_arn, arns)
         operator = OperatorPolicy(self, "Operator", operator_scope=scope)

@@ -28,7 +28,7 @@ def refusal(cfg: EnvironmentConfig, assumed: list[PoolType], command: str) -> st
         f"refusing to deploy {cfg.name} (production): the capacity of {len(assumed)} pool type(s) is assumed, "
         "never measured, and every floor, target, quota and rollback raise is sized on it:",
         *(f"  {pool.describe()}" for pool in assumed),
-        "measure each pool type on staging with `bin/ops capacity` before the first prod deploy "
+        "measure each pool type on staging with `bin/loadtest` before the first prod deploy "
         '(docs/deploying.md, "Measure capacity before the first prod deploy"):',
         *(f"  {pool.instance_type}: {how_to_measure(cfg, pool.instance_type)}" for pool in assumed),
         f"to deploy on the assumption anyway (recorded in config/deployed/{cfg.name}.json, shown by `bin/ops "

@@ -56,7 +56,7 @@ def test_a_target_at_or_above_what_an_instance_serves_is_refused(problems, targe
         f"autoscaling.primary.target_tracking.target_value: {target:,} is at or above the 84 requests/min one "
         "ml.g6.xlarge (a fallback pool of variant 'primary') serves within the latency objective "
         "(planning.capacity.ml.g6.xlarge.requests_per_minute; assumed: 84/min, 82 % of the 102/min physical "
-        "ceiling at batch 20 (config/physics.py), never measured (`ops capacity`)): target tracking would scale "
+        "ceiling at batch 20 (config/physics.py), never measured (`bin/loadtest`)): target tracking would scale "
         "out only after users queue; allowed: below 84 (70 % of it, 59, leaves room for the minutes a scale-out "
         "takes)"
     ]

@@ -345,7 +345,7 @@ answer_tokens: {median: 32, sigma: 0.3, min: 8, max: 64}
 
 
 def test_a_short_capacity_sweep_of_the_real_engine_breaks_the_objective_and_answers(serving, containers, tmp_path):
-    """`ops capacity --url` against the real vLLM through the image's supervisor and middleware."""
+    """`bin/loadtest --url` against the real vLLM through the image's supervisor and middleware."""
     workload = tmp_path / "workload.yaml"
     workload.write_text(ENGINE_WORKLOAD)
     out = tmp_path / "capacity"

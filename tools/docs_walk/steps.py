@@ -171,7 +171,7 @@ STEPS: tuple[Step, ...] = (
     ),
     # docs/capacity.md "In the sandbox"
     Step(
-        "bin/ops capacity prod --variant canary --allow-production --step-seconds 10 --warmup-seconds 10 "
+        "bin/loadtest prod --variant canary --allow-production --step-seconds 10 --warmup-seconds 10 "
         "--start-rpm 100 --max-minutes 2 --max-rpm 200",
         interrupt=60,
         ready=r"^step 1: offering",
@@ -179,7 +179,7 @@ STEPS: tuple[Step, ...] = (
     ),
     Step("bin/ops smoke prod --variant canary"),
     Step(
-        "bin/ops capacity prod --variant canary --allow-production --workload capture --step-seconds 10 "
+        "bin/loadtest prod --variant canary --allow-production --workload capture --step-seconds 10 "
         "--max-minutes 2 --max-rpm 200",
         expect=(0, 3),  # as the sweep above: client-limited on a busy machine
     ),
@@ -228,5 +228,5 @@ NOT_WALKED: dict[str, str] = {
     "bin/ops verify staging": _STAGING,
     "bin/ops smoke staging": _STAGING,
     "bin/ops verify staging && bin/ops smoke staging": _STAGING,
-    "bin/ops capacity staging --variant canary --write-config": _STAGING + "; --write-config is refused in a sandbox",
+    "bin/loadtest staging --variant canary --write-config": _STAGING + "; --write-config is refused in a sandbox",
 }

@@ -1,5 +1,5 @@
 """How many requests a minute one instance serves within the latency objective: a library, driven by
-`bin/ops capacity` (ops/commands/capacity.py) and importing nothing from `ops`.
+`bin/loadtest` (workbench/loadtest/cli.py) and importing nothing from `ops`.
 
 measurement       the entry: measure(target, workload, settings) -> Measurement, the report written
 conversations     what is sent by default: sessions whose turns carry the history so far (workload.yaml's

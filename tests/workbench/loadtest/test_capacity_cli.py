@@ -153,7 +153,7 @@ def test_write_config_records_the_measurement_keeping_comments(tmp_path):
 
 def test_an_unmeasured_capacity_says_it_is_assumed():
     cfg = load_config_file(REPO / "config" / "environments" / "prod.yaml", "prod")
-    assert cfg.planning.capacity["ml.g5.xlarge"].provenance() == "assumed: 132/min, never measured (`ops capacity`)"
+    assert cfg.planning.capacity["ml.g5.xlarge"].provenance() == "assumed: 132/min, never measured (`bin/loadtest`)"
     assert measured_capacity_warnings(cfg, load_catalog()) == []
 
 

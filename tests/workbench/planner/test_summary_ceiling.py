@@ -18,7 +18,7 @@ def summary() -> str:
 def test_the_summary_gives_each_assumed_capacity_as_a_share_of_its_ceiling(summary: str) -> None:
     assert (
         "- capacity per ml.g5.xlarge: 132 requests/min at the SLO, 20 sequences; assumed: 132/min, 83 % of the "
-        "159/min physical ceiling at batch 20 (config/physics.py), never measured (`ops capacity`); ceiling "
+        "159/min physical ceiling at batch 20 (config/physics.py), never measured (`bin/loadtest`); ceiling "
         "(decode-heavy, decode memory-bound): 159/min for conversations at batch 20 = 60 s ÷ (170 ms prefill + "
         "206 ms decode) a request" in summary
     )
