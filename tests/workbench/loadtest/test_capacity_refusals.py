@@ -7,6 +7,8 @@ import boto3
 from botocore.stub import Stubber
 from moto.sagemaker.models import sagemaker_backends
 
+from tests.ops.test_emergency_invalid_config import TARGET_FIELD, invalid_prod  # noqa: F401 (a fixture)
+
 
 def test_refused_while_the_endpoint_is_updating(prod, loadtest):
     endpoint = sagemaker_backends[prod.cfg.account][prod.cfg.region].endpoints[prod.endpoint]
@@ -36,3 +38,10 @@ def test_an_access_denial_names_the_load_test_and_its_policies(prod, loadtest):
         "; `bin/loadtest` needs MangaAssist-prod-Operator and MangaAssist-prod-CaptureReader "
         '(docs/operations.md, "Permissions")'
     )
+
+
+def test_an_invalid_config_refuses_before_any_request(invalid_prod, loadtest):  # noqa: F811
+    """Unlike rollback or status, the load test has no emergency path: an invalid config stops it."""
+    result = loadtest("prod", "--variant", "canary", "--allow-production")
+    assert result.exit_code == 2, result.output
+    assert "invalid configuration, fix it first" in result.stderr and TARGET_FIELD in result.stderr
