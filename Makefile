@@ -38,11 +38,15 @@ QUIET := $(PY) -m ops.pipeline.quiet_child
 .PHONY: help deps synth cfn-lint diff deploy deploy-image deploy-ci-access bootstrap pin-base-image test test-slow lint ops sandbox sandbox-reset sandbox-stop plan plan-diff plan-docs bench clean review test-engine docs docs-walk test-timing
 
 help:
+	@echo "make help             this list"
 	@echo "make synth            synthesise dev, staging and prod (cdk-nag + cfn-lint), no AWS needed"
 	@echo "make test             every test but the long end-to-end runs (count and time: docs/testing.md)"
 	@echo "make test-slow        the long end-to-end runs (sandbox, capacity sweep, real reviews, docs/testing.md)"
 	@echo "make test-engine      the serving layer against the real vLLM engine (CPU build, tiny model)"
 	@echo "make lint             ruff, hadolint, shellcheck"
+	@echo "make cfn-lint         cfn-lint on the templates the last make synth wrote (cdk.out/all)"
+	@echo "make deps             the pinned toolchain alone (.venv, node_modules); every target sets it up itself"
+	@echo "make clean            remove cdk.out, plan-out, review-out and pytest's cache"
 	@echo "make diff ENV=prod    cdk diff against the deployed stacks (needs AWS credentials)"
 	@echo "make review BASE=main [ENV=prod]  offline review of this change vs BASE: review-out/review.md"
 	@echo "make deploy ENV=prod  cdk deploy one environment (needs AWS credentials)"
@@ -51,14 +55,24 @@ help:
 	@echo "make deploy-ci-access ENV=prod   the deploy workflow's OIDC role (config ci:), as an administrator"
 	@echo "make ops ARGS='status prod'  the operations CLI (python -m ops --help)"
 	@echo "make sandbox          a local moto 'prod' to try the ops CLI on (reused while it runs)"
-	@echo "make sandbox-reset    the sandbox started clean; make sandbox-stop stops it"
+	@echo "make sandbox-reset    the sandbox started clean"
+	@echo "make sandbox-stop     stop the sandbox's servers"
 	@echo "make plan ENV=prod    simulate the scaling config on a week of traffic: plan-out/prod/"
 	@echo "  UNAVAILABLE=ml.g5.xlarge@friday-chapters   the same with a type that cannot be provisioned"
 	@echo "make plan-diff ENV=prod BASE=main   cost and shortfall of this config vs BASE's"
+	@echo "make pin-base-image [TAG=…]   the Dockerfile's vLLM base image pinned by digest (needs Docker Hub)"
 	@echo "make bench            serving-layer benchmark against the stand-in engine (~10 min)"
+	@echo "make test-timing      make test run once and measured into docs/test-runs.json (TIER=test-slow|test-engine)"
+	@echo "make plan-docs        the prod plan docs/scaling-and-planning.md shows"
 	@echo "make docs             regenerate every figure and transcript in README.md and docs/ (runs make docs-walk)"
 	@echo "make docs-walk        run every command the docs print in a fresh copy and sandbox; fail on a traceback,"
 	@echo "                      raw HTML, an unexpected exit status or a stale figure"
+
+# $(call known_env,NAME): refuses an environment without a config file, naming the ones there are (exit 2).
+comma := ,
+KNOWN_ENVS = $(sort $(basename $(notdir $(wildcard config/environments/*.yaml))))
+known_env = test -f config/environments/$(1).yaml || \
+	{ echo "error: unknown environment '$(1)'; known: $(subst $(eval) ,$(comma) ,$(KNOWN_ENVS))" >&2; exit 2; }
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -75,7 +89,8 @@ deps: $(VENV)/.installed node_modules/.installed
 # runs inside the synth and fails it on any unacknowledged finding. cfn-lint then checks every
 # template written. It writes to cdk.out/all.new and swaps it in only when the synth succeeded: a broken
 # environment, or Ctrl-C, leaves the last good templates (the sandbox and every ops command read them).
-synth: deps
+synth: deps  # every environment; an ENV given is checked, so a typo is not a silent success
+	@$(if $(filter command line environment,$(origin ENV)),$(call known_env,$(ENV)))
 	@rm -rf cdk.out/all.new
 	@$(QUIET) 'make synth: interrupted; cdk.out/all keeps the last templates' -- \
 		$(CDK) synth $(CDK_FLAGS) --quiet -c env=all $(RELEASED_FLAG) -o cdk.out/all.new >/dev/null
@@ -157,9 +172,7 @@ ops: deps
 # Prints the variables to export: eval "$$(make -s sandbox)".
 SANDBOX_ENV := $(if $(filter command line,$(origin ENV)),$(ENV),prod)
 # An unknown environment is refused before anything is synthesised, as every other command refuses it.
-KNOWN_ENVS = $(sort $(basename $(notdir $(wildcard config/environments/*.yaml))))
-KNOWN_SANDBOX_ENV = test -f config/environments/$(SANDBOX_ENV).yaml || \
-	{ echo "error: unknown environment '$(SANDBOX_ENV)'; known: $(subst $(eval) ,$(comma) ,$(KNOWN_ENVS))" >&2; exit 2; }
+KNOWN_SANDBOX_ENV = $(call known_env,$(SANDBOX_ENV))
 # A running sandbox is reused with its state (it says so); FRESH=1 or `make sandbox-reset` starts clean.
 sandbox:  # deps' output (npm's "added N packages") to stderr: stdout is eval'd
 	@$(KNOWN_SANDBOX_ENV)
@@ -202,7 +215,6 @@ test-timing: deps
 TRAFFIC_FLAG := $(if $(TRAFFIC),--traffic $(TRAFFIC))
 # UNAVAILABLE="ml.g5.xlarge@friday-chapters ..." (space- or comma-separated): instance types that cannot be
 # provisioned in a peak window of the traffic or an ISO interval; fallback pools take over (docs/scaling-and-planning.md).
-comma := ,
 UNAVAILABLE_FLAGS := $(foreach u,$(subst $(comma), ,$(UNAVAILABLE)),--unavailable $(u))
 # For people at a terminal: make exits 2 on "not met" and on a broken config alike; CI gates on
 # `bin/plan ENV`, the same command with the planner's own exit code (docs/scaling-and-planning.md).
@@ -213,9 +225,12 @@ plan: deps
 # comparison leaves no plan-out/ENV-diff.md (an earlier one is removed first).
 plan-diff: deps
 	@mkdir -p plan-out && rm -f plan-out/$(ENV)-diff.md
+	@$(call known_env,$(ENV))
+	@git rev-parse --verify --quiet "$(BASE)^{commit}" >/dev/null || \
+		{ echo "error: BASE=$(BASE) is not a git revision here (a branch, tag or commit: make plan-diff BASE=main)" >&2; exit 2; }
 	@base="$$(mktemp)" && trap 'rm -f "$$base"' EXIT && \
-	if ! git show "$(BASE):config/environments/$(ENV).yaml" > "$$base"; then \
-		echo "error: no config/environments/$(ENV).yaml at BASE=$(BASE) (a git revision: make plan-diff BASE=main)" >&2; \
+	if ! git show "$(BASE):config/environments/$(ENV).yaml" > "$$base" 2>/dev/null; then \
+		echo "error: config/environments/$(ENV).yaml does not exist at BASE=$(BASE): $(ENV) is new in this change, nothing to compare" >&2; \
 		exit 2; \
 	fi && \
 	$(PY) -m workbench.planner diff $(ENV) --base "$$base" --base-name "$(BASE):config/environments/$(ENV).yaml" \

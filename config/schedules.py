@@ -57,6 +57,20 @@ class CronError(ValueError):
 TZDATA_VERSION = importlib.metadata.version("tzdata")
 
 
+# Abbreviations people write for a region's clock -> the zone that follows that clock all year. tzdata links
+# some of them to a fixed-offset zone (EST -> America/Panama since 2024b): literally right, an hour off New York
+# for most of the year.
+MEANT_BY_ABBREVIATION = {
+    **dict.fromkeys(("EST", "EDT", "ET"), "America/New_York"),
+    **dict.fromkeys(("CST", "CDT", "CT"), "America/Chicago"),
+    **dict.fromkeys(("MST", "MDT", "MT"), "America/Denver (America/Phoenix for Arizona, which keeps no DST)"),
+    **dict.fromkeys(("PST", "PDT", "PT"), "America/Los_Angeles"),
+    **dict.fromkeys(("AKST", "AKDT"), "America/Anchorage"),
+    **dict.fromkeys(("HST", "HDT"), "Pacific/Honolulu"),
+    "JST": "Asia/Tokyo",
+}
+
+
 @cache
 def _tzdata_names() -> tuple[frozenset[str], dict[str, str]]:
     """(canonical zone names, alias -> canonical name) as the pinned tzdata's tzdata.zi lists them."""
@@ -78,6 +92,10 @@ def time_zone(name: str) -> ZoneInfo:
     # "UTC" is tzdata's alias of Etc/UTC, and Application Auto Scaling's own default name for it.
     if name in zones or name == "UTC":
         return _load_zone(name)
+    if name in MEANT_BY_ABBREVIATION:
+        meant = MEANT_BY_ABBREVIATION[name]
+        literal = f" (tzdata {TZDATA_VERSION}: an alias of {links[name]}, which keeps no daylight saving time)" if name in links else ""
+        raise CronError(f"{quote(name)} is an abbreviation, not a zone{literal}; for the clocks people read there use {meant}")
     if name in links:
         target = links[name]
         raise CronError(

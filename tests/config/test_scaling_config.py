@@ -14,7 +14,8 @@ def primary_windows(raw: dict) -> list[dict]:
 def test_abbreviated_time_zone(problems) -> None:
     found = problems(lambda raw: primary_windows(raw)[0].update(timezone="JST"))
     assert found == [
-        "autoscaling.primary.schedules[0].timezone: 'JST' is not an IANA time zone name (e.g. Asia/Tokyo, America/New_York)"
+        "autoscaling.primary.schedules[0].timezone: 'JST' is an abbreviation, not a zone; for the clocks people read "
+        "there use Asia/Tokyo"
     ]
 
 

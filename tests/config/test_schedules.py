@@ -159,5 +159,21 @@ def test_bad_day_of_week_only_raises_cron_error(day: str) -> None:
 
 
 def test_abbreviated_time_zones_are_refused() -> None:
-    with pytest.raises(CronError, match="'JST' is not an IANA time zone name"):
+    with pytest.raises(CronError, match="'JST' is an abbreviation, not a zone; .* use Asia/Tokyo$"):
         time_zone("JST")
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [("EST", "America/New_York"), ("EDT", "America/New_York"),
+     ("CST", "America/Chicago"), ("PST", "America/Los_Angeles"),
+     ("MST", "America/Denver"), ("HST", "Pacific/Honolulu")],
+)
+def test_a_us_abbreviation_suggests_the_zone_that_keeps_its_clock(written: str, meant: str) -> None:
+    """Issue 53: tzdata links EST to America/Panama (no daylight saving): suggesting that was literally right and
+    an hour off New York for most of the year."""
+    with pytest.raises(CronError) as raised:
+        time_zone(written)
+    assert f"use {meant}" in str(raised.value)
+    assert "America/Panama" not in str(raised.value).split("use ")[-1]
+    assert time_zone(meant.split()[0]).key == meant.split()[0]  # the suggestion is itself accepted

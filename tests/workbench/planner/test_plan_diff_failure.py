@@ -67,8 +67,20 @@ def test_an_unknown_revision_says_so_and_leaves_no_diff(checkout: Path) -> None:
     result = make_plan_diff(checkout, "no-such-revision")
 
     assert result.returncode == 2
-    assert "error: no config/environments/dev.yaml at BASE=no-such-revision (a git revision" in result.stderr
+    assert "error: BASE=no-such-revision is not a git revision here (a branch, tag or commit" in result.stderr
+    assert "fatal:" not in result.stderr  # git's own line is not shown
     assert not (checkout / "plan-out" / "dev-diff.md").exists()
+
+
+def test_an_unknown_environment_is_named_not_blamed_on_base(checkout: Path) -> None:
+    """Issue 53: `make plan-diff ENV=prdo` blamed BASE and showed git's raw `fatal:` line."""
+    result = subprocess.run(
+        ["make", "--no-print-directory", "plan-diff", "ENV=prdo", "BASE=HEAD"],
+        cwd=checkout, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "error: unknown environment 'prdo'; known: dev, prod, staging" in result.stderr
+    assert "BASE" not in result.stderr and "fatal:" not in result.stderr
 
 
 def test_a_valid_base_writes_the_comparison(checkout: Path) -> None:
