@@ -28,7 +28,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export JSII_NODE := $(CURDIR)/ops/pipeline/jsii_node.py
 export PYTHONDONTWRITEBYTECODE := 1
 # Every recipe that runs the CDK CLI runs it as `$(QUIET) 'MESSAGE' -- $(CDK) ...` (ops/pipeline/quiet_child.py): Ctrl-C
-# ends the CLI and everything under it (the Python app, jsii's Node) with no traceback from any of them, MESSAGE
+# (or SIGTERM, SIGHUP: ops/operations/interrupts.py, exit 143, 129) ends the CLI and everything under it (the Python app, jsii's Node) with no traceback from any of them, MESSAGE
 # (what was interrupted, what it leaves) as the one line, exit 130. Otherwise the CLI's own exit code. Its stdin
 # and stdout stay the terminal, so `--require-approval` still asks. The CDK CLI has no SIGTERM handler of its own
 # (aws-cdk 2.1148.1 lib/index.js: only `cdk explore`'s server and the prompt library's cursor listen for it) and
@@ -52,7 +52,7 @@ help:
 	@echo "make deploy ENV=prod  cdk deploy one environment (needs AWS credentials)"
 	@echo "make bootstrap ENV=staging   cdk bootstrap the account and region ENV deploys to (once)"
 	@echo "make deploy-image ENV=prod   the image stack alone (repository and build)"
-	@echo "make deploy-ci-access ENV=prod   the deploy workflow's OIDC role (config ci:), as an administrator"
+	@echo "make deploy-ci-access ENV=prod   the policies people wear, the break-glass reader, the deploy workflow's OIDC role, as an administrator"
 	@echo "make ops ARGS='status prod'  the operations CLI (python -m ops --help)"
 	@echo "make sandbox          a local moto 'prod' to try the ops CLI on (reused while it runs)"
 	@echo "make sandbox-reset    the sandbox started clean"

@@ -62,12 +62,13 @@ def synthesise(app: cdk.App, env_name: str) -> int:
             print(f"warning: {warning}", file=sys.stderr)
     # Imported once the configs are valid: the construct tree's modules take ~1.2 s of CPU to import,
     # which a refused config (the common mistake) need not wait for.
-    from stacks.ci_access_stack import build_ci_access
+    from stacks.ci_access_stack import build_ci_access, served_resources
     from stacks.environment import add_compliance_checks, build_environment
 
     for cfg in configs:
-        _, serving = build_environment(app, cfg, guarded=not variants_changed)
-        build_ci_access(app, cfg, serving)  # with a `ci` section only (docs/deploying.md "CI pipelines")
+        image, serving = build_environment(app, cfg, guarded=not variants_changed)
+        # The people's policies and roles, an administrator's to deploy (docs/operations.md "Permissions").
+        build_ci_access(app, cfg, served_resources(cfg, image, serving), serving)
     add_compliance_checks(app)
     try:
         app.synth()

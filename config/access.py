@@ -29,8 +29,21 @@ SCALING_TAG_KEY = "MangaAssistEndpoint"
 GUARD_PREFIX = f"{PROJECT}Guard"
 EXECUTION_POLICY = f"{GUARD_PREFIX}-CloudFormationExecution"  # `-1`, `-2`, …: one per part, per account
 STACK_ROLE_BOUNDARY = f"{GUARD_PREFIX}-StackRoleBoundary"  # the permissions boundary of every stack role
-# The stacks' own managed policies, the only ones CloudFormation may create, change or attach to a role.
-STACK_POLICIES = (OPERATOR, DEPLOYER, CAPTURE_READER)
+# Issue 51: the policies and roles people (and the pipeline) wear are the administrator-deployed access stack's
+# (stacks/ci_access_stack.py), never the image or serving stack's: the execution policy may create, change,
+# attach or detach none of them, so whoever deploys cannot change what a person may do.
+GITHUB_DEPLOY = "GitHubDeploy"  # the pipeline's role (constructs/github_deploy_role.py) …
+GITHUB_DEPLOY_BOUNDARY = "GitHubDeployBoundary"  # … and its permissions boundary
+PEOPLE_POLICIES = (OPERATOR, DEPLOYER, CAPTURE_READER, GITHUB_DEPLOY_BOUNDARY)
+PEOPLE_ROLES = (CAPTURE_READER, GITHUB_DEPLOY)  # `MangaAssist-<env>-CaptureReader`, `…-GitHubDeploy`
+
+# Issue 51: every resource of the image and serving stacks carries this tag (stacks/environment.py), and the
+# stack-role boundary lets a role use a KMS key, start a CodeBuild project or a state machine, or push to an
+# ECR repository only when the resource has it (aws:ResourceTag, listed for each of those actions' resource
+# types in the Service Authorization Reference): CloudFormation generates those resources' names and IDs.
+# Not the config's `Project` tag: its value is each environment's, the boundary is one per account.
+PROJECT_TAG_KEY = f"{PROJECT}Project"
+PROJECT_TAG_VALUE = PROJECT
 
 
 def policy_name(env_name: str, policy: str) -> str:

@@ -49,7 +49,15 @@ OUTPUT_MONTHLY_COST = "MonthlyCostUsd"  # "floor-ceiling", on demand
 OUTPUT_ALARM_TOPIC_ARN = "AlarmTopicArn"  # the paging topic (the one topic before issue 27)
 OUTPUT_TICKET_TOPIC_ARN = "TicketTopicArn"
 OUTPUT_MONTHLY_BUDGET = "MonthlyBudgetUsd"  # the AWS Budgets limit (configured plan cost x budget_margin)
-OUTPUT_OPERATOR_POLICY_ARN = "OperatorPolicyArn"
+OUTPUT_OPERATOR_POLICY_ARN = "OperatorPolicyArn"  # the access stack's, as the other people's policies and roles
+# The serving stack's capture bucket and key, exported for the access stack's reader policy (issue 51).
+OUTPUT_CAPTURE_BUCKET_ARN = "CaptureBucketArn"
+OUTPUT_CAPTURE_KEY_ARN = "CaptureKeyArn"
+
+
+def export_name(stack_name: str, output: str) -> str:
+    """A stack output's CloudFormation export, named so that another stack can import it (and cdk-nag print it)."""
+    return f"{stack_name}:{output}"
 
 
 # Image tags. `image_tag: source` in a variant means "container/ as it is now": synth resolves it to

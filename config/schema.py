@@ -271,14 +271,18 @@ class DataCapture(Strict):
     # "kms": the capture bucket's own customer-managed key, the only value accepted while enabled.
     encryption: Literal["kms", "sse-s3", "none"] = "kms"
     # Who may assume the break-glass CaptureReader role, the only principal the capture key lets decrypt
-    # (constructs/capture_reader_role.py): IAM roles or users of the environment's account by ARN; empty,
-    # the account itself (then only principals whose own IAM policy allows sts:AssumeRole on the role).
-    readers: list[Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[A-Za-z0-9+=,.@_/-]+$")]] = (
+    # (constructs/capture_reader_role.py): the organisation's break-glass principals, IAM roles or users of
+    # the environment's account by ARN, `*` allowed (ArnLike on aws:PrincipalArn), e.g. an IAM Identity Center
+    # permission set's role, `arn:aws:iam::<account>:role/aws-reserved/sso.amazonaws.com/*/AWSReservedSSO_
+    # BreakGlass_*`; empty, the account itself. Either way the reader's own policy (or permission set) must
+    # allow sts:AssumeRole on the role: the trust names the account, narrowed by aws:PrincipalArn.
+    readers: list[Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[A-Za-z0-9+=,.@_/*-]+$")]] = (
         Field(default_factory=list, max_length=20)
     )
     # Require MFA to assume it (aws:MultiFactorAuthPresent). IAM sees MFA only for IAM users and the root
     # user who sign in or call GetSessionToken/AssumeRole with it; set false for readers whose sign-in and
-    # MFA are an identity provider's (IAM Identity Center, SAML), whose sessions IAM sees without MFA.
+    # MFA are an identity provider's (IAM Identity Center, SAML), whose sessions IAM sees without MFA
+    # (config.checks.capture refuses true with an Identity Center role).
     reader_mfa: bool = True
 
 
@@ -381,7 +385,10 @@ class Alarms(Strict):
     # higher max_capacity helps (docs/alarms.md "Capacity ceiling").
     capacity_ceiling_percent: float = Field(default=100, gt=0, le=1000)
     capacity_ceiling_minutes: int = Field(default=15, ge=5, le=120)
-    # The monthly AWS Budgets limit: the configured scenario's cost in `make plan` times this margin.
+    # The monthly AWS Budgets limit in USD (constructs/cost_budget.py), written by the planner: `bin/plan ENV
+    # --write-config` sets it to the configured scenario's cost in `make plan` times budget_margin, and `bin/plan
+    # ENV` fails while it is stale. Synth reads the figure and simulates nothing (the product runs no workbench).
+    monthly_budget_usd: float = Field(gt=0)
     budget_margin: float = Field(default=1.2, ge=1, le=10)
 
 

@@ -2,9 +2,10 @@
 
 Captured objects are users' prompts (and answers, where configured): conversations with order
 numbers and e-mail addresses. The operator policy cannot read them; this customer-managed policy
-grants the reads, and the stack attaches it to the break-glass CaptureReader role
+grants the reads, and the access stack attaches it to the break-glass CaptureReader role
 (constructs/capture_reader_role.py), the only principal the capture key's policy lets decrypt: the
-policy attached to any other role reads nothing (issue 38).
+policy attached to any other role reads nothing (issue 38). Both are the administrator-deployed access
+stack's (stacks/ci_access_stack.py, issue 51).
 
 What a read leaves behind (docs/configuration.md "Data capture"):
 - Every object read is a `kms:Decrypt` on the capture key, through S3 (the bucket has no S3 Bucket
@@ -21,12 +22,12 @@ What a read leaves behind (docs/configuration.md "Data capture"):
 
 from __future__ import annotations
 
-from aws_cdk import Aws, CfnOutput
+from aws_cdk import Aws, CfnOutput, Fn
 from aws_cdk import aws_iam as iam
 
 from config.access import CAPTURE_READER, policy_name
 from constructs import Construct
-from constructs.capture_bucket import CAPTURE_PREFIX, CaptureBucket
+from constructs.capture_bucket import CAPTURE_PREFIX
 from constructs.nag import acknowledge
 
 OUTPUT_CAPTURE_READER_POLICY_ARN = "CaptureReaderPolicyArn"
@@ -54,17 +55,19 @@ def _allow(sid: str, actions: list[str], resources: list[str], condition: dict |
 
 
 class CaptureReaderPolicy(Construct):
-    """The managed policy, named for the environment, and a stack output with its ARN."""
+    """The managed policy, named for the environment, and a stack output with its ARN. The bucket and key
+    ARNs are imports of the serving stack's exports (`bucket_export`, `key_export`: config.naming.export_name)."""
 
-    def __init__(self, scope: Construct, id: str, *, env_name: str, capture: CaptureBucket) -> None:
+    def __init__(self, scope: Construct, id: str, *, env_name: str, bucket_export: str, key_export: str) -> None:
         super().__init__(scope, id)
-        statements = capture_reader_statements(capture.bucket.bucket_arn, capture.encryption_key.key_arn, Aws.REGION)
+        bucket_arn, key_arn = Fn.import_value(bucket_export), Fn.import_value(key_export)
+        statements = capture_reader_statements(bucket_arn, key_arn, Aws.REGION)
         self.policy = iam.ManagedPolicy(
             self,
             "Policy",
             managed_policy_name=policy_name(env_name, CAPTURE_READER),
             description=(
-                f"Break-glass: read {env_name}'s data capture (users' prompts). Attach for the task, detach after; "
+                f"Break-glass: read {env_name}'s data capture (users' prompts), worn by its CaptureReader role only; "
                 "each read is a KMS Decrypt in CloudTrail"
             ),
             document=iam.PolicyDocument.from_json({"Version": "2012-10-17", "Statement": statements}),
@@ -72,7 +75,7 @@ class CaptureReaderPolicy(Construct):
         CfnOutput(scope, OUTPUT_CAPTURE_READER_POLICY_ARN, value=self.policy.managed_policy_arn)
         acknowledge(
             self.policy,
-            f"AwsSolutions::AwsSolutions-IAM5[Resource::<{capture.bucket_logical_id}.Arn>/{CAPTURE_PREFIX}*]",
+            f"AwsSolutions::AwsSolutions-IAM5[Resource::{bucket_export}/{CAPTURE_PREFIX}*]",
             "data capture writes one object per batch under keys it generates; the reader reads them all, "
             "and only under the capture prefix",
         )

@@ -1,10 +1,10 @@
 """A cost guard: one AWS Budgets budget per environment (docs/alarms.md "Cost guard").
 
-The monthly limit is what `make plan` says the configured fleet costs (the "Configured: schedules +
-policies" scenario: the environment's scaling config simulated on its `planning.traffic`, on-demand
-prices from config/catalog.yaml for the region it deploys to, config.prices) times `alarms.budget_margin`, computed at synth from files in this
-repository, so a change of config, capacity or prices moves the limit at the next deploy. The ticket
-topic hears when the month's forecast or its actual cost passes the limit.
+The monthly limit is a figure the stack passes in: the environment's `alarms.monthly_budget_usd`, which
+the planner writes (`bin/plan ENV --write-config`: the configured fleet's cost on its planning.traffic at
+its region's prices, times `alarms.budget_margin`) and `bin/plan ENV` checks, so a change of config,
+capacity or prices that moves the cost fails the PR's plan until the figure follows it; synth runs no
+simulation. The ticket topic hears when the month's forecast or its actual cost passes the limit.
 
 The budget counts only costs tagged `Environment=<name>`: the stack tags its resources so, but AWS
 Budgets sees a tag only once it is activated as a cost allocation tag (Billing console, by the
@@ -16,34 +16,11 @@ from __future__ import annotations
 
 from aws_cdk import aws_budgets as budgets
 
-from config.prices import variant_prices
-from config.schema import Catalog, EnvironmentConfig
 from constructs import Construct
 from constructs.alarm_topic import AlarmTopic
-from workbench.planner.build import limits, variant_models
-from workbench.planner.environment_traffic import traffic_for
-from workbench.planner.simulate import simulate
-from workbench.planner.totals import add_totals
 
 # (notification type, % of the limit): the forecast warns before the money is spent, the actual says it is.
 THRESHOLDS = (("FORECASTED", 100), ("ACTUAL", 100))
-CONFIGURED_KEY, CONFIGURED_TITLE = "configured", "Configured: schedules + policies"  # as planner.build names it
-
-
-def planned_monthly_cost_usd(cfg: EnvironmentConfig, catalog: Catalog) -> float:
-    """The configured scenario's monthly cost, as `make plan` computes it (planner.build.build_plan's
-    first scenario and planner.totals; tests/stacks/test_alarm_routing.py holds the two equal)."""
-    traffic = traffic_for(cfg.planning.traffic)
-    scenario = simulate(
-        variant_models(cfg, catalog, traffic, with_schedules=True),
-        list(traffic.requests_per_minute),
-        traffic.start,
-        key=CONFIGURED_KEY,
-        title=CONFIGURED_TITLE,
-        provisioning_minutes=cfg.planning.provisioning_minutes,
-        **limits(cfg),
-    )
-    return add_totals(scenario, variant_prices(cfg, catalog)).total.monthly_cost_usd
 
 
 class CostBudget(Construct):

@@ -4,7 +4,8 @@
 service may use for this account's log groups only. `data_key`: a key of its own for one set of users'
 personal data (data capture), whose policy admits no service principal and does not hand the key's use
 to IAM (issue 38): the account (its IAM policies) may administer the key but not use it; only the
-principals the key policy names may encrypt or decrypt (`allow_use`).
+principals the key policy names may encrypt or decrypt (`allow_use`; the break-glass reader by
+`aws:PrincipalArn`, constructs/capture_reader_role.py `capture_key_reader`, issue 51).
 
 Why not CDK's default key policy for personal data: it is one statement, `kms:*` for the account root
 (aws-cdk-lib aws_kms.KeyProps `policy`: "A policy document with permissions for the account root to

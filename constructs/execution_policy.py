@@ -13,9 +13,10 @@ proves that every resource type of every synthesised template is covered and no 
 
 Resources: IAM, where CloudFormation could otherwise give itself any power, is in
 constructs/execution_policy_iam.py: a role is created or given permissions only with the stack-role
-boundary, only the stacks' own managed policies attach, a role is passed only to the services that take
-the stacks' roles, no boundary is removed, and the execution policies and the boundary (named
-`MangaAssistGuard-…`, outside what the stacks may write) are never writable (issue 38). Lambda is
+boundary, no managed policy is created or attached (the policies and roles people wear are the
+administrator-deployed access stack's, issue 51), no trust is rewritten, a role is passed only to the
+services that take the stacks' roles, no boundary is removed, and the execution policies and the boundary
+(named `MangaAssistGuard-…`, outside what the stacks may write) are never writable (issue 38). Lambda is
 limited to functions whose names start with `MangaAssist-` (CloudFormation names a function without an
 explicit name `<stack name>-<logical id>-<suffix>`, and both stack names start with the project's;
 observed, not a documented format). Every other statement is on `*`, for the reason in `WIDE_REASON`.
@@ -46,7 +47,6 @@ RESOURCE_TYPES = (
     "AWS::CodeBuild::Project",
     "AWS::ECR::Repository",
     "AWS::Events::Rule",
-    "AWS::IAM::ManagedPolicy",
     "AWS::IAM::Policy",
     "AWS::IAM::Role",
     "AWS::KMS::Key",
@@ -107,10 +107,11 @@ NOT_NEEDED: dict[str, str] = {
     "lambda:PassCapacityProvider": "Lambda functions on a capacity provider only",
     "firehose:TagDeliveryStream": "log groups delivering to Firehose only",
     "iam:DeleteRolePermissionsBoundary": "a stack role never loses its boundary (issue 38; denied outright)",
-    "iam:AttachGroupPolicy": "our managed policies attach to no IAM group",
-    "iam:DetachGroupPolicy": "our managed policies attach to no IAM group",
-    "iam:AttachUserPolicy": "our managed policies attach to no IAM user",
-    "iam:DetachUserPolicy": "our managed policies attach to no IAM user",
+    # Issue 51: the stacks create no managed policy (the people's are the access stack's) and attach none.
+    "iam:AttachRolePolicy": "no stack role has a managed policy; a deploy attaches none (issue 51; denied outright)",
+    # A stack role's trust is a service principal fixed in code; a deploy that could rewrite it could make a
+    # role trust the deployer (issue 51). A changed trust is a new role (a new logical ID), not an update.
+    "iam:UpdateAssumeRolePolicy": "a stack role's trust never changes in place (issue 51; denied outright)",
     "iam:PutGroupPolicy": "our inline policies attach to roles only",
     "iam:GetGroupPolicy": "our inline policies attach to roles only",
     "iam:DeleteGroupPolicy": "our inline policies attach to roles only",

@@ -10,16 +10,20 @@ trusted by the deploying principal, goes through. So CloudFormation may:
   Management", lists it for CreateRole, PutRolePolicy, AttachRolePolicy, PutRolePermissionsBoundary,
   DeleteRolePolicy, DetachRolePolicy and DeleteRolePermissionsBoundary; parliament's copy,
   iam_definition.json, is what tests/stacks/test_iam_lint.py checks the conditions against);
-- attach only the stacks' own managed policies (`iam:PolicyARN`, type ARN: "Filters access by the ARN of
-  an IAM policy", listed for AttachRolePolicy);
+- attach no managed policy and create, version or delete none (issue 51: the policies people wear,
+  `MangaAssist-<env>-{Operator,Deployer,CaptureReader}`, are the administrator-deployed access stack's, and
+  the stacks' roles have inline policies only), nor detach one of those (`iam:PolicyARN`, type ARN: "Filters
+  access by the ARN of an IAM policy", listed for AttachRolePolicy and DetachRolePolicy);
+- rewrite no role's trust (no `UpdateAssumeRolePolicy`, which takes no condition key: a stack role's trust is
+  a service principal fixed in code, issue 51);
 - pass a role only to the services that take the stacks' roles (`iam:PassedToService`: "Filters access
   by the AWS service to which this role is passed");
 - never remove a boundary (no `DeleteRolePermissionsBoundary`; AWS's own example boundary for delegated
   role creation, AWSCODAPermissionsBoundary, excludes it the same way);
-- write only the roles and policies the stacks create (`role/MangaAssist-<env>-Image-*`,
-  `…-Serving-*`: CloudFormation names a role without a name `<stack>-<logical id>-<suffix>`, observed;
-  `policy/MangaAssist-<env>-{Operator,Deployer,CaptureReader}`), never the guard policies
-  (`MangaAssistGuard-*`: the execution policies and the boundary), the GitHub deploy role or CDK's roles.
+- write only the roles the stacks create (`role/MangaAssist-<env>-Image-*`, `…-Serving-*`: CloudFormation
+  names a role without a name `<stack>-<logical id>-<suffix>`, observed), never the guard policies
+  (`MangaAssistGuard-*`: the execution policies and the boundary), the roles people and the pipeline wear
+  (`MangaAssist-<env>-CaptureReader`, `…-GitHubDeploy`) or CDK's roles.
 The explicit Deny statements repeat the conditions so that they hold even when the execution role gets
 another, wider policy (`make bootstrap EXECUTION_POLICIES=…`): an explicit Deny wins over any Allow
 (IAM User Guide, "Policy evaluation logic").
@@ -27,7 +31,7 @@ another, wider policy (`make bootstrap EXECUTION_POLICIES=…`): an explicit Den
 
 from __future__ import annotations
 
-from config.access import GUARD_PREFIX, STACK_POLICIES, STACK_ROLE_BOUNDARY
+from config.access import GUARD_PREFIX, PEOPLE_POLICIES, PEOPLE_ROLES, STACK_ROLE_BOUNDARY
 from config.naming import PROJECT, image_stack_name, serving_stack_name
 
 # The services the stacks hand a role to, each with the resource that does (iam:PassedToService).
@@ -41,10 +45,9 @@ PASSED_TO = (
 SERVICE_LINKED = "sagemaker.application-autoscaling.amazonaws.com"  # RegisterScalableTarget's role
 # The handler permissions on a role, by how they are allowed.
 BOUNDED = ("iam:CreateRole", "iam:PutRolePolicy", "iam:PutRolePermissionsBoundary")
-ATTACH = ("iam:AttachRolePolicy",)
-# Reads, tags, trust, description, deletion: none takes iam:PermissionsBoundary but the two that only
-# narrow (DeleteRolePolicy, DetachRolePolicy), left unconditioned so that a role made before its boundary
-# can still be cleaned up.
+# Reads, tags, description, deletion: none takes iam:PermissionsBoundary but the two that only narrow
+# (DeleteRolePolicy, DetachRolePolicy), left unconditioned so that a role made before its boundary can
+# still be cleaned up.
 ROLE_PLAIN = (
     "iam:DeleteRole",
     "iam:DeleteRolePolicy",
@@ -55,24 +58,14 @@ ROLE_PLAIN = (
     "iam:ListRolePolicies",
     "iam:TagRole",
     "iam:UntagRole",
-    "iam:UpdateAssumeRolePolicy",
     "iam:UpdateRole",
     "iam:UpdateRoleDescription",
 )
-POLICY_ACTIONS = (
-    "iam:CreatePolicy",
-    "iam:CreatePolicyVersion",
-    "iam:DeletePolicy",
-    "iam:DeletePolicyVersion",
-    "iam:GetPolicy",
-    "iam:GetPolicyVersion",
-    "iam:ListEntitiesForPolicy",
-    "iam:ListPolicyVersions",
-)
 PASS = ("iam:PassRole",)
 CREATE_SERVICE_LINKED = ("iam:CreateServiceLinkedRole",)
-KNOWN = {*BOUNDED, *ATTACH, *ROLE_PLAIN, *POLICY_ACTIONS, *PASS, *CREATE_SERVICE_LINKED}
-GRANTING = (*BOUNDED, *ATTACH)  # what gives a role permissions: the boundary is required for each
+KNOWN = {*BOUNDED, *ROLE_PLAIN, *PASS, *CREATE_SERVICE_LINKED}
+# What gives a role permissions: the boundary is required for each (AttachRolePolicy is denied outright).
+GRANTING = (*BOUNDED, "iam:AttachRolePolicy")
 GUARD_WRITES = (
     "iam:CreatePolicy",
     "iam:CreatePolicyVersion",
@@ -81,6 +74,20 @@ GUARD_WRITES = (
     "iam:SetDefaultPolicyVersion",
     "iam:TagPolicy",
     "iam:UntagPolicy",
+)
+# Whatever writes a role, its policies or its trust, or hands it to a service (issue 51: the roles people wear).
+ROLE_WRITES = (
+    *BOUNDED,
+    "iam:AttachRolePolicy",
+    "iam:DeleteRole",
+    "iam:DeleteRolePolicy",
+    "iam:DetachRolePolicy",
+    "iam:PassRole",
+    "iam:TagRole",
+    "iam:UntagRole",
+    "iam:UpdateAssumeRolePolicy",
+    "iam:UpdateRole",
+    "iam:UpdateRoleDescription",
 )
 
 
@@ -93,8 +100,14 @@ def stack_roles(partition: str, account: str) -> list[str]:
     return [f"{iam}:role/{image_stack_name('*')}-*", f"{iam}:role/{serving_stack_name('*')}-*"]
 
 
-def stack_policies(partition: str, account: str) -> list[str]:
-    return [f"arn:{partition}:iam::{account}:policy/{PROJECT}-*-{name}" for name in STACK_POLICIES]
+def people_policies(partition: str, account: str) -> list[str]:
+    """The access stack's managed policies, every environment's (stacks/ci_access_stack.py)."""
+    return [f"arn:{partition}:iam::{account}:policy/{PROJECT}-*-{name}" for name in PEOPLE_POLICIES]
+
+
+def people_roles(partition: str, account: str) -> list[str]:
+    """The access stack's roles, every environment's: the break-glass reader and the pipeline's."""
+    return [f"arn:{partition}:iam::{account}:role/{PROJECT}-*-{name}" for name in PEOPLE_ROLES]
 
 
 def service_linked_role(partition: str, account: str) -> str:
@@ -108,12 +121,9 @@ def iam_statements(actions: list[str], partition: str, account: str) -> list[dic
         raise ValueError(f"IAM actions without a rule in constructs/execution_policy_iam.py: {sorted(unknown)}")
     roles, boundary = stack_roles(partition, account), boundary_arn(partition, account)
     with_boundary = {"ArnEquals": {"iam:PermissionsBoundary": boundary}}
-    ours = {"ArnLike": {"iam:PolicyARN": stack_policies(partition, account)}}
     allows = [
         ("IamRolesWithTheBoundary", BOUNDED, roles, with_boundary),
-        ("IamAttachOurPoliciesToBoundedRoles", ATTACH, roles, {**with_boundary, **ours}),
         ("IamRolesOfTheStacks", ROLE_PLAIN, roles, None),
-        ("IamPoliciesOfTheStacks", POLICY_ACTIONS, stack_policies(partition, account), None),
         (
             "IamPassRoleToTheirServices",
             PASS,
@@ -146,13 +156,8 @@ def deny_statements(partition: str, account: str) -> list[dict]:
             ["*"],
             {"ArnNotEquals": {"iam:PermissionsBoundary": boundary}},
         ),
-        _statement(
-            "DenyAttachingOtherPolicies",
-            "Deny",
-            list(ATTACH),
-            ["*"],
-            {"ArnNotLike": {"iam:PolicyARN": stack_policies(partition, account)}},
-        ),
+        _statement("DenyAttachingPolicies", "Deny", ["iam:AttachRolePolicy"], ["*"]),
+        _statement("DenyRewritingTrust", "Deny", ["iam:UpdateAssumeRolePolicy"], ["*"]),
         _statement(
             "DenyPassingRolesElsewhere",
             "Deny",
@@ -172,6 +177,15 @@ def deny_statements(partition: str, account: str) -> list[dict]:
             list(GUARD_WRITES),
             [f"arn:{partition}:iam::{account}:policy/{GUARD_PREFIX}-*"],
         ),
+        _statement("DenyWritingThePeoplesPolicies", "Deny", list(GUARD_WRITES), people_policies(partition, account)),
+        _statement(
+            "DenyDetachingThePeoplesPolicies",
+            "Deny",
+            ["iam:DetachRolePolicy"],
+            ["*"],
+            {"ArnLike": {"iam:PolicyARN": people_policies(partition, account)}},
+        ),
+        _statement("DenyWritingThePeoplesRoles", "Deny", list(ROLE_WRITES), people_roles(partition, account)),
     ]
 
 

@@ -28,15 +28,15 @@ from dataclasses import dataclass
 from aws_cdk import Aws, CfnOutput, Duration
 from aws_cdk import aws_iam as iam
 
-from config.access import DEPLOYER, OPERATOR, policy_name
+from config.access import GITHUB_DEPLOY, GITHUB_DEPLOY_BOUNDARY, policy_name
 from constructs import Construct
 from constructs.deployer_policy import DeployerScope, deployer_statements
 from constructs.nag import acknowledge
 
 GITHUB_OIDC_HOST = "token.actions.githubusercontent.com"
 STS_AUDIENCE = "sts.amazonaws.com"  # aws-actions/configure-aws-credentials' default `audience` input
-ROLE = "GitHubDeploy"
-BOUNDARY = "GitHubDeployBoundary"
+ROLE = GITHUB_DEPLOY
+BOUNDARY = GITHUB_DEPLOY_BOUNDARY
 OUTPUT_ROLE_ARN = "GitHubDeployRoleArn"
 # A first deploy of an environment takes 25-50 min; the CDK CLI re-assumes its bootstrap roles (chained
 # sessions last at most 1 h) from these credentials, so they must outlive the deploy: the workflow asks
@@ -98,7 +98,16 @@ def boundary_statements(scope: DeployerScope) -> list[dict]:
 class GitHubDeployRole(Construct):
     """The role, its boundary, and a stack output with the role's ARN (the GitHub variable AWS_DEPLOY_ROLE_ARN)."""
 
-    def __init__(self, scope: Construct, id: str, *, env_name: str, provider_arn: str, subject: GitHubSubject) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        env_name: str,
+        provider_arn: str,
+        subject: GitHubSubject,
+        policies: list[iam.IManagedPolicy],
+    ) -> None:
         super().__init__(scope, id)
         deployer_scope = DeployerScope(env_name, Aws.PARTITION, Aws.REGION, Aws.ACCOUNT_ID)
         self.boundary = iam.ManagedPolicy(
@@ -117,10 +126,7 @@ class GitHubDeployRole(Construct):
             role_name=policy_name(env_name, ROLE),
             description=f"GitHub Actions deploy of {env_name} ({subject.claim()})",
             assumed_by=iam.WebIdentityPrincipal(provider_arn, trust_conditions(subject)),
-            managed_policies=[
-                iam.ManagedPolicy.from_managed_policy_name(self, name, policy_name(env_name, name))
-                for name in (DEPLOYER, OPERATOR)
-            ],
+            managed_policies=policies,  # the Deployer and Operator policies, of the same stack
             permissions_boundary=self.boundary,
             max_session_duration=MAX_SESSION,
         )

@@ -1,3 +1,13 @@
-from ops.commands.cli import app
+"""`python -m ops` (bin/ops): Ctrl-C, SIGTERM and SIGHUP handled once, here (ops/operations/interrupts.py); a command that
+changes the endpoint says where it stands itself (ops/commands/common.py `reports_errors`)."""
 
-app(prog_name="ops")
+from ops.operations import interrupts
+
+
+def main() -> int | None:
+    from ops.commands.cli import app
+
+    return interrupts.typer_app(app, "ops")()
+
+
+interrupts.entry_point(main, "error: interrupted; nothing was changed")

@@ -6,11 +6,20 @@ import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks, NIST80053R5Checks
 
 from config import naming
+from config.access import PROJECT_TAG_KEY, PROJECT_TAG_VALUE
 from config.schema import EnvironmentConfig
 from constructs import Construct
 from constructs.stack_role_boundary import apply_stack_role_boundary
 from stacks.image_stack import ImageStack
 from stacks.serving_stack import ServingStack
+
+# The resource types the stack-role boundary recognises by the project's tag (constructs/stack_role_boundary.py).
+PROJECT_TAGGED = (
+    "AWS::KMS::Key",
+    "AWS::CodeBuild::Project",
+    "AWS::StepFunctions::StateMachine",
+    "AWS::ECR::Repository",
+)
 
 
 def build_environment(
@@ -45,6 +54,9 @@ def build_environment(
         apply_stack_role_boundary(stack)
         for key, value in tags.items():
             cdk.Tags.of(stack).add(key, value)
+        # What the boundary tells the project's keys, builds, state machines and repositories by (issue 51):
+        # only on those types, whose tags change in place (an endpoint config's would replace it).
+        cdk.Tags.of(stack).add(PROJECT_TAG_KEY, PROJECT_TAG_VALUE, include_resource_types=list(PROJECT_TAGGED))
     return image, serving
 
 

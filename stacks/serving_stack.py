@@ -13,15 +13,12 @@ from constructs import Construct
 from constructs.alarm_topic import AlarmTopic, route_alarms
 from constructs.capacity_watch import CapacityWatch
 from constructs.capture_bucket import CaptureBucket
-from constructs.capture_reader_policy import CaptureReaderPolicy
-from constructs.capture_reader_role import CaptureReaderRole
-from constructs.cost_budget import CostBudget, planned_monthly_cost_usd
-from constructs.deployer_policy import DeployerPolicy
+from constructs.capture_reader_role import capture_key_reader
+from constructs.cost_budget import CostBudget
 from constructs.encryption_key import service_key
 from constructs.image_repository import ImageRepository
 from constructs.inference_endpoint import InferenceEndpoint
 from constructs.instance_outlier import InstanceOutlier
-from constructs.operator_policy import OperatorPolicy, operator_scope_for_stack
 from constructs.serving_alarms import ServingAlarms
 from constructs.serving_dashboard import ServingDashboard
 from constructs.serving_model import ServingModels
@@ -43,7 +40,8 @@ class ServingStack(Stack):
         key = service_key(self, "ServingKey", description=f"{cfg.endpoint_name}: logs and alarm notifications")
         models = ServingModels(self, "Models", cfg=cfg, image=image, encryption_key=key)
 
-        capture, reader = self._data_capture(cfg, models) if cfg.data_capture.enabled else (None, None)
+        # With the topics below, what the access stack's policies name (stacks/ci_access_stack.py, issue 51).
+        self.capture = capture = self._data_capture(cfg, models) if cfg.data_capture.enabled else None
 
         # Two destinations (docs/alarms.md): what users feel now pages, the rest is a ticket.
         paging = AlarmTopic(
@@ -84,7 +82,7 @@ class ServingStack(Stack):
         budget = CostBudget(
             self,
             "CostBudget",
-            limit_usd=planned_monthly_cost_usd(cfg, catalog) * cfg.alarms.budget_margin,
+            limit_usd=cfg.alarms.monthly_budget_usd,  # the planner's figure (bin/plan ENV --write-config)
             tag_key="Environment",
             tag_value=cfg.tags.Environment,
             topic=tickets,
@@ -100,14 +98,14 @@ class ServingStack(Stack):
                 target_value=tracking_target(cfg, variant_name),  # explicit, or derived from planning.capacity
             )
         dashboard = ServingDashboard(self, "Dashboard", cfg=cfg, alarms=alarms, instance_outlier=outlier)
-        self._access_policies(cfg, image, (paging, tickets), capture, reader)
+        self.topic_arns = (paging.topic.topic_arn, tickets.topic.topic_arn)  # `bin/ops verify` reads them
 
         self._outputs(cfg, catalog, dashboard, endpoint, paging, alarms)
         self._alerting_outputs(tickets, budget, prices_for(cfg, catalog).short())
 
-    def _data_capture(self, cfg: EnvironmentConfig, models: ServingModels) -> tuple[CaptureBucket, CaptureReaderPolicy]:
+    def _data_capture(self, cfg: EnvironmentConfig, models: ServingModels) -> CaptureBucket:
         """Users' prompts: a bucket with a KMS key of its own, written by the models' role, read only
-        through the break-glass reader role (docs/configuration.md "Data capture")."""
+        through the break-glass reader role, which the access stack holds (docs/configuration.md "Data capture")."""
         capture = CaptureBucket(
             self,
             "DataCapture",
@@ -115,33 +113,13 @@ class ServingStack(Stack):
             description=f"{cfg.endpoint_name}: data capture (users' prompts) only",
         )
         capture.grant_capture(models.role)
-        return capture, CaptureReaderPolicy(self, "CaptureReader", env_name=cfg.name, capture=capture)
-
-    def _access_policies(
-        self,
-        cfg: EnvironmentConfig,
-        image: ImageRepository,
-        topics: tuple[AlarmTopic, ...],
-        capture: CaptureBucket | None,
-        reader: CaptureReaderPolicy | None,
-    ) -> None:
-        """bin/ops without deploying or reading captured payloads; make deploy (docs/operations.md "Permissions").
-        `verify` reads the topics' subscriptions. With capture, the break-glass reader role holds the reader and
-        operator policies: `bin/loadtest --workload capture` needs both."""
-        arns = tuple(t.topic.topic_arn for t in topics)
-        scope = operator_scope_for_stack(cfg.name, cfg.endpoint_name, image.repository.repository_arn, arns)
-        operator = OperatorPolicy(self, "Operator", operator_scope=scope)
-        DeployerPolicy(self, "Deployer", env_name=cfg.name)
-        if capture is not None and reader is not None:
-            policies = [reader.policy, operator.policy]
-            CaptureReaderRole(
-                self,
-                "CaptureReaderRole",
-                env_name=cfg.name,
-                config=cfg.data_capture,
-                capture=capture,
-                policies=policies,
-            )
+        capture.encryption_key.add_to_resource_policy(capture_key_reader(cfg.name))
+        for output, value in (
+            (naming.OUTPUT_CAPTURE_BUCKET_ARN, capture.bucket.bucket_arn),
+            (naming.OUTPUT_CAPTURE_KEY_ARN, capture.encryption_key.key_arn),
+        ):
+            CfnOutput(self, output, value=value, export_name=naming.export_name(self.stack_name, output))
+        return capture
 
     def _outputs(
         self,

@@ -5,7 +5,7 @@ templates costs more than all its assertions), and each xdist worker is its own 
 jsii runtime. So the first worker that asks for an environment synthesises it into the run's shared
 temporary directory while holding a file lock; the others wait on the lock and read the files.
 The assembly is exactly what `app.synth()` writes for `cdk.App(context=cdk.json's context + env)` with the
-environment's stacks built as app.py builds them (image, serving, and the CI access stack where configured).
+environment's stacks built as app.py builds them (image, serving and access).
 """
 
 from __future__ import annotations
@@ -51,12 +51,12 @@ def _synthesise(env_name: str, outdir: Path) -> Path:
     import aws_cdk as cdk
 
     from config import load_environment
-    from stacks.ci_access_stack import build_ci_access
+    from stacks.ci_access_stack import build_ci_access, served_resources
     from stacks.environment import build_environment
 
     app = cdk.App(context={**CDK_CONTEXT, "env": env_name}, outdir=str(outdir))
     cfg = load_environment(env_name)
-    _, serving = build_environment(app, cfg)
-    build_ci_access(app, cfg, serving)  # as app.py: with a `ci` section only
+    image, serving = build_environment(app, cfg)
+    build_ci_access(app, cfg, served_resources(cfg, image, serving), serving)  # as app.py
     app.synth()
     return outdir

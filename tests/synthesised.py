@@ -16,12 +16,13 @@ from ruamel.yaml import YAML
 
 from config import ConfigError, load_config_file, load_environment, naming
 from config.loader import ENVIRONMENTS_DIR
+from stacks.ci_access_stack import build_ci_access, served_resources
 from stacks.environment import build_environment
 from tests.shared_synthesis import CDK_CONTEXT, cloud_assembly
 
 
 class Synthesised:
-    """One environment's image and serving templates, read from the run's shared cloud assembly
+    """One environment's image, serving and access templates, read from the run's shared cloud assembly
     (tests/shared_synthesis.py). The construct tree (`app`, `image_stack`, `serving_stack`) is built in
     this process only for a test that asks for it; it synthesises to the same templates."""
 
@@ -30,8 +31,10 @@ class Synthesised:
         self.assembly = cloud_assembly(env_name)
         self.image_stack_name = naming.image_stack_name(env_name)
         self.serving_stack_name = naming.serving_stack_name(env_name)
+        self.access_stack_name = naming.ci_access_stack_name(env_name)
         self.image = self._template(self.image_stack_name)
         self.serving = self._template(self.serving_stack_name)
+        self.access = self._template(self.access_stack_name)  # the people's policies and roles (issue 51)
 
     def _template(self, stack_name: str) -> Template:
         return Template.from_json(json.loads((self.assembly / f"{stack_name}.template.json").read_text()))
@@ -39,7 +42,9 @@ class Synthesised:
     @cached_property
     def _built(self) -> tuple[cdk.App, cdk.Stack, cdk.Stack]:
         app = cdk.App(context={**CDK_CONTEXT, "env": self.cfg.name})
-        return app, *build_environment(app, self.cfg)
+        image, serving = build_environment(app, self.cfg)
+        build_ci_access(app, self.cfg, served_resources(self.cfg, image, serving), serving)  # its imports: exports
+        return app, image, serving
 
     @property
     def app(self) -> cdk.App:

@@ -26,6 +26,9 @@ LOAD_TEST_COMMAND = (
     "workbench/loadtest/cli.py",
     "workbench/loadtest/endpoint_target.py",
 )
+# ...and a library's own command (its `__main__.py`: `python -m workbench.planner`) ends on Ctrl-C, SIGTERM and
+# SIGHUP as every command does, through the one handler (issue 49): the library itself still imports nothing of ops.
+ENTRY_POINT_HANDLER = "ops.operations.interrupts"
 MAX_FUNCTION_LINES = 70
 MAX_OPS_CLI_LINES = 496  # ops/commands/cli.py when issue 26 was filed: commands go to modules of their own
 
@@ -75,7 +78,12 @@ def test_the_walk_sees_the_product_code():
 @pytest.mark.parametrize(("package", "forbidden"), LIBRARIES.items())
 def test_libraries_do_not_import_the_operations_cli(package, forbidden):
     offenders = {
-        relative(path): sorted(n for n in imported_modules(path) if n == forbidden or n.startswith(f"{forbidden}."))
+        relative(path): sorted(
+            n
+            for n in imported_modules(path)
+            if (n == forbidden or n.startswith(f"{forbidden}."))
+            and not (path.name == "__main__.py" and n == ENTRY_POINT_HANDLER)
+        )
         for path in product_files()
         if relative(path).startswith(f"{package}/") and relative(path) not in LOAD_TEST_COMMAND
     }

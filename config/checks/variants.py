@@ -15,16 +15,32 @@ from __future__ import annotations
 from collections import Counter
 
 from config.alarm_counts import MAX_ROLLBACK_ALARMS, ROLLBACK_ALARMS_PER_VARIANT
+from config.naming import PROJECT
 from config.problems import Problem, did_you_mean, quote, refuse
 from config.schema import MUTABLE_TAGS, Catalog, EnvironmentConfig, InstanceType, Variant
 from config.sections import InvalidInput, is_none, skip_invalid
 
+# The only model data buckets the stack roles' permissions boundary lets them read (issue 51).
+MODEL_BUCKET_PREFIX = f"s3://{PROJECT.lower()}-"
+
 
 def check_variants(cfg: EnvironmentConfig, catalog: Catalog) -> list[Problem]:
-    problems = skip_invalid(_check_variant_set, cfg)
+    problems = skip_invalid(_check_variant_set, cfg) + skip_invalid(_check_model_data_buckets, cfg)
     for index in range(len(cfg.variants)):
         problems += skip_invalid(_check_variant, cfg, index, catalog)
     return problems
+
+
+def _check_model_data_buckets(cfg: EnvironmentConfig) -> list[Problem]:
+    return [
+        (
+            f"variants[{index}].model_data_s3_uri",
+            f"the model data must be in a bucket named {PROJECT.lower()}-…, the only buckets the stack roles' "
+            f"permissions boundary lets them read (constructs/stack_role_boundary.py), got {quote(variant.model_data_s3_uri)}",
+        )
+        for index, variant in enumerate(cfg.variants)
+        if not variant.model_data_s3_uri.startswith(MODEL_BUCKET_PREFIX)
+    ]
 
 
 def _check_variant_set(cfg: EnvironmentConfig) -> list[Problem]:

@@ -24,7 +24,8 @@ async def probe_gpus(timeout_seconds: float = 5.0) -> GpuProbe:
     except FileNotFoundError:
         return GpuProbe(False, "nvidia-smi not found: no NVIDIA driver in this container")
     try:
-        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout_seconds)
+        async with asyncio.timeout(timeout_seconds):  # not wait_for: it can lose a cancellation (loopback.py)
+            stdout, stderr = await process.communicate()
     except TimeoutError:
         process.kill()
         await process.wait()

@@ -46,7 +46,11 @@ class LoopbackClient:
         self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None, timeout: float = 5.0
     ) -> Response:
         try:
-            return await asyncio.wait_for(self._exchange(method, path, body, headers or {}), timeout)
+            # asyncio.timeout, not wait_for: CPython 3.11's wait_for returns the inner result when it is cancelled
+            # just as the inner call ends (Lib/asyncio/tasks.py `wait_for`, fixed in 3.12: gh-86296), so the
+            # supervisor's SIGTERM could be lost while it polled a loading engine's /health.
+            async with asyncio.timeout(timeout):
+                return await self._exchange(method, path, body, headers or {})
         except TimeoutError as exc:
             raise LoopbackError(f"{method} {path}: no complete answer within {timeout:g} s") from exc
         except (OSError, ValueError, asyncio.IncompleteReadError) as exc:

@@ -11,6 +11,7 @@ It owns:
 - admission: a request projected to wait past the deadline for its first token is answered 429 at once
   (serving/admission.py);
 - an out-of-memory error from the engine: counted and answered with a retryable 503;
+- no exception's message in any log line of the process (serving/log_redaction.py);
 - one structured log line per inference request (never prompt or completion text), and its latency as
   the client feels it (time to first token, per output token, end to end: serving/latency.py);
 - `/_serving/stats` for the supervisor (loopback clients only): in-flight count and counters.
@@ -23,7 +24,6 @@ import atexit
 import itertools
 import json
 import time
-import traceback
 import uuid
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
@@ -45,6 +45,7 @@ from .guards import (
 )
 from .jsonlog import JsonLogger, json_line, write_lines
 from .latency import LatencyValues, request_latency
+from .log_redaction import raised_at, withhold_exception_messages
 from .settings import BASE_MODEL_NAME, Settings
 from .state import ServingState, StateReader
 
@@ -98,6 +99,7 @@ class ServingCounters:
 class ServingMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        withhold_exception_messages()  # vLLM logs the engine exceptions it catches with their text (issue 51)
         settings = Settings.from_env()
         self.model_version = settings.model_version
         self.state = StateReader(settings.state_file)
@@ -316,7 +318,10 @@ class ServingMiddleware:
         except Exception as exc:
             request.outcome, request.error = ENGINE_ERROR, f"unhandled {type(exc).__name__}{raised_at(exc)}"
             if response_started:
-                raise  # headers are out; the server closes the connection and logs the traceback
+                # Headers are out: end the body here rather than re-raise, for the server would log the
+                # traceback with the exception's message, which may quote the chat (issue 51).
+                await _end_with_error(send, request.stream)
+                return
             oom = OOM_MARKER in str(exc).lower().encode()
             if oom:
                 request.outcome, request.error, request.oom = OUT_OF_MEMORY, OUT_OF_MEMORY, True
@@ -355,17 +360,15 @@ class ServingMiddleware:
         request.complete = True
 
 
-def raised_at(exc: BaseException) -> str:
-    """' at FILE:LINE in FUNCTION' (FILE from site-packages/ on): where an unhandled exception was raised, for
-    the request's log line. Never its message: an engine's may quote the request (users' chats are personal data)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
-        return ""
-    frame = frames[-1]
-    path = frame.filename.rsplit("site-packages/", 1)[-1]
-    if path == frame.filename:  # not an installed package: its last two path parts say enough
-        path = "/".join(path.rsplit("/", 2)[-2:])
-    return f" at {path}:{frame.lineno} in {frame.name}"
+# What a stream whose engine failed after the headers ends with: the one error shape as an SSE event, as
+# vLLM sends an engine error mid-stream, then the stream's usual end.
+STREAM_ERROR_END = b"data: " + error_body(500, "internal error in the serving layer") + b"\n\ndata: [DONE]\n\n"
+
+
+async def _end_with_error(send: Send, stream: bool) -> None:
+    """The last body message of a response whose engine raised after its headers went out. A non-streamed
+    response is one body message (Starlette's JSONResponse), so its headers are out only with its body."""
+    await send({"type": "http.response.body", "body": STREAM_ERROR_END if stream else b"", "more_body": False})
 
 
 # How a request ended, in its log line (`outcome`); `error` says why, for all but COMPLETED.
@@ -444,13 +447,16 @@ class _RequestLog:
         return parsed.get("usage") or {}, parsed.get("metrics") or {}
 
     def _error_text(self) -> str | None:
+        """Ours, or the engine's error type and param: never the engine's message, which may quote the
+        request (an exception's text, a validation error's input value; issue 51)."""
         if not self.error_source:
             return self.error
+        said = self.error or f"engine answered {self.status}"
         detail = _json_object(self.error_source).get("error")
-        message = detail.get("message") if isinstance(detail, dict) else None
-        if isinstance(message, str):
-            return f"{self.error or f'engine answered {self.status}'}: {clip(message)}"
-        return self.error or f"engine answered {self.status}"
+        if not isinstance(detail, dict) or not isinstance(detail.get("type"), str):
+            return said
+        param = detail.get("param")
+        return f"{said}: {clip(detail['type'])}" + (f" (param {clip(param)})" if isinstance(param, str) else "")
 
     def fields(self, model_version: str) -> dict[str, Any]:
         usage, metrics = self._usage_and_metrics()

@@ -143,9 +143,8 @@ class Supervisor:
         plan = warmup_plan(settings.adapters, settings.warmup_requests)
         with self._phase("warmup", requests=len(plan), timeout_seconds=settings.warmup_timeout_seconds) as outcome:
             try:
-                report = await asyncio.wait_for(
-                    run_warmup(self.client, plan, settings.warmup_timeout_seconds), settings.warmup_timeout_seconds
-                )
+                async with asyncio.timeout(settings.warmup_timeout_seconds):  # not wait_for: loopback.py says why
+                    report = await run_warmup(self.client, plan, settings.warmup_timeout_seconds)
                 outcome["by_label"] = report.by_label
                 failure = None
             except TimeoutError:

@@ -15,9 +15,10 @@ from typing import Annotated, Any
 import typer
 
 from config.loader import known_environments
+from ops.operations import interrupts
 from ops.operations.deploy import Deployer, make_deploy
 from ops.operations.environment import EmergencyAccess, Environment, open_environment, open_for_emergency
-from ops.operations.errors import EXPLAINED, ExitCode, explain_for_command
+from ops.operations.errors import EXPLAINED, explain_for_command
 from ops.operations.runtime_hook import runtime_hook
 from ops.operations.waiting import Timing
 
@@ -25,7 +26,7 @@ EXIT_CODES = """Exit codes: 0 ok; 1 other AWS error; 2 usage, unknown environmen
 region; 3 verify/smoke/artifact check failed; 4 refused by a guard (weights rolled back); 5 missing,
 expired or wrong-account credentials, or access denied; 6 endpoint, stack or S3 prefix not found;
 7 still throttled after retries; 8 a wait, deploy or import job failed (scaling restored); 9 scaling
-could NOT be restored (act now); 130 interrupted."""
+could NOT be restored (act now); 130 interrupted (Ctrl-C), 143 stopped by SIGTERM, 129 by SIGHUP."""
 
 app = typer.Typer(
     help=f"Day-two operations for the MangaAssist LLM endpoint (SageMaker, primary + canary).\n\n{EXIT_CODES}",
@@ -75,10 +76,10 @@ def reports_errors(command: Callable[..., None]) -> Callable[..., None]:
             problem = explain_for_command(error, kwargs.get("ctx"))
             typer.echo(f"error: {problem}", err=True)
             raise typer.Exit(problem.exit_code) from None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:  # typer would end it as a silent exit 130 (typer/core.py `_main`)
             env = kwargs.get("env") or "ENV"
             typer.echo(f"error: interrupted; nothing more was changed (see `bin/ops status {env}`)", err=True)
-            raise typer.Exit(ExitCode.INTERRUPTED) from None
+            raise typer.Exit(interrupts.exit_code(stop)) from None
 
     return run
 

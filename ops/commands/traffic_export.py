@@ -7,9 +7,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from botocore.exceptions import ReadTimeoutError
 
 from ops.commands.common import EnvArg, RegionOpt, runtime
+from ops.operations.errors import ExitCode, OpsError
 from ops.operations.output import Console
+from ops.operations.runtime_hook import runtime_hook
 from ops.operations.traffic_export import MAX_DAYS, check_days, read_traffic, write_traffic
 
 
@@ -29,13 +32,16 @@ def traffic_command(
     judges shortfall in ENV's release_calendar windows. CloudWatch keeps one-minute datapoints for 15
     days, so at most 14 whole days. Minutes before the first and after the last datapoint are left
     out; a minute without one in between is written as 0 and counted. Read-only.
-    Exit codes: 0 written; 2 usage (--days outside 1..14, --out not writable); 5 credentials or access
-    denied; 6 fewer than 60 minutes of Invocations in the span.
+    Exit codes: 0 written; 1 CloudWatch too slow to answer (the line says what to do); 2 usage (--days outside
+    1..14, --out not writable); 5 credentials or access denied; 6 fewer than 60 minutes of Invocations in the span.
     """
     check_days(days)  # before the config or AWS
     rt = runtime(ctx)
     environment = rt.open(env, region)
-    recorded = read_traffic(environment.clients.cloudwatch, environment.cfg, days, rt.now())
+    try:
+        recorded = read_traffic(environment.clients.cloudwatch, environment.cfg, days, rt.now())
+    except ReadTimeoutError as error:
+        raise OpsError(slow_answer(error, days), ExitCode.AWS_ERROR) from None
     write_traffic(recorded, out)
     console = Console(rt.zone)
     when, busiest = recorded.busiest
@@ -49,3 +55,12 @@ def traffic_command(
     if recorded.empty_minutes:
         console.warn(f"{recorded.empty_minutes:,} minutes inside the span had no datapoint: written as 0")
     console.line(f"next: make plan ENV={env} TRAFFIC={out}")
+
+
+def slow_answer(error: ReadTimeoutError, days: int) -> str:
+    """What to do when CloudWatch did not answer a GetMetricData call within the client's read timeout, every try."""
+    fewer = f"ask for fewer days (--days {max(1, days // 2)})" if days > 1 else "try again later"
+    return (
+        f"CloudWatch did not answer GetMetricData in time ({error}): it reads every minute of --days {days}; "
+        f"{fewer}.{runtime_hook().slow_metrics_hint()}"
+    )

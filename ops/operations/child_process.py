@@ -33,20 +33,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ops.operations.interrupts import STOPPING
+
 GRACE_SECONDS = 10.0  # for the child to end on SIGTERM before SIGKILL
 # After the child ended, for the rest of its stderr: a process it left running (its own children) may hold the
 # pipe open, and this command does not wait for those.
 DRAIN_SECONDS = 5.0
 PIPE_BYTES = 1 << 20  # more than a pipe holds: one read takes all of it
-
-
-class ParentStopped(KeyboardInterrupt):
-    """SIGTERM while a child ran: the program that started this one was interrupted and stops it. This one
-    stops its own child the same way and ends without a word (the interrupted program says it, once)."""
-
-
-def _raise_parent_stopped(signum: int, frame: object) -> None:
-    raise ParentStopped
 
 
 def _show(chunk: bytes) -> None:
@@ -118,21 +111,23 @@ class StderrRelay:
 
 @contextmanager
 def interrupt_held_while_starting() -> Iterator[None]:
-    """Ctrl-C while Popen starts the child is raised once Popen has returned. Raised inside it, after the fork (Popen
-    waits there for the child's exec), it leaves the child running and this code without its Popen to stop it
-    (CPython's Popen.__init__ then closes its pipes, not the child). A handler, not a blocked signal mask: the
-    child would inherit the mask through exec, and exec resets a handler to the default."""
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
-        yield  # only the main thread may set a handler; an ignored Ctrl-C has nothing to hold
+    """An interrupt (ops/operations/interrupts.py) while Popen starts the child is raised once Popen has returned. Raised inside
+    it, after the fork (Popen waits there for the child's exec), it leaves the child running and this code without its
+    Popen to stop it (CPython's Popen.__init__ then closes its pipes, not the child). Handlers, not a blocked signal
+    mask: the child would inherit the mask through exec, and exec resets a handler to the default."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set a handler
         return
+    raising = [sig for sig in STOPPING if callable(signal.getsignal(sig))]  # not those ignored or at their default
     held: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    previous = {sig: signal.signal(sig, lambda signum, frame: held.append(signum)) for sig in raising}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         if held:
-            signal.raise_signal(signal.SIGINT)  # to the handler that was there: KeyboardInterrupt, now
+            signal.raise_signal(held[0])  # to the handler that was there: the interrupt, now
 
 
 def stop_group(process: subprocess.Popen, grace_seconds: float = GRACE_SECONDS) -> None:
@@ -151,20 +146,9 @@ def stop_group(process: subprocess.Popen, grace_seconds: float = GRACE_SECONDS) 
 
 def run_child(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> int:
     """Runs `command` to its end with the terminal's stdin and stdout and its stderr relayed, and returns its exit
-    code; on Ctrl-C, stops its process group quietly (nothing it says from then on is shown) and raises
-    KeyboardInterrupt."""
-    # A program run by run_child (a runtime hook's deploy under `bin/ops deploy`) is itself in a session of its
-    # own: the SIGTERM its parent sends must reach this child's group too, so it is turned into an interrupt.
-    main = threading.current_thread() is threading.main_thread()  # only the main thread may set a handler
-    previous = signal.signal(signal.SIGTERM, _raise_parent_stopped) if main else None
-    try:
-        return _run_until_interrupted(command, cwd, env)
-    finally:
-        if main:
-            signal.signal(signal.SIGTERM, previous)
-
-
-def _run_until_interrupted(command: list[str], cwd: Path, env: dict[str, str] | None) -> int:
+    code; interrupted (Ctrl-C, or SIGTERM and SIGHUP at an entry point: ops/operations/interrupts.py), stops its process group
+    quietly (nothing it says from then on is shown) and lets the KeyboardInterrupt go on. A program run here (a
+    runtime hook's deploy under `bin/ops deploy`) is stopped by that SIGTERM, and stops its own child the same way."""
     relay = StderrRelay()
     process = None
     try:

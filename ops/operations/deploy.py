@@ -22,6 +22,7 @@ from ops.operations.capacity_gate import check_before_deploy
 from ops.operations.child_process import run_child
 from ops.operations.endpoint import LiveEndpoint, read_endpoint
 from ops.operations.errors import ExitCode, OpsError, explain
+from ops.operations.interrupts import exit_code
 from ops.operations.output import Console
 from ops.operations.scaling import ScalingSnapshot, read_scaling, remove_scaling, restore_scaling
 from ops.operations.waiting import Timing, builtin_waiter, wait
@@ -101,8 +102,8 @@ def deploy(
         _deploy_and_wait(clients, cfg, deployer, console, timing, released=released)
     except (OpsError, ClientError, BotoCoreError) as error:
         failure = explain(error)
-    except KeyboardInterrupt:
-        failure = OpsError("interrupted", ExitCode.INTERRUPTED)
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP (ops/operations/interrupts.py)
+        failure = OpsError("interrupted", exit_code(stop))
     if failure is not None:
         _settle(clients, cfg, console, timing)
     _restore_present(clients, snapshot, console, saved_at, cfg.name)

@@ -35,13 +35,13 @@ class ExitCode(IntEnum):
     THROTTLED = 7  # still throttled after the retries
     OPERATION_FAILED = 8  # a wait, deploy or import job failed; scaling targets were put back
     SCALING_NOT_RESTORED = 9  # scaling targets could not be put back: act now (see the message)
-    INTERRUPTED = 130  # Ctrl-C
+    INTERRUPTED = 130  # Ctrl-C; SIGTERM 143, SIGHUP 129: 128 + the signal's number (ops/operations/interrupts.py)
 
 
 class OpsError(Exception):
     """A failure the operator can act on: `str()` is the one line printed, `exit_code` the status."""
 
-    def __init__(self, message: str, exit_code: ExitCode = ExitCode.AWS_ERROR):
+    def __init__(self, message: str, exit_code: ExitCode | int = ExitCode.AWS_ERROR):
         super().__init__(message)
         self.exit_code = exit_code
 

@@ -58,6 +58,11 @@ class RuntimeHook:
         it lacked comes from; '' on AWS, where users' traffic is the evidence."""
         return ""
 
+    def slow_metrics_hint(self) -> str:
+        """Appended when CloudWatch did not answer GetMetricData in time (`bin/ops traffic`): what slows it
+        in this world; '' on AWS."""
+        return ""
+
     def bedrock_import_refused(self) -> str | None:
         """Why `bedrock-import` cannot submit an import job here (exit 2); None: it submits."""
         return None

@@ -21,6 +21,7 @@ from ops.operations.busy_endpoint import update_weights_and_capacities
 from ops.operations.endpoint import read_endpoint
 from ops.operations.errors import ExitCode, OpsError, explain
 from ops.operations.guard import Verdict, check_canary
+from ops.operations.interrupts import exit_code
 from ops.operations.output import Console, percent, seconds
 from ops.operations.pool_capacity import PoolCapacity, UnknownCapacity
 from ops.operations.rollback_capacity import (
@@ -95,10 +96,18 @@ def rollback(clients: AwsClients, target: Target, console: Console, timing: Timi
     live.variant(target.primary)
     before = live.share(target.canary)
     console.line(f"Rolling back {target.endpoint}: canary {percent(before)} → 0%, primary → 100%")
-    with dynamic_scaling_suspended(clients.autoscaling, target, console):
-        set_canary_weight(clients.sagemaker, target, 0, console, timing)
-        console.ok(f"all traffic on {target.primary}; {target.canary} weight 0 is in effect")
-        carry_rollback(clients, target, floor, console)
+    try:
+        with dynamic_scaling_suspended(clients.autoscaling, target, console):  # resumed on an interrupt too
+            set_canary_weight(clients.sagemaker, target, 0, console, timing)
+            console.ok(f"all traffic on {target.primary}; {target.canary} weight 0 is in effect")
+            carry_rollback(clients, target, floor, console)
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP (ops/operations/interrupts.py)
+        _, stands = _standing(clients.sagemaker, target)
+        raise OpsError(
+            f"interrupted: the rollback of {target.endpoint} ({target.env_name}) did not finish; it stands at "
+            f"{stands}\n  finish it: {rollback_command(target)}",
+            exit_code(stop),
+        ) from None
 
 
 def shift(
@@ -174,8 +183,8 @@ def _run(
             if plan.hold_seconds and weight and not plan.keep_rollback_floor:
                 warn_if_short(clients, target, plan.floor, console)
             _hold(clients.cloudwatch, target, plan, guarded, console, timing)
-    except KeyboardInterrupt:
-        raise _interrupted(clients.sagemaker, target, plan) from None
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP (ops/operations/interrupts.py)
+        raise _interrupted(clients.sagemaker, target, plan, exit_code(stop)) from None
     except (Refused, OpsError, ClientError, BotoCoreError) as stopped:
         problem = stopped if isinstance(stopped, Refused | OpsError) else explain(stopped)
         code = ExitCode.REFUSED if isinstance(problem, Refused) else problem.exit_code
@@ -185,19 +194,10 @@ def _run(
         raise OpsError(f"shift stopped at canary {percent(current)}: {problem}; {outcome}", code) from None
 
 
-def _interrupted(sagemaker: Any, target: Target, plan: ShiftPlan) -> OpsError:
-    """Ctrl-C mid-shift: nothing more is changed; say where the weights stand (read back now) and how
+def _interrupted(sagemaker: Any, target: Target, plan: ShiftPlan, code: int) -> OpsError:
+    """Interrupted mid-shift: nothing more is changed; say where the weights stand (read back now) and how
     to go on or back. A weight change already sent still takes effect: SageMaker has it."""
-    try:
-        live = read_endpoint(sagemaker, target.endpoint, target.env_name)
-        now: float | None = live.share(target.canary)
-        desired = share_percent(live.variant(target.canary).desired_weight, (v.desired_weight for v in live.variants))
-        stands = f"canary {percent(now or 0)}, primary {percent(100 - (now or 0))} (read back just now)"
-        if desired != now:
-            stands += f"; SageMaker is still applying canary {percent(desired)} (endpoint {live.status})"
-    except (OpsError, ClientError, BotoCoreError) as error:
-        now = None
-        stands = f"weights unknown: reading them back failed ({explain(error)}); `bin/ops status {target.env_name}`"
+    now, stands = _standing(sagemaker, target)
     if now == plan.weight:
         resume = (
             f"nothing left to shift, the hold after the last step was cut short (`bin/ops status {target.env_name}`)"
@@ -208,8 +208,22 @@ def _interrupted(sagemaker: Any, target: Target, plan: ShiftPlan) -> OpsError:
         f"interrupted: {target.endpoint} ({target.env_name}) stands at {stands}; nothing more was changed\n"
         f"  resume:    {resume}\n"
         f"  roll back: {rollback_command(target)}",
-        ExitCode.INTERRUPTED,
+        code,
     )
+
+
+def _standing(sagemaker: Any, target: Target) -> tuple[float | None, str]:
+    """The canary's share read back now (None: unknown), and the weights in words."""
+    try:
+        live = read_endpoint(sagemaker, target.endpoint, target.env_name)
+        now: float | None = live.share(target.canary)
+        desired = share_percent(live.variant(target.canary).desired_weight, (v.desired_weight for v in live.variants))
+        stands = f"canary {percent(now or 0)}, primary {percent(100 - (now or 0))} (read back just now)"
+        if desired != now:
+            stands += f"; SageMaker is still applying canary {percent(desired)} (endpoint {live.status})"
+    except (OpsError, ClientError, BotoCoreError) as error:
+        return None, f"weights unknown: reading them back failed ({explain(error)}); `bin/ops status {target.env_name}`"
+    return now, stands
 
 
 SKIPPED_BY_OVERRIDE = (

@@ -32,7 +32,7 @@ AWS_ERROR, WRONG_ACCOUNT = 1, 5  # docs/operations.md's exit codes for the same 
 
 
 DESCRIPTIONS = {
-    STACK_ROLE_BOUNDARY: "Permissions boundary of every role the MangaAssist stacks create: no IAM or KMS administration",
+    STACK_ROLE_BOUNDARY: "Permissions boundary of every role the MangaAssist stacks create: the project's resources only, no IAM or KMS administration",
 }
 EXECUTION_DESCRIPTION = "CloudFormation execution role of CDK's bootstrap stack: the MangaAssist stacks' resource types"
 
@@ -101,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
 def guard_policies(partition: str, account: str) -> list[tuple[str, dict]]:
     """(name, document): the boundary first (the execution policy names it), then the execution policies."""
     documents = execution_documents(partition, account)
-    return [(STACK_ROLE_BOUNDARY, boundary_document()), *zip(policy_names(len(documents)), documents, strict=True)]
+    boundary = boundary_document(partition, account)  # the project's resources in this account (issue 51)
+    return [(STACK_ROLE_BOUNDARY, boundary), *zip(policy_names(len(documents)), documents, strict=True)]
 
 
 if __name__ == "__main__":

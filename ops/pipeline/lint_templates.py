@@ -16,6 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from pathlib import Path
 
+from ops.operations.child_process import interrupt_held_while_starting, stop_group
+from ops.operations.interrupts import entry_point
+
 CFN_LINT = Path(sys.executable).parent / "cfn-lint"  # the virtualenv's, beside this Python
 # cfn-lint's configuration files (its README, "Config File"): the working directory's and the home directory's.
 CONFIG_FILES = (Path(".cfnlintrc"), Path(".cfnlintrc.yaml"), Path(".cfnlintrc.json"), Path.home() / ".cfnlintrc")
@@ -32,8 +35,34 @@ def pass_key(template: Path) -> str:
     return digest.hexdigest()
 
 
-def lint(templates: list[Path]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(CFN_LINT), *map(str, templates)], capture_output=True, text=True, check=False)
+def start_lint(templates: list[Path]) -> subprocess.Popen[str]:
+    """cfn-lint in a session of its own: an interrupt reaches only this step, which stops it (`lint_all`)."""
+    return subprocess.Popen(
+        [str(CFN_LINT), *map(str, templates)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+
+
+def lint_all(groups: list[list[Path]]) -> list[subprocess.CompletedProcess[str]]:
+    """Each group by one cfn-lint process, side by side; interrupted, every one is stopped before the interrupt goes
+    on (ops/operations/interrupts.py: `make synth`'s line, exit 130)."""
+    running: list[subprocess.Popen[str]] = []
+    readers = ThreadPoolExecutor(max_workers=PROCESSES)  # each process's two pipes read to their end
+    try:
+        for group in groups:
+            with interrupt_held_while_starting():  # a cfn-lint started is one in `running`, to be stopped
+                running.append(start_lint(group))
+        outputs = list(readers.map(lambda process: process.communicate(), running))
+    except KeyboardInterrupt:
+        for process in running:  # before the readers are waited for: they end with the processes
+            stop_group(process)
+        raise
+    finally:
+        readers.shutdown()
+    return [
+        subprocess.CompletedProcess(process.args, process.returncode, out, err)
+        for process, (out, err) in zip(running, outputs, strict=True)
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,8 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             f"cfn-lint: {len(templates) - len(to_lint)} template(s) unchanged since cfn-lint {version('cfn-lint')} passed them"
         )
     groups = [to_lint[i::PROCESSES] for i in range(PROCESSES) if to_lint[i::PROCESSES]]
-    with ThreadPoolExecutor(max_workers=PROCESSES) as pool:
-        results = list(pool.map(lint, groups))
+    results = lint_all(groups)
     status = 0
     for group, result in zip(groups, results, strict=True):
         sys.stdout.write(result.stdout)
@@ -60,4 +88,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry_point(
+        main, "cfn-lint: interrupted; the templates in cdk.out/all are not all checked (`make cfn-lint` checks them)"
+    )

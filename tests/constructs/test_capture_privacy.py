@@ -16,6 +16,7 @@ from constructs.capture_reader_policy import OUTPUT_CAPTURE_READER_POLICY_ARN
 from constructs.capture_reader_role import OUTPUT_CAPTURE_READER_ROLE_ARN, CaptureReaderRole
 from constructs.execution_policy import handler_permissions
 from constructs.inference_endpoint import InferenceEndpoint
+from tests.iam_lint import Resolver, Stack
 from tests.operator_policy_check import allowed
 
 
@@ -106,17 +107,21 @@ def test_every_service_principal_on_a_key_is_tied_to_this_accounts_resources(pro
 
 
 def test_a_break_glass_reader_policy_reads_and_decrypts_only_the_capture(prod) -> None:
-    policy = managed_policy(prod.serving, policy_name("prod", CAPTURE_READER))
+    """In the access stack (issue 51), naming the serving stack's capture bucket and key by their exports."""
+    policy = managed_policy(prod.access, policy_name("prod", CAPTURE_READER))
     assert policy is not None and policy["ManagedPolicyName"] == "MangaAssist-prod-CaptureReader"
     by_sid = {s["Sid"]: s for s in policy["PolicyDocument"]["Statement"]}
     assert set(by_sid) == {"CaptureList", "CaptureRead", "CaptureDecrypt"}
-    bucket, key = capture_bucket_id(prod), capture_key_id(prod)
+    outputs = prod.serving.to_json()["Outputs"]
+    assert ref_of(outputs["CaptureBucketArn"]["Value"]) == capture_bucket_id(prod)
+    assert ref_of(outputs["CaptureKeyArn"]["Value"]) == capture_key_id(prod)
+    bucket, key = outputs["CaptureBucketArn"]["Export"]["Name"], outputs["CaptureKeyArn"]["Export"]["Name"]
     assert as_list(by_sid["CaptureList"]["Action"]) == ["s3:ListBucket"] and mentions(by_sid["CaptureList"], bucket)
-    assert as_list(by_sid["CaptureRead"]["Action"]) == ["s3:GetObject"]
+    assert as_list(by_sid["CaptureRead"]["Action"]) == ["s3:GetObject"] and mentions(by_sid["CaptureRead"], bucket)
     assert json.dumps(by_sid["CaptureRead"]["Resource"]).endswith('"/capture/*"]]}')
     assert as_list(by_sid["CaptureDecrypt"]["Action"]) == ["kms:Decrypt"] and mentions(by_sid["CaptureDecrypt"], key)
     assert "kms:ViaService" in json.dumps(by_sid["CaptureDecrypt"]["Condition"])
-    output = prod.serving.to_json()["Outputs"][OUTPUT_CAPTURE_READER_POLICY_ARN]
+    output = prod.access.to_json()["Outputs"][OUTPUT_CAPTURE_READER_POLICY_ARN]
     assert output["Value"]["Ref"].startswith("CaptureReaderPolicy")
 
 
@@ -128,7 +133,7 @@ def test_no_other_policy_reads_or_decrypts_the_capture(prod) -> None:
     documents = [p["PolicyDocument"] for p in resources(prod.serving, "AWS::IAM::Policy").values()]
     documents += [
         p["PolicyDocument"]
-        for p in resources(prod.serving, "AWS::IAM::ManagedPolicy").values()
+        for p in resources(prod.access, "AWS::IAM::ManagedPolicy").values()
         if p.get("ManagedPolicyName") != reader
     ]
     readers = []
@@ -175,17 +180,20 @@ def test_only_the_capture_reader_role_may_decrypt_and_only_through_s3(prod) -> N
     decrypting = [s for s in key_policy(prod) if s["Effect"] == "Allow" and grants(s, "kms:Decrypt")]
     assert len(decrypting) == 1
     (statement,) = decrypting
-    assert principal_of(statement).startswith("CaptureReaderRole")
+    # The account, narrowed to the reader role's sessions by aws:PrincipalArn (the role is the access stack's,
+    # deployed after this key's policy is written: constructs/capture_reader_role.py).
+    assert principal_of(statement) == json.dumps("arn:aws:iam::222222222222:root")
+    assert json.dumps(statement["Condition"]["ArnEquals"]["aws:PrincipalArn"]).endswith(
+        ':role/MangaAssist-prod-CaptureReader"]]}'
+    )
     assert statement["Condition"]["StringEquals"]["kms:ViaService"]
-    roles = resources(prod.serving, "AWS::IAM::Role")
-    assert principal_of(statement) in roles
 
 
 def test_the_account_administers_the_key_without_using_it(prod) -> None:
     """The key stays manageable (PutKeyPolicy, ScheduleKeyDeletion, … for the account, so CloudFormation's
     execution role and the account's administrators keep them through IAM), and that statement allows
     no cryptographic operation and no CreateGrant (a grant could hand out Decrypt)."""
-    (account,) = [s for s in key_policy(prod) if "root" in json.dumps(s["Principal"])]
+    (account,) = [s for s in key_policy(prod) if s["Sid"] == "KeyAdministrationWithoutUse"]
     for action in ("kms:PutKeyPolicy", "kms:DescribeKey", "kms:ScheduleKeyDeletion", "kms:EnableKeyRotation"):
         assert grants(account, action), action
     for action in ("kms:Decrypt", "kms:Encrypt", "kms:ReEncryptFrom", "kms:GenerateDataKey", "kms:CreateGrant"):
@@ -197,7 +205,7 @@ def test_cloudformation_can_still_manage_the_key(prod) -> None:
     schema: tests/stacks/test_execution_policy.py) and the SageMaker endpoint config's kms:DescribeKey are in
     the account's statement, which the execution role's IAM policy then uses; CreateKey and ListKeys name
     no key."""
-    (account,) = [s for s in key_policy(prod) if "root" in json.dumps(s["Principal"])]
+    (account,) = [s for s in key_policy(prod) if s["Sid"] == "KeyAdministrationWithoutUse"]
     declared = handler_permissions("AWS::KMS::Key") | {"kms:DescribeKey"}
     assert [a for a in sorted(declared - {"kms:CreateKey", "kms:ListKeys"}) if not grants(account, a)] == []
 
@@ -207,37 +215,98 @@ def test_the_model_role_may_only_encrypt_with_the_key(prod) -> None:
     assert sorted(as_list(model["Action"])) == ["kms:Encrypt", "kms:GenerateDataKey"]
 
 
-def test_the_capture_reader_role_is_bounded_mfa_conditioned_and_holds_both_policies(prod) -> None:
-    (role_id,) = [lid for lid in resources(prod.serving, "AWS::IAM::Role") if lid.startswith("CaptureReaderRole")]
-    role = resources(prod.serving, "AWS::IAM::Role")[role_id]
+def reader_role(synthesised) -> dict:
+    roles = resources(synthesised.access, "AWS::IAM::Role").values()
+    (role,) = [r for r in roles if r.get("RoleName") == f"MangaAssist-{synthesised.cfg.name}-CaptureReader"]
+    return role
+
+
+def test_the_reader_role_is_the_access_stacks_bounded_mfa_conditioned_and_holds_only_the_reader_policy(prod) -> None:
+    role = reader_role(prod)
     (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
     assert trust["Condition"] == {"Bool": {"aws:MultiFactorAuthPresent": "true"}}
-    assert role["MaxSessionDuration"] == 3600 and "PermissionsBoundary" in role
-    attached = {
-        p["ManagedPolicyName"]
-        for p in resources(prod.serving, "AWS::IAM::ManagedPolicy").values()
-        if {"Ref": role_id} in p.get("Roles", [])
-    }
-    assert attached == {policy_name("prod", CAPTURE_READER), policy_name("prod", "Operator")}
-    assert OUTPUT_CAPTURE_READER_ROLE_ARN in prod.serving.to_json()["Outputs"]
+    assert role["MaxSessionDuration"] == 3600
+    assert "MangaAssistGuard-StackRoleBoundary" in json.dumps(role["PermissionsBoundary"])
+    (reader_id,) = [
+        lid
+        for lid, p in resources(prod.access, "AWS::IAM::ManagedPolicy").items()
+        if p["ManagedPolicyName"] == policy_name("prod", CAPTURE_READER)
+    ]
+    assert role["ManagedPolicyArns"] == [{"Ref": reader_id}] and "Policies" not in role
+    assert OUTPUT_CAPTURE_READER_ROLE_ARN in prod.access.to_json()["Outputs"]
+    assert not [lid for lid in resources(prod.serving, "AWS::IAM::Role") if lid.startswith("CaptureReader")]
+
+
+def reader_statements(synthesised) -> list[dict]:
+    """What the reader role may do: its policies' statements, as deployed (the imports resolved)."""
+    cfg = synthesised.cfg
+    stacks = [
+        Stack(name, template.to_json(), "aws", cfg.region, cfg.account)
+        for name, template in (
+            (synthesised.serving_stack_name, synthesised.serving),
+            (synthesised.access_stack_name, synthesised.access),
+        )
+    ]
+    policies = stacks[1].template["Resources"]
+    documents = [
+        policies[ref["Ref"]]["Properties"]["PolicyDocument"] for ref in reader_role(synthesised)["ManagedPolicyArns"]
+    ]
+    return [s for d in documents for s in Resolver(stacks).resolve(stacks[1], d)["Statement"]]
+
+
+def test_the_capture_reader_reads_the_capture_and_cannot_change_production(prod) -> None:
+    """Issue 51: reading chats grants no change to prod (weights, scaling, images, floor records)."""
+    statements = reader_statements(prod)
+    region, account = prod.cfg.region, prod.cfg.account
+    for action, resource in (
+        (
+            "sagemaker:UpdateEndpointWeightsAndCapacities",
+            f"arn:aws:sagemaker:{region}:{account}:endpoint/mangaassist-llm-prod",
+        ),
+        ("sagemaker:UpdateEndpoint", f"arn:aws:sagemaker:{region}:{account}:endpoint/mangaassist-llm-prod"),
+        ("application-autoscaling:RegisterScalableTarget", "*"),
+        ("ecr:PutImage", f"arn:aws:ecr:{region}:{account}:repository/mangaassist"),
+        ("ssm:PutParameter", f"arn:aws:ssm:{region}:{account}:parameter/mangaassist/prod/rollback-floor/primary"),
+    ):
+        assert not allowed(statements, action, resource, {}), action
+    (read,) = [s for s in statements if s["Sid"] == "CaptureRead"]
+    capture_object = as_list(read["Resource"])[0].replace("*", "2026/11/29/00/batch.jsonl")
+    assert allowed(statements, "s3:GetObject", capture_object, {})  # what it is for
 
 
 def test_named_readers_are_the_ones_the_trust_names(cdk_context) -> None:
+    """By aws:PrincipalArn: an exact role and an IAM Identity Center permission set's role pattern."""
     prod = load_environment("prod")
-    reader = "arn:aws:iam::222222222222:role/DataProtection"
-    capture_cfg = prod.data_capture.model_copy(update={"readers": [reader], "reader_mfa": False})
+    readers = [
+        "arn:aws:iam::222222222222:role/DataProtection",
+        "arn:aws:iam::222222222222:role/aws-reserved/sso.amazonaws.com/*/AWSReservedSSO_BreakGlass_*",
+    ]
+    capture_cfg = prod.data_capture.model_copy(update={"readers": readers, "reader_mfa": False})
     stack = cdk.Stack(cdk.App(context=cdk_context), "Readers")
-    bucket = CaptureBucket(stack, "DataCapture", retention_days=7, description="test")
-    CaptureReaderRole(stack, "Reader", env_name="prod", config=capture_cfg, capture=bucket, policies=[])
+    CaptureReaderRole(stack, "Reader", env_name="prod", config=capture_cfg)
     (role,) = Template.from_stack(stack).find_resources("AWS::IAM::Role").values()
     (trust,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
-    assert trust["Principal"] == {"AWS": reader} and "Condition" not in trust
+    assert trust["Condition"] == {"ArnLike": {"aws:PrincipalArn": readers}}
+    assert "root" in json.dumps(trust["Principal"])
+
+
+def test_mfa_with_identity_center_readers_is_refused(problems) -> None:
+    """Identity Center sessions never carry aws:MultiFactorAuthPresent: nobody could assume the role."""
+
+    def mutate(raw: dict) -> None:
+        raw["data_capture"]["readers"] = [
+            "arn:aws:iam::222222222222:role/aws-reserved/sso.amazonaws.com/*/AWSReservedSSO_BreakGlass_*"
+        ]
+        raw["data_capture"]["reader_mfa"] = True
+
+    (found,) = problems(mutate)
+    assert found.startswith("data_capture.reader_mfa: ") and "IAM Identity Center" in found
 
 
 def test_no_reader_policy_without_capture(dev) -> None:
     assert not dev.cfg.data_capture.enabled
-    assert managed_policy(dev.serving, policy_name("dev", CAPTURE_READER)) is None
-    assert OUTPUT_CAPTURE_READER_POLICY_ARN not in dev.serving.to_json()["Outputs"]
+    assert managed_policy(dev.access, policy_name("dev", CAPTURE_READER)) is None
+    assert OUTPUT_CAPTURE_READER_POLICY_ARN not in dev.access.to_json()["Outputs"]
 
 
 # --- what is captured, and for how long --------------------------------------------------------------

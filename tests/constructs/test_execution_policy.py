@@ -12,7 +12,7 @@ from pathlib import Path
 import botocore.session
 import pytest
 
-from config.access import STACK_POLICIES, STACK_ROLE_BOUNDARY
+from config.access import STACK_ROLE_BOUNDARY
 from config.naming import PROJECT
 from constructs.execution_policy import (
     EXPLICIT,
@@ -85,16 +85,19 @@ def test_documents_fit_iams_limits_and_scope_iam_to_the_projects_names() -> None
     iam_allows = [s for s in statements if s["Effect"] == "Allow" and s["Action"][0].startswith("iam:")]
     writable = [r for s in iam_allows for r in s["Resource"]]
     assert all(
-        r.startswith((f"arn:aws:iam::222222222222:role/{PROJECT}-*-", f"arn:aws:iam::222222222222:policy/{PROJECT}-*-"))
+        r.startswith(f"arn:aws:iam::222222222222:role/{PROJECT}-*-")
         or "/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/" in r
         for r in writable
     ), writable
-    # The guard policies, the pipeline's role and CDK's roles match none of them (fnmatch, like IAM's `*`).
+    # The guard policies, what people and the pipeline wear and CDK's roles match none of them (fnmatch, like
+    # IAM's `*`): no managed policy is writable at all (issue 51).
     protected = [
         f"arn:aws:iam::222222222222:policy/{POLICY_NAME}-1",
         f"arn:aws:iam::222222222222:policy/{STACK_ROLE_BOUNDARY}",
         f"arn:aws:iam::222222222222:role/{PROJECT}-prod-GitHubDeploy",
+        f"arn:aws:iam::222222222222:role/{PROJECT}-prod-CaptureReader",
         f"arn:aws:iam::222222222222:policy/{PROJECT}-prod-GitHubDeployBoundary",
+        f"arn:aws:iam::222222222222:policy/{PROJECT}-prod-Operator",
         "arn:aws:iam::222222222222:role/cdk-hnb659fds-cfn-exec-role-222222222222-ap-northeast-1",
     ]
     assert not [(p, r) for p in protected for r in writable if fnmatchcase(p, r)]
@@ -103,19 +106,16 @@ def test_documents_fit_iams_limits_and_scope_iam_to_the_projects_names() -> None
     assert invoke["Resource"] == [f"arn:aws:lambda:*:222222222222:function:{PROJECT}-*"]
 
 
-def test_roles_policies_and_functions_get_names_the_execution_policy_lets_cloudformation_write(templates) -> None:
+def test_roles_and_functions_get_names_the_execution_policy_lets_cloudformation_write(templates) -> None:
     """IAM and Lambda statements are scoped by name: CloudFormation names a resource without an explicit
     name after its stack (`<stack>-<logical id>-<suffix>`), so each role must be unnamed (or named under
-    its stack), each managed policy one of the stacks' own, each function under the project's prefix."""
+    its stack), each function under the project's prefix; no managed policy (issue 51: the access stack's)."""
     allowed = {
         "AWS::IAM::Role": lambda stack, name: name.startswith(f"{stack}-"),
-        "AWS::IAM::ManagedPolicy": lambda stack, name: any(
-            fnmatchcase(name, f"{PROJECT}-*-{suffix}") for suffix in STACK_POLICIES
-        ),
         "AWS::Lambda::Function": lambda stack, name: name.startswith(f"{PROJECT}-"),
     }
-    names = {"AWS::IAM::Role": "RoleName", "AWS::IAM::ManagedPolicy": "ManagedPolicyName"}
-    names["AWS::Lambda::Function"] = "FunctionName"
+    names = {"AWS::IAM::Role": "RoleName", "AWS::Lambda::Function": "FunctionName"}
+    assert not [lid for _, t in templates for lid, r in t["Resources"].items() if r["Type"] == "AWS::IAM::ManagedPolicy"]
     for stack_name, template in templates:
         assert stack_name.startswith(f"{PROJECT}-")
         for logical_id, resource in template["Resources"].items():

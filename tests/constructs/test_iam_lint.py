@@ -23,6 +23,7 @@ def stacks_of(synthesised: Synthesised) -> list[Stack]:
         for stack_name, template in (
             (synthesised.image_stack_name, synthesised.image),
             (synthesised.serving_stack_name, synthesised.serving),
+            (synthesised.access_stack_name, synthesised.access),
         )
     ]
 
@@ -37,13 +38,13 @@ def linted(environments) -> tuple[int, list[str]]:
     """(how many documents, every finding line)."""
     documents = [doc for s in environments for doc in policy_documents(stacks_of(s))]
     documents += [(f"execution-policy-{n}", d) for n, d in enumerate(execution_documents("aws", MOTO_ACCOUNT), 1)]
-    documents += [("stack-role-boundary", boundary_document())]
+    documents += [("stack-role-boundary", boundary_document("aws", MOTO_ACCOUNT))]
     return len(documents), [line for where, document in documents for line in findings(where, document)]
 
 
 def test_every_policy_is_linted(linted, environments, prod) -> None:
     count, _ = linted
-    kinds = {r["Type"] for t in (prod.image, prod.serving) for r in t.to_json()["Resources"].values()} & {
+    kinds = {r["Type"] for t in (prod.image, prod.serving, prod.access) for r in t.to_json()["Resources"].values()} & {
         "AWS::IAM::ManagedPolicy",
         "AWS::IAM::Policy",
         "AWS::KMS::Key",
@@ -60,7 +61,7 @@ def test_every_policy_is_linted(linted, environments, prod) -> None:
     with_policies = [
         r
         for synthesised in environments
-        for t in (synthesised.image, synthesised.serving)
+        for t in (synthesised.image, synthesised.serving, synthesised.access)
         for r in t.to_json()["Resources"].values()
         if r["Type"] in POLICY_PROPERTIES or r["Type"] == "AWS::IAM::Role"
     ]

@@ -1,5 +1,5 @@
-"""The serving stack's `MangaAssist-<env>-Operator` and `-Deployer` policies: named, output, scoped where
-AWS allows it; the Operator can neither deploy nor read captured payloads. That they are enough for every
+"""The access stack's `MangaAssist-<env>-Operator` and `-Deployer` policies (issue 51: no deploy can change
+them): named, output, scoped where AWS allows it; the Operator can neither deploy nor read captured payloads. That they are enough for every
 ops command is proved on the ops tests themselves (tests/operator_policy_check.py)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from constructs.operator_policy import WIDER
 
 
 def managed_policy(synthesised, name: str) -> tuple[str, dict]:
-    policies = synthesised.serving.find_resources("AWS::IAM::ManagedPolicy")
+    policies = synthesised.access.find_resources("AWS::IAM::ManagedPolicy")
     ((logical_id, policy),) = [
         (k, p["Properties"]) for k, p in policies.items() if p["Properties"].get("ManagedPolicyName") == name
     ]
@@ -29,14 +29,19 @@ def as_list(value) -> list:
     return value if isinstance(value, list) else [value]
 
 
-def test_both_named_for_the_environment_output_and_attached_to_no_role(prod) -> None:
-    outputs = prod.serving.to_json()["Outputs"]
+def test_both_named_for_the_environment_output_and_worn_by_no_role_but_the_pipelines(prod) -> None:
+    outputs = prod.access.to_json()["Outputs"]
     for name, output in (("Operator", naming.OUTPUT_OPERATOR_POLICY_ARN), ("Deployer", OUTPUT_DEPLOYER_POLICY_ARN)):
         logical_id, _ = managed_policy(prod, f"MangaAssist-prod-{name}")
         assert outputs[output]["Value"] == {"Ref": logical_id}
-        assert not prod.serving.find_resources(
-            "AWS::IAM::Role", {"Properties": {"ManagedPolicyArns": [{"Ref": logical_id}]}}
-        )
+        wearing = [
+            r["Properties"]["RoleName"]
+            for r in prod.access.find_resources("AWS::IAM::Role").values()
+            if {"Ref": logical_id} in r["Properties"].get("ManagedPolicyArns", [])
+        ]
+        assert wearing == ["MangaAssist-prod-GitHubDeploy"], name
+    serving_and_image = [*prod.serving.to_json()["Resources"].values(), *prod.image.to_json()["Resources"].values()]
+    assert not [r for r in serving_and_image if r["Type"] == "AWS::IAM::ManagedPolicy"]
 
 
 def test_the_operator_cannot_deploy_nor_read_captured_payloads(prod) -> None:
@@ -90,8 +95,9 @@ def test_image_repository_and_topics_are_this_environments(prod) -> None:
     assert "Fn::ImportValue" in repository and "ImageRepository" in repository["Fn::ImportValue"]
     topics = statements(prod)["Topics"]
     assert topics["Action"] == "sns:ListSubscriptionsByTopic"
-    outputs = prod.serving.to_json()["Outputs"]
-    assert topics["Resource"] == [outputs["AlarmTopicArn"]["Value"], outputs["TicketTopicArn"]["Value"]]
+    imported = [json.dumps(r) for r in topics["Resource"]]
+    assert len(imported) == 2 and all("Fn::ImportValue" in r and "MangaAssist-prod-Serving" in r for r in imported)
+    assert "PagingTopic" in imported[0] and "TicketsTopic" in imported[1]
 
 
 def test_the_deployer_assumes_exactly_the_bootstrap_roles_the_cloud_assembly_names(prod) -> None:
@@ -105,7 +111,8 @@ def test_the_deployer_assumes_exactly_the_bootstrap_roles_the_cloud_assembly_nam
         named |= {properties.get("assumeRoleArn"), properties.get("lookupRole", {}).get("arn")}
         if artifact["type"] == "cdk:asset-manifest":
             files = json.loads((directory / properties["file"]).read_text()).get("files", {})
-            named |= {d["assumeRoleArn"] for f in files.values() for d in f["destinations"].values()}
+            # (the access stack's assets are published with the administrator's own credentials: no role)
+            named |= {d.get("assumeRoleArn") for f in files.values() for d in f["destinations"].values()}
     named.discard(None)
     scope = DeployerScope("prod", "aws", prod.cfg.region, prod.cfg.account)
     assert {arn.split(":role/")[1] for arn in named} == {

@@ -317,6 +317,60 @@ def test_an_exception_no_handler_answers_is_a_json_500_logged_with_where_it_was_
     assert secret not in ready.process.output()
 
 
+def test_an_exception_after_the_headers_ends_the_stream_cleanly_and_its_message_reaches_no_output(ready):
+    """Issue 51: the engine raises mid-stream (headers and two tokens out) with the chat in its message. The
+    client's stream ends with the one error shape and `[DONE]`, a clean end of the chunked body; the request's
+    line says where it was raised; the secret is nowhere in the process's output (the server's logs included:
+    re-raising made uvicorn log the traceback with the message)."""
+    secret = "MY-PRIVATE-QUESTION-3141"
+    ready.mode("raise_mid_stream")
+    try:
+        with ready.client.stream(
+            "POST", "/invocations", json=chat_body(secret, stream=True), headers={"X-Request-Id": "req-raise-2"}
+        ) as response:
+            events = [line for line in response.iter_lines() if line.startswith("data: ")]  # raises if cut short
+    finally:
+        ready.mode("normal")
+    assert response.status_code == 200 and events[-1] == "data: [DONE]"
+    tokens = [e for e in events[:-2] if json.loads(e[6:]).get("choices")]
+    assert len(tokens) == 2
+    error = json.loads(events[-2][6:])
+    assert list(ERROR_SHAPE.iter_errors(error)) == [] and error["error"]["code"] == 500
+    record = wait_until(
+        lambda: next((e for e in ready.process.events("request") if e["request_id"] == "req-raise-2"), None),
+        "the request's log line",
+    )
+    assert record["outcome"] == "engine_error" and record["error"].endswith(" in events"), record
+    assert secret not in ready.process.output()
+    assert "Traceback" not in ready.process.output()
+    assert ready.client.post("/invocations", json=chat_body()).status_code == 200
+
+
+def test_an_exception_the_engine_catches_and_logs_mid_stream_leaves_its_message_out_of_every_log(ready):
+    """Issue 51, as vLLM's serving_chat.py does it: the generator catches the exception, logs it with its
+    traceback on vLLM's logger and sends it as an error event. The client gets the error event (its own
+    request quoted back to it); the process's output has the log line, with the exception's type and where
+    it was raised, and not its message."""
+    secret = "MY-PRIVATE-QUESTION-1618"
+    ready.mode("raise_in_stream")
+    try:
+        with ready.client.stream(
+            "POST", "/invocations", json=chat_body(secret, stream=True), headers={"X-Request-Id": "req-raise-3"}
+        ) as response:
+            events = [line for line in response.iter_lines() if line.startswith("data: ")]
+    finally:
+        ready.mode("normal")
+    assert events[-1] == "data: [DONE]" and json.loads(events[-2][6:])["error"]["code"] == 500
+    record = wait_until(
+        lambda: next((e for e in ready.process.events("request") if e["request_id"] == "req-raise-3"), None),
+        "the request's log line",
+    )
+    assert record["outcome"] == "engine_error" and record["error"] == "error event in the stream: InternalServerError"
+    output = ready.process.output()
+    assert "Error in chat completion stream generator. (RuntimeError at standin/engine.py:" in output
+    assert secret not in output and "Traceback" not in output
+
+
 def test_one_log_line_per_request_with_timings_and_never_the_text(ready):
     secret = "MY-PRIVATE-QUESTION-3141"
     headers = {"X-Request-Id": "req-log-test-1", "X-Amzn-SageMaker-Adapter-Identifier": "manga_domain_v3"}

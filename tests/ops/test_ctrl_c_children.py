@@ -55,12 +55,10 @@ def gone(pid: int) -> bool:
 
 
 def parent_script(child: list[str]) -> list[str]:
-    """A command that runs `child` with run_child and reports Ctrl-C as ops commands do."""
+    """A command that runs `child` with run_child behind the entry point every command has (ops/operations/interrupts.py)."""
     code = (
-        "import sys\nfrom ops.operations.child_process import ParentStopped, run_child\n"
-        f"try:\n    sys.exit(run_child({child!r}, {str(REPO)!r}))\n"
-        "except ParentStopped:\n    sys.exit(143)\n"
-        "except KeyboardInterrupt:\n    print('error: interrupted', file=sys.stderr)\n    sys.exit(130)\n"
+        "from ops.operations.interrupts import entry_point\nfrom ops.operations.child_process import run_child\n"
+        f"entry_point(lambda: run_child({child!r}, {str(REPO)!r}), 'error: interrupted')\n"
     )
     return [sys.executable, "-c", code]
 
@@ -70,6 +68,18 @@ def test_ctrl_c_stops_the_child_quietly_and_the_command_says_it_once() -> None:
     child = int(wait_for_line(command, "ready").split()[1])
     code, stderr = ctrl_c(command)
     assert (code, stderr) == (130, "error: interrupted\n")  # the child's SIGINT traceback would be here
+    assert gone(child)
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_or_sighup_to_the_command_alone_stops_the_child_as_ctrl_c_does(sig: int, code: int) -> None:
+    """`kill`, a CI job cancelled, a closed terminal: the signal reaches the command only (its child is in a session
+    of its own), which stops the child and says so in its one line, exit 128 + the signal."""
+    command = start_in_own_group(parent_script([sys.executable, "-c", SLEEPER]))
+    child = int(wait_for_line(command, "ready").split()[1])
+    command.send_signal(sig)
+    _, stderr = command.communicate(timeout=PATIENCE_SECONDS)
+    assert (command.returncode, stderr) == (code, "error: interrupted\n")
     assert gone(child)
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import signal
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from ops.operations.interrupts import Interrupted
 from ops.operations.promotion import Promotion, write_promotion
 from tests.ops_world import edit_environment
 
@@ -190,19 +192,26 @@ def test_a_failed_deploy_still_restores_scaling_and_says_so(primary_changes_type
     assert "scaling of primary was restored as it was" in result.stderr
 
 
-def test_an_interrupted_deploy_still_restores_scaling(primary_changes_type, cli):
+@pytest.mark.parametrize(
+    ("interrupt", "code"),
+    [(KeyboardInterrupt(), 130), (Interrupted(signal.SIGTERM), 143), (Interrupted(signal.SIGHUP), 129)],
+    ids=["ctrl-c", "SIGTERM", "SIGHUP"],
+)
+def test_an_interrupted_deploy_still_restores_scaling(primary_changes_type, cli, interrupt, code):
+    """Ctrl-C, or SIGTERM and SIGHUP as `python -m ops` raises them (ops/operations/interrupts.py), mid-deploy."""
     world = primary_changes_type
     before = world.scaling()
 
     def interrupted():
-        raise KeyboardInterrupt
+        raise interrupt
 
     cli.runtime.deployer = RecordingDeployer(world, during=interrupted)
 
     result = cli("deploy", "prod")
 
-    assert result.exit_code == 130
+    assert result.exit_code == code
     assert world.scaling() == before
+    assert "interrupted; scaling of primary was restored as it was" in result.stderr
 
 
 def test_scaling_that_cannot_be_restored_is_loud_and_the_snapshot_restores_it_later(primary_changes_type, cli):

@@ -35,7 +35,7 @@ def test_without_a_hook_every_answer_is_aws_s(monkeypatch) -> None:
     skipped = (hook.peak_windows_skipped, hook.assumed_capacity_allowed, hook.paging_skipped)
     assert [skip("prod") for skip in skipped] == [None, None, None]
     assert hook.evidence_hint("prod", ["not enough evidence: 3 canary invocations"], 100) == ""
-    assert hook.bedrock_import_refused() is None
+    assert hook.bedrock_import_refused() is None and hook.slow_metrics_hint() == ""
 
 
 def test_a_hook_changes_what_it_overrides_and_nothing_else(monkeypatch, tmp_path) -> None:

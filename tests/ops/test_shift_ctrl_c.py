@@ -1,5 +1,6 @@
 """Ctrl-C in a terminal, for real: `python -m ops shift` as its own process group on a moto server, SIGINT
-to the whole group (as a terminal sends it, children included) during the first hold. The operator
+to the whole group (as a terminal sends it, children included) during the first hold; SIGTERM (`kill`, a CI job
+cancelled) and SIGHUP (a closed terminal) to the process get the same, with exit 143 and 129. The operator
 reads one message naming the environment, the weights as they stand and the two commands, and nothing
 else: no traceback, neither the CLI's nor a child process's (before issue 30 the config's region check
 started jsii's Node.js through the virtualenv's `node`, a Python wrapper whose own KeyboardInterrupt
@@ -49,7 +50,20 @@ def moto_server(monkeypatch: pytest.MonkeyPatch):
     server.stop()
 
 
-def test_ctrl_c_during_a_hold_prints_the_way_on_and_back_and_no_traceback(moto_server):
+def ctrl_c(ops: subprocess.Popen) -> None:
+    os.killpg(ops.pid, signal.SIGINT)  # as a terminal sends it: the whole foreground group
+
+
+@pytest.mark.parametrize(
+    ("interrupt", "code"),
+    [
+        (ctrl_c, 130),
+        (lambda ops: ops.send_signal(signal.SIGTERM), 143),  # `kill`, a CI job cancelled: the process alone
+        (lambda ops: ops.send_signal(signal.SIGHUP), 129),  # the terminal closed
+    ],
+    ids=["ctrl-c", "SIGTERM", "SIGHUP"],
+)
+def test_interrupted_during_a_hold_it_prints_the_way_on_and_back_and_no_traceback(moto_server, interrupt, code):
     ops = start_foreground_job(
         [sys.executable, "-m", "ops", *RAMP],
         cwd=REPO,
@@ -66,13 +80,13 @@ def test_ctrl_c_during_a_hold_prints_the_way_on_and_back_and_no_traceback(moto_s
         for line in ops.stdout:
             output.append(line)
             if "✓ canary at 25%, primary at 75%" in line:  # the first hold starts now: 30 minutes
-                os.killpg(ops.pid, signal.SIGINT)
+                interrupt(ops)
                 break
         rest, errors = ops.communicate(timeout=60)
     finally:
         watchdog.cancel()
 
-    assert ops.returncode == 130, "".join(output) + rest + errors
+    assert ops.returncode == code, "".join(output) + rest + errors
     assert errors.splitlines() == [
         "error: interrupted: mangaassist-llm-prod (prod) stands at canary 25%, primary 75% (read back just now); "
         "nothing more was changed",

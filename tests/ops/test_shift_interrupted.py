@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import shlex
+import signal
 
 import pytest
 
 from ops.operations.guard import GuardPolicy
+from ops.operations.interrupts import Interrupted
 from ops.operations.shift_plan import ShiftPlan, Target, resume_command, rollback_command
 from tests.ops.test_shift import RAMP, streamed
 
@@ -176,3 +178,45 @@ def test_resume_and_rollback_name_only_what_differs_from_the_defaults():
     )
     assert rollback_command(target) == "bin/ops rollback dev --canary blue --primary green --region eu-west-1"
     assert rollback_command(Target("prod", "e", "canary", "primary")) == "bin/ops rollback prod"
+
+
+def test_a_rollback_stopped_by_sigterm_says_where_it_stands_and_how_to_finish(evidence, cli):
+    """SIGTERM (as `python -m ops` raises it: ops/operations/interrupts.py) while the rollback's waiter confirms canary 0 %:
+    the weights read back, the command that finishes it, exit 143."""
+    sagemaker = evidence.client("sagemaker")
+    evidence.set_weights(canary=25.0, primary=75.0)
+    cli.runtime.client_overrides["sagemaker"] = sagemaker
+    sent: list[str] = []
+    sagemaker.meta.events.register(
+        "before-call.sagemaker.UpdateEndpointWeightsAndCapacities", lambda **kwargs: sent.append("weights")
+    )
+
+    def interrupt_the_waiter(**kwargs):
+        if sent and sent.pop():
+            raise Interrupted(signal.SIGTERM)
+
+    sagemaker.meta.events.register("before-call.sagemaker.DescribeEndpoint", interrupt_the_waiter)
+
+    result = cli("rollback", "prod")
+
+    assert result.exit_code == 143, result.output
+    assert (
+        "error: interrupted: the rollback of mangaassist-llm-prod (prod) did not finish; it stands at canary 0%, "
+        "primary 100% (read back just now)\n  finish it: bin/ops rollback prod\n"
+    ) in result.stderr
+
+
+def test_any_other_command_stopped_by_sighup_says_so_and_exits_129(prod, cli):
+    """restore-scaling, status and the rest: the one line every command gives, with SIGHUP's code."""
+    sagemaker = prod.client("sagemaker")
+    cli.runtime.client_overrides["sagemaker"] = sagemaker
+
+    def hang_up(**kwargs):
+        raise Interrupted(signal.SIGHUP)
+
+    sagemaker.meta.events.register("before-call.sagemaker.DescribeEndpoint", hang_up)
+
+    result = cli("restore-scaling", "prod")
+
+    assert result.exit_code == 129, result.output
+    assert result.stderr == "error: interrupted; nothing more was changed (see `bin/ops status prod`)\n"

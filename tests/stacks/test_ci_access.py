@@ -1,6 +1,6 @@
-"""The optional CI access stack (stacks/ci_access_stack.py): only with a `ci` section; GitHub's OIDC provider;
-a role whose trust names this repository, GitHub environment and branch exactly, with the Deployer and
-Operator policies under a boundary; clean under cdk-nag, cfn-lint and the IAM linter."""
+"""The access stack (stacks/ci_access_stack.py): the people's policies always; with a `ci` section GitHub's
+OIDC provider and a role whose trust names this repository, GitHub environment and branch exactly, with the
+Deployer and Operator policies under a boundary; clean under cdk-nag, cfn-lint and the IAM linter."""
 
 from __future__ import annotations
 
@@ -15,35 +15,35 @@ from aws_cdk.assertions import Match, Template
 
 from config import load_environment
 from constructs.github_deploy_role import MAX_SESSION, VERIFY_AND_SMOKE_ACTIONS
-from stacks.ci_access_stack import build_ci_access, ci_access_stack_name
+from stacks.ci_access_stack import ServedResources, build_ci_access, ci_access_stack_name
 from stacks.environment import add_compliance_checks
 from tests.iam_lint import Stack, acknowledged, findings, policy_documents, unacknowledged
 from tests.synthesised import CDK_CONTEXT
 
 ROOT = Path(__file__).resolve().parents[2]
 PROVIDER = "arn:aws:iam::222222222222:oidc-provider/token.actions.githubusercontent.com"
-# parliament's findings on the boundary, acknowledged as tests/iam_lint_acknowledged.yaml does for the stacks.
-BOUNDARY_FINDINGS = [
-    {
-        "issue": "CREDENTIALS_EXPOSURE",
-        "where": "MangaAssist-*-CiAccess/GitHubDeployBoundary*",
-        "reason": "sts:AssumeRole on the CDK bootstrap roles, named one by one: the Deployer's own statement",
-    },
-    {
-        "issue": "RESOURCE_STAR",
-        "where": "MangaAssist-*-CiAccess/GitHubDeployBoundary*",
-        "reason": "a boundary caps actions and grants nothing; the Operator policy names the resources",
-    },
-]
 
 
-def synthesise(cfg, *, nag: bool = False, outdir: Path | None = None) -> cdk.Stack | None:
-    """The CI access stack of `cfg`, after a stand-in for the serving stack it depends on."""
+def synthesise(cfg, *, nag: bool = False, outdir: Path | None = None) -> cdk.Stack:
+    """The access stack of `cfg`, after a stand-in for the serving stack whose resources it names."""
     app = cdk.App(context={**CDK_CONTEXT, "env": cfg.name}, outdir=str(outdir) if outdir else None)
     env = cdk.Environment(account=cfg.account, region=cfg.region) if cfg.account else None
     serving = cdk.Stack(app, "ServingStandIn", env=env)
     cdk.CfnWaitConditionHandle(serving, "Nothing")  # a template needs a resource
-    stack = build_ci_access(app, cfg, serving)
+    for output, value in (
+        ("CaptureBucketArn", "arn:aws:s3:::mangaassist-capture"),
+        ("CaptureKeyArn", "arn:aws:kms:ap-northeast-1:222222222222:key/k"),
+    ):
+        cdk.CfnOutput(serving, output, value=value, export_name=f"ServingStandIn:{output}")
+    served = ServedResources(
+        endpoint_name=cfg.endpoint_name,
+        repository_arn="arn:aws:ecr:ap-northeast-1:222222222222:repository/images",
+        topic_arns=("arn:aws:sns:ap-northeast-1:222222222222:paging",),
+        capture_exports=("ServingStandIn:CaptureBucketArn", "ServingStandIn:CaptureKeyArn")
+        if cfg.data_capture.enabled
+        else None,
+    )
+    stack = build_ci_access(app, cfg, served, serving)
     if nag:
         add_compliance_checks(app)
         app.synth()
@@ -111,13 +111,16 @@ def test_the_role_has_the_deployer_and_operator_policies_under_a_boundary(templa
     (boundary_id,) = template.find_resources(
         "AWS::IAM::ManagedPolicy", {"Properties": {"ManagedPolicyName": "MangaAssist-prod-GitHubDeployBoundary"}}
     )
+    policies = template.find_resources("AWS::IAM::ManagedPolicy")
+    deployer, operator = (
+        next(lid for lid, p in policies.items() if p["Properties"]["ManagedPolicyName"] == f"MangaAssist-prod-{name}")
+        for name in ("Deployer", "Operator")
+    )
     template.has_resource_properties(
         "AWS::IAM::Role",
         {
-            "ManagedPolicyArns": [
-                "arn:aws:iam::222222222222:policy/MangaAssist-prod-Deployer",
-                "arn:aws:iam::222222222222:policy/MangaAssist-prod-Operator",
-            ],
+            "RoleName": "MangaAssist-prod-GitHubDeploy",
+            "ManagedPolicyArns": [{"Ref": deployer}, {"Ref": operator}],
             "PermissionsBoundary": {"Ref": boundary_id},
             "MaxSessionDuration": MAX_SESSION.to_seconds(),
             "Policies": Match.absent(),
@@ -162,10 +165,14 @@ def test_githubs_default_subject_and_an_existing_provider(prod_cfg) -> None:
     )
 
 
-def test_no_ci_section_no_stack() -> None:
+def test_no_ci_section_no_pipeline_role_but_the_peoples_policies() -> None:
     dev = load_environment("dev")
     assert dev.ci is None
-    assert synthesise(dev) is None
+    template = Template.from_stack(synthesise(dev))
+    template.resource_count_is("AWS::IAM::OIDCProvider", 0)
+    names = {p["Properties"]["ManagedPolicyName"] for p in template.find_resources("AWS::IAM::ManagedPolicy").values()}
+    assert names == {"MangaAssist-dev-Operator", "MangaAssist-dev-Deployer"}  # dev captures nothing
+    assert not template.find_resources("AWS::IAM::Role")
 
 
 def test_a_provider_of_another_account_is_refused(prod_cfg) -> None:
@@ -202,10 +209,14 @@ def test_the_stack_synthesises_clean_under_cdk_nag_cfn_lint_and_the_iam_linter(p
 
     assert lint.returncode == 0, lint.stdout + lint.stderr
     linted = Stack(stack.stack_name, json.loads(template_file.read_text()), "aws", "ap-northeast-1", "222222222222")
-    documents = list(policy_documents([linted]))
-    assert len(documents) == 1  # the boundary (the linter reads permission policies, not trust policies)
+    stand_in = json.loads((tmp_path / "ServingStandIn.template.json").read_text())
+    exporting = Stack("ServingStandIn", stand_in, "aws", "ap-northeast-1", "222222222222")
+    documents = [(where, d) for where, d in policy_documents([linted, exporting]) if where.startswith(stack.stack_name)]
+    # Operator, Deployer, CaptureReader and the pipeline's boundary (the linter reads permission policies,
+    # not trust policies)
+    assert len(documents) == 4
     lines = [line for where, document in documents for line in findings(where, document)]
-    assert unacknowledged(lines, acknowledged() + BOUNDARY_FINDINGS) == []
+    assert unacknowledged(lines, acknowledged()) == []
 
 
 def test_the_stack_is_deployed_with_the_callers_credentials_not_the_bootstrap_roles(prod_cfg, tmp_path: Path) -> None:

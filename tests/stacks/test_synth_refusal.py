@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _app_copy(tmp_path: Path) -> Path:
     copy = tmp_path / "app"
-    for name in ("config", "constructs", "stacks", "ops", "workbench"):  # workbench: the budget is the plan's cost (until issue 49 cuts it)
+    for name in ("config", "constructs", "stacks", "ops"):
         shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(
         ROOT / "container" / "serving",

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 
 from container.serving.state import ServingState, StateRecord, write_state
-from workbench.loadtest.load import run_step
+from workbench.loadtest.load import StepSettings, run_step
 from workbench.loadtest.targets import UrlTarget
 from workbench.loadtest.workload import DEFAULT_WORKLOAD, Workload
 from workbench.standin.harness import free_port, serving_env, start_standin, wait_for_listening
@@ -32,7 +32,7 @@ async def measure(url: str, rate: float, tokens: int, seconds: float) -> None:
     await target.open()
     try:
         step, records = await run_step(
-            target, bodies(tokens), rate, seconds, threading.Event(), random.Random(1), print
+            target, bodies(tokens), StepSettings(rate, seconds), threading.Event(), random.Random(1), print
         )
     finally:
         await target.close()

@@ -27,6 +27,7 @@ from workbench.loadtest.conversations import SessionPlan, SessionSource
 from workbench.loadtest.load import (
     CacheProbe,
     StepResult,
+    StepSettings,
     Target,
     poisson_arrivals,
     report_progress,
@@ -78,19 +79,14 @@ class Conversations:
 async def run_conversation_step(
     target: Target,
     source: SessionSource,
-    offered_rpm: float,
-    seconds: float,
+    settings: StepSettings,
     stop: threading.Event,
     rng: random.Random,
     progress: Callable[[str], None],
-    warmup_seconds: float = 0.0,
-    progress_seconds: float = 10.0,
-    max_requests: int | None = None,
-    deadline: float | None = None,
-    slo_ttft_ms: float | None = None,
 ) -> tuple[StepResult, list[RequestRecord]]:
     """Sessions at `offered_rpm` / mean turns per instance for `warmup_seconds` unmeasured, then for
     `seconds` measured (the module's docstring); waits for the answers, summarises the window."""
+    offered_rpm, seconds, warmup_seconds = settings.offered_rpm, settings.seconds, settings.warmup_seconds
     session_rate = offered_rpm * target.instances / 60 / source.workload.mean_turns
     arrivals = [offset - warmup_seconds for offset in poisson_arrivals(session_rate, warmup_seconds + seconds, rng)]
     plans = [next(source.plans) for _ in arrivals]  # drawn before the clock starts
@@ -98,11 +94,11 @@ async def run_conversation_step(
     resumed = under_way(source.plans, session_rate, horizon, rng) if warmup_seconds else []
     pasts = [source.workload.history(session.plan, session.turn) for session in resumed]  # before the clock too
     window = time.perf_counter() + 0.05 + warmup_seconds
-    allowed = float("inf") if max_requests is None else max_requests
+    allowed = float("inf") if settings.max_requests is None else settings.max_requests
     step = Conversations(target, source, stop, window, window + seconds, allowed, [])
     tasks: list[asyncio.Task[None]] = []
     probe = CacheProbe(target)
-    ticker = asyncio.create_task(report_progress(step.records, progress, progress_seconds))
+    ticker = asyncio.create_task(report_progress(step.records, progress, settings.progress_seconds))
     opened = asyncio.create_task(_open_window(probe, window, stop))
     try:
         for session, past in zip(resumed, pasts, strict=True):  # each sleeps until its next turn is due
@@ -114,7 +110,7 @@ async def run_conversation_step(
                 break
             tasks.append(asyncio.create_task(step.converse(plan, window + arrival)))
         await sleep_until(step.end, stop)
-        await settle(tasks, step.records, stop, step.end + REQUEST_TIMEOUT_SECONDS, deadline)
+        await settle(tasks, step.records, stop, step.end + REQUEST_TIMEOUT_SECONDS, settings.deadline)
         await opened
     finally:
         ticker.cancel()
@@ -122,7 +118,7 @@ async def run_conversation_step(
             task.cancel()
         await asyncio.gather(*tasks, ticker, opened, return_exceptions=True)
     elapsed = min(seconds, max(time.perf_counter() - window, 0.0)) if stop.is_set() else seconds
-    result = summarise(step.records, offered_rpm, target.instances, window, max(elapsed, 1e-3), slo_ttft_ms)
+    result = summarise(step.records, offered_rpm, target.instances, window, max(elapsed, 1e-3), settings.slo_ttft_ms)
     result.warmup_seconds = warmup_seconds
     result.prefix_cache_hit_percent = await probe.hit_percent()
     return result, step.records

@@ -43,6 +43,20 @@ class Target(Protocol):
     async def request(self, body: bytes, record: RequestRecord, stop: threading.Event) -> None: ...
 
 
+@dataclass(frozen=True)
+class StepSettings:
+    """What one step offers and within which limits (the sweep makes one per step; run_step,
+    conversation_step.run_conversation_step and sweep.run_source_step take it whole)."""
+
+    offered_rpm: float  # per instance
+    seconds: float  # the measured window
+    warmup_seconds: float = 0.0  # conversations only: this long unmeasured first (capacity.conversation_step)
+    slo_ttft_ms: float | None = None  # with it, the summary counts the requests answered within it
+    max_requests: int | None = None  # sends at most this many (the sweep's request ceiling)
+    deadline: float | None = None  # time.perf_counter() after which no answer is waited for
+    progress_seconds: float = 10.0  # a progress line this often
+
+
 def percentile(values: list[float], q: float) -> float | None:
     """Nearest rank: the smallest value with at least q of the values at or below it."""
     if not values:
@@ -211,28 +225,24 @@ def judge(step: StepResult, slo_ttft_ms: float) -> None:
 async def run_step(
     target: Target,
     bodies: Iterator[dict[str, Any]],
-    offered_rpm: float,
-    seconds: float,
+    settings: StepSettings,
     stop: threading.Event,
     rng: random.Random,
     progress: Callable[[str], None],
-    progress_seconds: float = 10.0,
-    max_requests: int | None = None,
-    deadline: float | None = None,
-    slo_ttft_ms: float | None = None,
 ) -> tuple[StepResult, list[RequestRecord]]:
-    """Offers `offered_rpm` per instance for `seconds`, waits for the answers, summarises (with
-    `slo_ttft_ms`, counting those answered within it). Sends at most `max_requests`, and stops waiting
-    for answers at `deadline` (time.perf_counter())."""
-    rate = offered_rpm * target.instances / 60
-    offsets = poisson_arrivals(rate, seconds, rng)[:max_requests]
+    """Offers `settings.offered_rpm` per instance for `settings.seconds`, waits for the answers, summarises
+    (with `slo_ttft_ms`, counting those answered within it). Sends at most `max_requests`, and stops waiting
+    for answers at `deadline`."""
+    seconds = settings.seconds
+    rate = settings.offered_rpm * target.instances / 60
+    offsets = poisson_arrivals(rate, seconds, rng)[: settings.max_requests]
     payloads = [json.dumps(next(bodies)).encode() for _ in offsets]  # encoded before the clock starts
     records: list[RequestRecord] = []
     tasks: list[asyncio.Task[None]] = []
     probe = CacheProbe(target)
     await probe.begin()
     start = time.perf_counter() + 0.05
-    ticker = asyncio.create_task(report_progress(records, progress, progress_seconds))
+    ticker = asyncio.create_task(report_progress(records, progress, settings.progress_seconds))
     try:
         for offset, payload in zip(offsets, payloads, strict=True):
             if stop.is_set():
@@ -244,14 +254,14 @@ async def run_step(
             record = RequestRecord(scheduled=start + offset)
             records.append(record)
             tasks.append(asyncio.create_task(target.request(payload, record, stop)))
-        await settle(tasks, records, stop, time.perf_counter() + REQUEST_TIMEOUT_SECONDS, deadline)
+        await settle(tasks, records, stop, time.perf_counter() + REQUEST_TIMEOUT_SECONDS, settings.deadline)
     finally:
         ticker.cancel()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, ticker, return_exceptions=True)
     elapsed = min(seconds, time.perf_counter() - start) if stop.is_set() else seconds
-    step = summarise(records, offered_rpm, target.instances, start, max(elapsed, 1e-3), slo_ttft_ms)
+    step = summarise(records, settings.offered_rpm, target.instances, start, max(elapsed, 1e-3), settings.slo_ttft_ms)
     step.prefix_cache_hit_percent = await probe.hit_percent()
     return step, records
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from workbench.loadtest.conversation_step import run_conversation_step
 from workbench.loadtest.conversations import SessionSource
-from workbench.loadtest.load import StepResult, Target, judge, run_step
+from workbench.loadtest.load import StepResult, StepSettings, Target, judge, run_step
 from workbench.loadtest.targets import RequestRecord
 
 PRECISION = 1.10  # stop refining when the first broken rate is within 10 % of the last held one
@@ -55,6 +55,17 @@ class SweepSettings:
     def request_ceiling(self, instances: int) -> int:
         """No run sends more: the highest rate for the whole time budget."""
         return math.ceil(self.max_rpm * instances * self.max_minutes)
+
+    def step(self, offered_rpm: float, max_requests: int, deadline: float) -> StepSettings:
+        """One step at `offered_rpm` per instance, within what the run has left."""
+        return StepSettings(
+            offered_rpm=offered_rpm,
+            seconds=self.step_seconds,
+            warmup_seconds=self.warmup_seconds,
+            slo_ttft_ms=self.slo_ttft_ms,
+            max_requests=max_requests,
+            deadline=deadline,
+        )
 
 
 @dataclass
@@ -122,10 +133,7 @@ async def sweep(
             f"step {len(outcome.steps) + 1}: offering {rate:,.0f} requests/min per instance for {settings.step_seconds:g} s"
             + warmup
         )
-        step, _ = await run_source_step(
-            target, bodies, rate, settings.step_seconds, stop, rng, say, settings.warmup_seconds,
-            max_requests=requests_left, deadline=deadline, slo_ttft_ms=settings.slo_ttft_ms,
-        )  # fmt: skip
+        step, _ = await run_source_step(target, bodies, settings.step(rate, requests_left, deadline), stop, rng, say)
         requests_left -= step.requests + step.warmup_requests
         result = _judged(step, settings, stop.is_set())
         outcome.steps.append(step)
@@ -183,22 +191,16 @@ def step_line(step: StepResult, result: str, settings: SweepSettings) -> str:
 async def run_source_step(
     target: Target,
     source: Iterator[dict[str, Any]] | SessionSource,
-    offered_rpm: float,
-    seconds: float,
+    settings: StepSettings,
     stop: threading.Event,
     rng: random.Random,
     progress: Callable[[str], None],
-    warmup_seconds: float = 0.0,
-    max_requests: int | None = None,
-    deadline: float | None = None,
-    slo_ttft_ms: float | None = None,
 ) -> tuple[StepResult, list[RequestRecord]]:
-    """One step of whatever the workload is: sessions (run_conversation_step) or bodies (run_step)."""
+    """One step of whatever the workload is: sessions (run_conversation_step) or bodies (run_step, which has
+    no warm-up)."""
     if isinstance(source, SessionSource):
-        return await run_conversation_step(target, source, offered_rpm, seconds, stop, rng, progress, warmup_seconds,
-                                           max_requests=max_requests, deadline=deadline, slo_ttft_ms=slo_ttft_ms)  # fmt: skip
-    return await run_step(target, source, offered_rpm, seconds, stop, rng, progress,
-                          max_requests=max_requests, deadline=deadline, slo_ttft_ms=slo_ttft_ms)  # fmt: skip
+        return await run_conversation_step(target, source, settings, stop, rng, progress)
+    return await run_step(target, source, settings, stop, rng, progress)
 
 
 def _judged(step: StepResult, settings: SweepSettings, interrupted: bool) -> str:

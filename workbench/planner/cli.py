@@ -2,7 +2,7 @@
 
 Exit codes: 0 ok; 1 `plan`'s verdict is "not met" (files still written: CI can gate on it); 2 unknown
 environment, invalid config or traffic file, or a setting the planner cannot model (the message names the field);
-130 interrupted (Ctrl-C: one line, no traceback).
+130 interrupted (Ctrl-C: one line, no traceback; SIGTERM 143, SIGHUP 129).
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from config.loader import (
 )
 from config.naming import environment_label
 from config.schema import Catalog, EnvironmentConfig
+from workbench.planner.budget_limit import budget_limit, write_budget_limit
 from workbench.planner.build import PlanError, build_plan
 from workbench.planner.compare import render_comparison
 from workbench.planner.doc_block import PLAN_DOC, with_summary
 from workbench.planner.environment_traffic import traffic_of
 from workbench.planner.frontier import inputs_digest
-from workbench.planner.interrupt import interruptible
 from workbench.planner.outages import Outage, OutageError, parse_outages
 from workbench.planner.reference_week import reference_week
-from workbench.planner.results import Plan
+from workbench.planner.results import FigureCheck, Plan
 from workbench.planner.summary import render_summary
 from workbench.planner.traffic import TrafficError, TrafficProfile, write_csv
 from workbench.planner.verdict import judge
@@ -71,7 +71,6 @@ Unavailable = Annotated[
 
 
 @app.command()
-@interruptible
 def plan(
     env: Env,
     traffic: Traffic = None,
@@ -84,16 +83,19 @@ def plan(
         bool,
         typer.Option(
             "--write-config",
-            help="with --tune: write the chosen point and planning.frontier (refused on a --traffic other than planning.traffic)",
+            help="write alarms.monthly_budget_usd (the configured cost on planning.traffic x alarms.budget_margin), "
+            "then plan; with --tune: the chosen point, planning.frontier and then that figure (refused on a --traffic "
+            "other than planning.traffic)",
         ),
     ] = False,
 ) -> None:
     """Simulate ENV's scaling and write summary.md and plot.png (default directory: plan-out/ENV).
 
-    Exits 1 when the verdict is "not met", after writing both files. With --tune: search the documented
-    space instead, write tune.md and frontier.png, and (--write-config) the chosen point into ENV's file."""
+    Exits 1 when the verdict is "not met" or alarms.monthly_budget_usd is stale, after writing both files.
+    With --tune: search the documented space instead, write tune.md and frontier.png, and (--write-config) the
+    chosen point into ENV's file."""
     out = out or Path("plan-out") / env
-    if tune or write_config:
+    if tune:
         _tune(env, traffic, out, write_config)
         return
     for stale in (out / "summary.md", out / "plot.png") if out.is_dir() else ():
@@ -101,23 +103,30 @@ def plan(
     cfg = _config(env)
     profile = _traffic(traffic, cfg)
     outages = _outages(unavailable or [], profile, cfg)
+    if write_config:
+        cfg = _write_budget_limit(cfg)
     _working(f"planning {env}", profile)
     result = _plan(cfg, profile, outages, with_margin=True)
+    result.figures.append(_budget_limit(cfg))  # the gate's alone: diff and docs judge the scaling only
     out.mkdir(parents=True, exist_ok=True)
     summary = render_summary(result)
     (out / "summary.md").write_text(summary)
     _draw_plot(result, out / "plot.png")
     typer.echo(summary)
     typer.echo(f"wrote {out / 'summary.md'} and {out / 'plot.png'}")
-    failed = [check for check in judge(result).checks if not check.passed]
+    verdict = judge(result)
+    failed = [check for check in verdict.checks if not check.passed]
     if failed:
         reasons = "; ".join(check.against_limit() for check in failed)
         typer.echo(f"verdict: not met ({env}, planning.budget): {reasons}", err=True)
+    for figure in verdict.figures:
+        if figure.stale:
+            typer.echo(f"verdict: not met ({env}): {figure.text}", err=True)
+    if not verdict.met:
         raise typer.Exit(1)
 
 
 @app.command()
-@interruptible
 def diff(
     env: Env,
     base: Annotated[Path, typer.Option(help="the base config file (make plan-diff: from git)", dir_okay=False)],
@@ -147,7 +156,6 @@ def diff(
 
 
 @app.command()
-@interruptible
 def docs(document: Annotated[Path, typer.Option("--doc", dir_okay=False)] = PLAN_DOC) -> None:
     """Refresh docs/plan/ (summary.md, plot.png) and the copy of the prod plan in docs/scaling-and-planning.md."""
     cfg = _config("prod")
@@ -164,7 +172,6 @@ def docs(document: Annotated[Path, typer.Option("--doc", dir_okay=False)] = PLAN
 
 
 @app.command("export-traffic")
-@interruptible
 def export_traffic(out: Annotated[Path, typer.Argument(help="CSV file to write", dir_okay=False)]) -> None:
     """Write the reference week as a per-minute CSV, a starting point for your own profile."""
     try:
@@ -203,6 +210,7 @@ def _tune(env: str, traffic: Path | None, out: Path, write_config: bool) -> None
         except (ConfigError, UnsafeEdit) as error:
             _fail(str(error))
         typer.echo(f"wrote the chosen point and planning.frontier into {environment_label(env)}")
+        _write_budget_limit(_config(env))  # the budget follows the scaling just written
 
 
 def _refuse_frontier_of_other_traffic(
@@ -217,6 +225,25 @@ def _refuse_frontier_of_other_traffic(
             f" ({reference.name}) and {profile.name} is other traffic; drop --write-config to see its frontier, or"
             f" set planning.traffic.profile to {path} to plan {cfg.name} on it"
         )
+
+
+def _budget_limit(cfg: EnvironmentConfig) -> FigureCheck:
+    try:
+        limit = budget_limit(cfg, load_catalog())
+    except (PlanError, TrafficError) as error:
+        _fail(f"{environment_label(cfg.name)}: {error}")
+    return FigureCheck(limit.line(), limit.stale)
+
+
+def _write_budget_limit(cfg: EnvironmentConfig) -> EnvironmentConfig:
+    """Write alarms.monthly_budget_usd, say what changed; ENV's config as written."""
+    try:
+        typer.echo(write_budget_limit(cfg, load_catalog()))
+    except (PlanError, TrafficError) as error:
+        _fail(f"{environment_label(cfg.name)}: {error}")
+    except (ConfigError, UnsafeEdit) as error:
+        _fail(str(error))
+    return _config(cfg.name)
 
 
 def _config(env: str, path: Path | None = None, name: str | None = None) -> EnvironmentConfig:

@@ -11,62 +11,35 @@ each: `<file>: <field path>: <message>, got <value>`.
 from __future__ import annotations
 
 import random
-import re
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any
 from zoneinfo import ZoneInfo
 
-from pydantic import AfterValidator, ConfigDict, Field, PlainValidator, ValidationError, ValidationInfo, field_validator
-from pydantic_core import PydanticCustomError
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from config.loader import describe_error
-from config.schedules import CronError, time_zone
+from config.release_calendar import WEEKDAYS, Clock, LocalWindow, Weekday, Zone, clock_time, invalid, local_dates
+from config.schedules import time_zone
 from config.schema import Strict
 from workbench.planner.traffic import ONE_MINUTE, TrafficError, TrafficEvent, TrafficProfile
 
 REFERENCE_WEEK = Path(__file__).resolve().parent / "reference_week.yaml"
-Weekday = Literal["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"]
-WEEKDAYS: tuple[Weekday, ...] = get_args(Weekday)  # in date.weekday() order
-
-
-def _invalid(message: str) -> PydanticCustomError:
-    # Passed as context, not as the template: a value quoted in the message may contain braces.
-    return PydanticCustomError("invalid", "{reason}", {"reason": message})
-
-
-def _iana_zone(name: Any) -> ZoneInfo:
-    if not isinstance(name, str):
-        raise _invalid("must be an IANA time zone name such as Asia/Tokyo")
-    try:
-        return time_zone(name)  # refuses abbreviations such as JST: they do not say when DST applies
-    except CronError as error:
-        raise _invalid(str(error)) from None
 
 
 def _without_offset(value: datetime) -> datetime:
     # The zone decides the offset; a fixed one would be wrong on one side of a daylight-saving switch.
     if value.tzinfo is not None:
-        raise _invalid("must be a local date and time such as 2026-10-29T00:00, without an offset")
+        raise invalid("must be a local date and time such as 2026-10-29T00:00, without an offset")
     return value
 
 
-def _clock(value: Any) -> time:
-    match = re.fullmatch(r"([01]\d|2[0-3]):([0-5]\d)", value) if isinstance(value, str) else None
-    if not match:
-        raise _invalid('must be a quoted local time "HH:MM" such as "18:00"')
-    return time(int(match[1]), int(match[2]))
-
-
-Zone = Annotated[ZoneInfo, PlainValidator(_iana_zone)]
 # Not strict: YAML reads 2026-10-29T00:00 (no seconds) as text, which pydantic parses.
 LocalDateTime = Annotated[datetime, Field(strict=False), AfterValidator(_without_offset)]
-Clock = Annotated[time, PlainValidator(_clock)]
 Minutes = Annotated[int, Field(ge=0, le=24 * 60)]
 Multiplier = Annotated[float, Field(ge=1, le=100)]
 
@@ -76,24 +49,10 @@ class _Model(Strict):
     model_config = ConfigDict(strict=True)
 
 
-class PeakHours(_Model):
-    """The audience's daily peak in its own local time; an `end` before `start` runs past midnight."""
-
-    start: Clock
-    end: Clock
-
-    @field_validator("end")
-    @classmethod
-    def _not_empty(cls, end: time, info: ValidationInfo) -> time:
-        if end == info.data.get("start"):
-            raise _invalid("must differ from start")
-        return end
-
-
 class Audience(_Model):
     timezone: Zone
     hourly: list[Annotated[float, Field(ge=0)]] = Field(min_length=24, max_length=24)  # req/min at hours 0..23
-    peak: PeakHours  # a peak window every day: the plan expects no shortfall there
+    peak: LocalWindow  # a peak window every day: the plan expects no shortfall there (config's model)
 
 
 class Release(_Model):
@@ -112,7 +71,7 @@ class Release(_Model):
     def _longer_than_the_ramp(cls, hours: float, info: ValidationInfo) -> float:
         ramp = info.data.get("ramp_minutes")
         if ramp is not None and round(hours * 60) <= ramp:
-            raise _invalid(f"must be longer than ramp_minutes ({ramp} min)")
+            raise invalid(f"must be longer than ramp_minutes ({ramp} min)")
         return hours
 
 
@@ -129,7 +88,7 @@ class Spike(_Model):
 
     @property
     def start(self) -> datetime:
-        return self.at.replace(tzinfo=self.timezone).astimezone(UTC)
+        return self.at.replace(tzinfo=time_zone(self.timezone)).astimezone(UTC)
 
 
 class Noise(_Model):
@@ -148,7 +107,7 @@ class Week(_Model):
 
     @property
     def first_minute(self) -> datetime:
-        return self.start.replace(tzinfo=self.timezone).astimezone(UTC)
+        return self.start.replace(tzinfo=time_zone(self.timezone)).astimezone(UTC)
 
     @property
     def end(self) -> datetime:
@@ -208,7 +167,7 @@ def with_calendar(profile: TrafficProfile, path: Path = REFERENCE_WEEK) -> Traff
 
 
 def _zones(week: Week) -> tuple[tuple[str, str], ...]:
-    return tuple((name, audience.timezone.key) for name, audience in week.audiences.items())
+    return tuple((name, audience.timezone) for name, audience in week.audiences.items())
 
 
 def _peaks(week: Week, first: datetime, minutes: int) -> tuple[TrafficEvent, ...]:
@@ -216,12 +175,9 @@ def _peaks(week: Week, first: datetime, minutes: int) -> tuple[TrafficEvent, ...
     end = first + minutes * ONE_MINUTE
     windows = []
     for name, audience in week.audiences.items():
-        for day in _local_dates(first, end, audience.timezone):
-            start = datetime.combine(day, audience.peak.start, tzinfo=audience.timezone)
-            stop = datetime.combine(day, audience.peak.end, tzinfo=audience.timezone)
-            if stop <= start:
-                stop = datetime.combine(day + timedelta(days=1), audience.peak.end, tzinfo=audience.timezone)
-            windows.append((f"{name} evening", start, stop))
+        zone = time_zone(audience.timezone)
+        for day in local_dates(first, end, zone):
+            windows.append((f"{name} evening", *audience.peak.on(day, zone)))
     for surge in _release_surges(week, first, end):
         windows.append((surge.name, surge.start, surge.start + surge.minutes * ONE_MINUTE))
     peaks = []
@@ -262,7 +218,8 @@ def _parse_yaml(path: Path, text: str) -> Any:
 
 def _spikes_outside(week: Week, raw: dict) -> list[dict]:
     """Spikes that miss the week, as pydantic errors; checked after the models since it needs the week's span."""
-    first, end = (moment.astimezone(week.timezone).isoformat() for moment in (week.first_minute, week.end))
+    zone = time_zone(week.timezone)
+    first, end = (moment.astimezone(zone).isoformat() for moment in (week.first_minute, week.end))
     message = f"must fall inside the week, from {first} up to {end}"
     return [
         {"loc": ("spikes", i, "at"), "msg": message, "type": "outside_week", "input": raw["spikes"][i]["at"]}
@@ -281,32 +238,28 @@ def _release_surges(week: Week, first: datetime, end: datetime) -> list[_Surge]:
     """Every occurrence of every release that touches first..end, in the release's own time zone."""
     surges = []
     for release in week.releases:
-        for day in _local_dates(first, end, release.timezone):
+        zone = time_zone(release.timezone)
+        for day in local_dates(first, end, zone):
             if WEEKDAYS[day.weekday()] in release.weekdays:
-                at = datetime.combine(day, release.at, tzinfo=release.timezone)
+                at = datetime.combine(day, clock_time(release.at), tzinfo=zone)
                 fall = round(release.hours * 60) - release.ramp_minutes
                 surges.append(_Surge(release.name, "release", at, release.multiplier, release.ramp_minutes, 0, fall))
     return surges
 
 
-def _local_dates(start: datetime, end: datetime, zone: ZoneInfo) -> Iterator[date]:
-    """Local dates from the day before `start` (a surge may run past midnight) to the day of `end`."""
-    day = start.astimezone(zone).date() - timedelta(days=1)
-    while day <= end.astimezone(zone).date():
-        yield day
-        day += timedelta(days=1)
-
-
 def _audience_series(week: Week) -> list[float]:
     """Sum of the audiences, minute by minute; each converts the same UTC instant to its own clock."""
-    audiences = list(week.audiences.values())
+    audiences = [(a, time_zone(a.timezone)) for a in week.audiences.values()]
     minutes = week.days * 24 * 60
-    return [sum(_audience_rate(a, week.first_minute + i * ONE_MINUTE) for a in audiences) for i in range(minutes)]
+    return [
+        sum(_audience_rate(a, zone, week.first_minute + i * ONE_MINUTE) for a, zone in audiences)
+        for i in range(minutes)
+    ]
 
 
-def _audience_rate(audience: Audience, when: datetime) -> float:
+def _audience_rate(audience: Audience, zone: ZoneInfo, when: datetime) -> float:
     """Requests/min of one audience at a UTC instant: linear between its local hour marks."""
-    local = when.astimezone(audience.timezone)
+    local = when.astimezone(zone)
     here, following = audience.hourly[local.hour], audience.hourly[(local.hour + 1) % 24]
     return here + (following - here) * local.minute / 60
 

@@ -93,6 +93,15 @@ class Scenario:
         return self.start + timedelta(minutes=minute)
 
 
+@dataclass(frozen=True)
+class FigureCheck:
+    """A figure the config keeps for synth that the planner computes (alarms.monthly_budget_usd), against the
+    planner's own, in one line: a stale one fails the verdict (planner.budget_limit)."""
+
+    text: str
+    stale: bool
+
+
 @dataclass
 class Plan:
     """Every scenario for one environment and one traffic profile."""
@@ -117,6 +126,7 @@ class Plan:
     at_seeds_provisioning: str = ""  # the verdict again at the seeds' 8 min provisioning, one line
     # The checks met with every capacity lower by planning.budget.capacity_error_percent; None: not computed.
     at_capacity_error: set[str] | None = None
+    figures: list[FigureCheck] = field(default_factory=list)  # checked by `bin/plan ENV` only (planner.cli)
 
     def peak_mask(self, minutes: int) -> list[bool]:
         mask = [False] * minutes

@@ -94,6 +94,7 @@ def render_summary(plan: Plan) -> str:
     verdict = judge(plan)
     lines += ["", f"### Verdict: {verdict.headline}", ""]
     lines += [f"- {check.text}" for check in verdict.checks]
+    lines += [f"- {figure.text}" for figure in verdict.figures]
     lines += [f"- Cost as figures (not judged): {figures}." for figures in [cost_figures(plan)] if figures]
     lines += [f"- Margin: {plan.margin}." for _ in [plan.margin] if plan.margin]
     lines += [

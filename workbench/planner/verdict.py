@@ -28,7 +28,7 @@ from workbench.planner.formatting import (
     format_time,
     format_usd,
 )
-from workbench.planner.results import Plan, Scenario, Totals
+from workbench.planner.results import FigureCheck, Plan, Scenario, Totals
 
 DAY_MINUTES = 24 * 60
 WEEK_MINUTES = 7 * DAY_MINUTES
@@ -61,10 +61,11 @@ class Check:
 @dataclass(frozen=True)
 class Verdict:
     checks: list[Check]
+    figures: tuple[FigureCheck, ...] = ()  # the config's figures the plan checked (the budget's): a stale one fails
 
     @property
     def met(self) -> bool:
-        return all(check.passed for check in self.checks)
+        return all(check.passed for check in self.checks) and not any(figure.stale for figure in self.figures)
 
     @property
     def headline(self) -> str:
@@ -89,7 +90,8 @@ def cost_ratio(totals: Totals, oracle: Totals | None) -> float | None:
 def judge(plan: Plan) -> Verdict:
     configured = plan.scenarios["configured"]
     return Verdict(
-        [_peaks(plan, configured), _unannounced(plan, configured), _shortfall(plan, configured), _cost(plan)]
+        [_peaks(plan, configured), _unannounced(plan, configured), _shortfall(plan, configured), _cost(plan)],
+        tuple(plan.figures),
     )
 
 

@@ -1,11 +1,13 @@
-"""`python -m workbench.review` (workbench/review/cli.py); Ctrl-C, while it loads or works, is one line and exit 130."""
+"""`python -m workbench.review` (workbench/review/cli.py). Ctrl-C, SIGTERM and SIGHUP, while it loads or works, are one
+line and 128 + the signal (ops/operations/interrupts.py); the synths it started are stopped by then (cli.py `_synthesise`)."""
 
-import sys
+from ops.operations.interrupts import entry_point
 
-try:
+
+def main() -> int:
     from workbench.review.cli import main
 
-    sys.exit(main())
-except KeyboardInterrupt:  # the synths it started are stopped by then (workbench/review/cli.py `_synthesise`)
-    print("review: interrupted; nothing was written", file=sys.stderr)
-    sys.exit(130)
+    return main()
+
+
+entry_point(main, "review: interrupted; nothing was written")

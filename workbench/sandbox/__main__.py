@@ -35,7 +35,8 @@ from pathlib import Path
 import httpx
 
 from config import naming
-from ops.operations.child_process import ParentStopped, run_child
+from ops.operations.child_process import run_child
+from ops.operations.interrupts import entry_point
 
 # exported: ops commands then act on the sandbox, through its runtime hook
 from workbench.sandbox.hook import EXPORTED, HOOK_MODULE, HOOK_VARIABLE, SANDBOX_VARIABLE
@@ -223,14 +224,9 @@ def scaling_command(args: argparse.Namespace, state: State) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """Every command; Ctrl-C (while it waits, synthesises or sleeps) is one line and exit 130."""
+    """Every command; an interrupt (while it waits, synthesises or sleeps) goes on to the entry point below."""
     try:
         return run(argv)
-    except ParentStopped:  # `bin/ops deploy` was interrupted and stopped this; it says so itself
-        return 128 + signal.SIGTERM
-    except KeyboardInterrupt:
-        print("sandbox: interrupted; the sandbox keeps what was done before", file=sys.stderr)
-        return 130
     except httpx.TransportError as error:  # the sandbox's own servers failed a call: one line, not a traceback
         print(f"sandbox: a sandbox server did not answer ({type(error).__name__}: {error}); the sandbox keeps"
               " what was done before; `make sandbox-reset` starts a fresh one", file=sys.stderr)  # fmt: skip
@@ -322,4 +318,4 @@ def run(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    entry_point(lambda: main(sys.argv[1:]), "sandbox: interrupted; the sandbox keeps what was done before")

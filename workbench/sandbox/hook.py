@@ -158,6 +158,12 @@ class SandboxHook(RuntimeHook):
     def evidence_hint(self, env_name: str, problems: Iterable[str], needed: int) -> str:
         return evidence_hint(env_name, problems, needed)
 
+    def slow_metrics_hint(self) -> str:
+        # moto's get_metric_data compares every stored datapoint with every period asked for (issue 53).
+        if sandbox_env() is None:
+            return ""
+        return " A `make sandbox` that many sweeps filled answers slowly: `make sandbox-reset` starts it clean"
+
     def bedrock_import_refused(self) -> str | None:
         if sandbox_env() is None:
             return None

@@ -32,7 +32,10 @@ Test support only: it is not in the image. Everything the serving layer relies o
 Test switches (POST /_standin/mode): crash (engine dead: /health 503, process exits after
 STANDIN_WATCHDOG_SECONDS like vLLM's watchdog), exit (the process dies at once), stall (tokens stop,
 /health stays 200), block (the event loop sleeps for `seconds`), error500, oom (a CUDA out-of-memory error for the next requests),
-raise (an exception no route handler answers, reaching the middleware), hold (streams
+raise (an exception no route handler answers, reaching the middleware), raise_mid_stream (the same, in a
+stream after its second token: the response's headers are out), raise_in_stream (an exception after the
+second token that the stream generator catches, logs with its traceback and sends as an error event, as
+vLLM's serving_chat.py does: `logger.exception("Error in chat completion stream generator.")`), hold (streams
 pause after N tokens until POST /_standin/release), slow (every request's prefill takes `prefill_seconds`
 longer: a slow release), normal. Requests still running when the
 shutdown timeout ends are aborted, as vLLM's engine shutdown does.
@@ -48,6 +51,7 @@ import gc
 import importlib
 import inspect
 import json
+import logging
 import os
 import signal
 import socket
@@ -78,7 +82,23 @@ OOM_MESSAGE = (
 # EngineDeadError.CLIENT_MESSAGE-like text (vllm/v1/engine/exceptions.py).
 ENGINE_DEAD_MESSAGE = "EngineCore encountered an issue. See stack trace (above) for the root cause."
 ADAPTER_HEADER = "x-amzn-sagemaker-adapter-identifier"
-MODES = ("normal", "crash", "exit", "stall", "error500", "oom", "raise", "hold", "block", "slow")
+MODES = (
+    "normal", "crash", "exit", "stall", "error500", "oom", "raise", "raise_mid_stream", "raise_in_stream", "hold",
+    "block", "slow",
+)  # fmt: skip
+
+
+# vllm/logger.py's default configuration: the `vllm` logger, one handler writing to stdout, no propagation.
+VLLM_LOGGER = logging.getLogger("vllm.entrypoints.openai.serving_chat")
+
+
+def configure_vllm_logging() -> None:
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] %(message)s"))
+    vllm = logging.getLogger("vllm")
+    vllm.addHandler(handler)
+    vllm.setLevel(logging.DEBUG)
+    vllm.propagate = False
 
 
 def error_response(status: int, message: str, err_type: str, param: str | None = None) -> JSONResponse:
@@ -304,6 +324,7 @@ class Answer:
     chat: bool
     model: str
     prompt_tokens: int
+    prompt_text: str = ""  # quoted by the exception of mode raise_mid_stream, as an engine's message may be
     timings: dict[str, float] = field(default_factory=dict)  # filled by the engine as it generates
     request_id: str = field(init=False)
     created: int = field(init=False)
@@ -334,12 +355,20 @@ class Answer:
                     "usage": usage(self.prompt_tokens, produced),
                 }  # fmt: skip
                 yield f"data: {json.dumps(chunk)}\n\n"
+                if produced == 2 and engine.mode in ("raise_mid_stream", "raise_in_stream"):
+                    raise RuntimeError(f"unexpected engine state for {self.prompt_text!r}")
             final = {"id": self.request_id, "object": obj, "created": self.created, "model": self.model, "choices": []}
             final["usage"] = usage(self.prompt_tokens, produced)
             final["metrics"] = per_request_metrics(self.timings, produced)
             yield f"data: {json.dumps(final)}\n\n"
         except EngineError as exc:
             error = {"error": {"message": str(exc), "type": exc.err_type, "param": None, "code": 500}}
+            yield f"data: {json.dumps(error)}\n\n"
+        except RuntimeError as exc:
+            if engine.mode != "raise_in_stream":
+                raise  # mode raise_mid_stream: nothing catches it before the middleware
+            VLLM_LOGGER.exception("Error in chat completion stream generator.")
+            error = {"error": {"message": str(exc), "type": "InternalServerError", "param": None, "code": 500}}
             yield f"data: {json.dumps(error)}\n\n"
         yield "data: [DONE]\n\n"
 
@@ -397,7 +426,7 @@ class Completions:
         max_tokens = body.get("max_tokens") or 16
         if not isinstance(max_tokens, int):  # pydantic's validation error, answered 400 by vLLM
             return error_response(400, "max_tokens: Input should be a valid integer", "BadRequestError", "max_tokens")
-        answer = Answer(chat, model, prompt_tokens)
+        answer = Answer(chat, model, prompt_tokens, text)
         if body.get("stream") is True:
             return StreamingResponse(answer.events(self.engine, max_tokens), media_type="text/event-stream")
         return await answer.whole(self.engine, max_tokens)
@@ -606,6 +635,7 @@ async def serve(args: argparse.Namespace, sock: socket.socket) -> None:
 
 
 def main(argv: list[str]) -> None:
+    configure_vllm_logging()  # vLLM configures its logger when vllm.logger is imported, before any app exists
     args = parse_args(argv)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

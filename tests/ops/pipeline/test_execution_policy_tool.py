@@ -51,7 +51,7 @@ def test_the_stack_role_boundary_is_created_first_and_not_passed_to_cdk_bootstra
     arn = f"arn:aws:iam::{MOTO_ACCOUNT}:policy/{STACK_ROLE_BOUNDARY}"
     version = aws.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
     stored = aws.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]["Document"]
-    assert (json.loads(stored) if isinstance(stored, str) else stored) == boundary_document()
+    assert (json.loads(stored) if isinstance(stored, str) else stored) == boundary_document("aws", MOTO_ACCOUNT)
     assert err.index(f"{STACK_ROLE_BOUNDARY}: created") < err.index("CloudFormationExecution-1: created")
     assert arn not in out.split(",")
 

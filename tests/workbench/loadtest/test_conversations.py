@@ -20,7 +20,7 @@ from capacity_harness import start_engine
 from container.serving.tokens import estimate_chat_tokens
 from workbench.loadtest.conversation_step import run_conversation_step
 from workbench.loadtest.conversations import ConversationWorkload, SessionPlan, SessionSource, load_workload
-from workbench.loadtest.load import run_step
+from workbench.loadtest.load import StepSettings, run_step
 from workbench.loadtest.measurement import MeasureSettings, SettingsError
 from workbench.loadtest.targets import RequestRecord, UrlTarget, answer_text
 from workbench.loadtest.workload import Workload, WorkloadError
@@ -89,7 +89,12 @@ def conversation_step(source: SessionSource, rpm: float, warmup: float = 0.0):
     async def step(target: Recording):
         target.result = (
             await run_conversation_step(
-                target, source, rpm, 3.0, threading.Event(), random.Random(5), lambda _: None, warmup
+                target,
+                source,
+                StepSettings(rpm, 3.0, warmup_seconds=warmup),
+                threading.Event(),
+                random.Random(5),
+                lambda _: None,
             )
         )[0]
 
@@ -195,7 +200,12 @@ def test_a_step_warms_up_unmeasured_counts_only_its_window_and_sends_nothing_aft
     target = Instant()
     step, records = asyncio.run(
         run_conversation_step(
-            target, conversations.source(seed=3), 3000, 1.0, threading.Event(), random.Random(1), lambda _: None, 1.0
+            target,
+            conversations.source(seed=3),
+            StepSettings(3000, 1.0, warmup_seconds=1.0),
+            threading.Event(),
+            random.Random(1),
+            lambda _: None,
         )
     )
     window = min(r.scheduled for r in records if r.counted)
@@ -262,7 +272,9 @@ def test_a_failed_turn_ends_its_session():
     target = Failing()
     workload = load_workload("conversations")
     asyncio.run(
-        run_conversation_step(target, workload.source(), 3000, 0.5, threading.Event(), random.Random(1), lambda _: None)
+        run_conversation_step(
+            target, workload.source(), StepSettings(3000, 0.5), threading.Event(), random.Random(1), lambda _: None
+        )
     )
     assert target.records and all(r.turn == 1 for r in target.records)
 
@@ -287,7 +299,9 @@ def test_a_conversation_step_finds_more_of_its_prompts_cached_than_single_turns(
 
 async def _single(target: Recording, workload: Workload) -> None:
     target.result = (
-        await run_step(target, workload.bodies(seed=1), 600, 3.0, threading.Event(), random.Random(2), lambda _: None)
+        await run_step(
+            target, workload.bodies(seed=1), StepSettings(600, 3.0), threading.Event(), random.Random(2), lambda _: None
+        )
     )[0]
 
 

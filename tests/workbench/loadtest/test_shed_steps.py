@@ -9,7 +9,7 @@ import threading
 
 from capacity_harness import start_engine
 
-from workbench.loadtest.load import judge, run_step, summarise
+from workbench.loadtest.load import StepSettings, judge, run_step, summarise
 from workbench.loadtest.targets import RequestRecord, UrlTarget
 
 
@@ -40,8 +40,8 @@ def test_a_step_over_the_instances_capacity_reports_the_shed_requests(tmp_path):
             await target.open()
             try:
                 bodies = iter(lambda: body, None)
-                return await run_step(target, bodies, 1200, 3, threading.Event(), random.Random(1), lambda _: None,
-                                      slo_ttft_ms=60_000)  # fmt: skip
+                settings = StepSettings(1200, 3, slo_ttft_ms=60_000)
+                return await run_step(target, bodies, settings, threading.Event(), random.Random(1), lambda _: None)
             finally:
                 await target.close()
 

@@ -108,7 +108,7 @@ def test_invalid_config_lists_its_problems(tmp_path: Path) -> None:
 
     result = planner("diff", "prod", "--base", str(prod_with(tmp_path, bad)))
     assert result.exit_code == 2
-    assert "autoscaling.primary.schedules[0].timezone: 'JST' is not an IANA time zone name" in result.stderr
+    assert "autoscaling.primary.schedules[0].timezone: 'JST' is an abbreviation, not a zone" in result.stderr
     assert "planning.provisioning_minutes: Input should be greater than or equal to 0, got -1" in result.stderr
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.processes import start_foreground_job
-from workbench.planner.interrupt import INTERRUPTED
+from workbench.planner.__main__ import INTERRUPTED
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -232,7 +232,7 @@ def test_unknown_time_zone_is_named(tmp_path):
         reference_week(small_week(tmp_path, zone="JST"))
     assert str(error.value) == (
         "small.yaml: audiences.tokyo.timezone: "
-        "'JST' is not an IANA time zone name (e.g. Asia/Tokyo, America/New_York), got 'JST'"
+        "'JST' is an abbreviation, not a zone; for the clocks people read there use Asia/Tokyo, got 'JST'"
     )
 
 

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from config.loader import CATALOG_FILE, load_environment, read_yaml, validate_catalog
-from constructs.cost_budget import planned_monthly_cost_usd
+from workbench.planner.budget_limit import planned_monthly_cost_usd
 from workbench.planner.build import assumptions, build_plan
 from workbench.planner.environment_traffic import traffic_for
 

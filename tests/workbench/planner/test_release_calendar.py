@@ -104,8 +104,7 @@ def test_a_window_past_midnight_and_one_cut_by_the_span() -> None:
     [
         (
             lambda cal: cal["audiences"]["tokyo"].update(timezone="JST"),
-            "release_calendar.audiences.tokyo.timezone: 'JST' is not an IANA time zone name (e.g. Asia/Tokyo, "
-            "America/New_York), got 'JST'",
+            "release_calendar.audiences.tokyo.timezone: 'JST' is an abbreviation, not a zone; for the clocks people read there use Asia/Tokyo, got 'JST'",
         ),
         (
             lambda cal: cal["audiences"]["tokyo"]["evening"].update(end="18:00"),
@@ -114,6 +113,10 @@ def test_a_window_past_midnight_and_one_cut_by_the_span() -> None:
         (
             lambda cal: cal["releases"][0].update(at="6 PM"),
             'release_calendar.releases[0].at: must be a quoted local time "HH:MM" such as "18:00", got \'6 PM\'',
+        ),
+        (  # not text (a number where the time goes): the same message as the reference week's, one validator
+            lambda cal: cal["releases"][0].update(at=1080),
+            'release_calendar.releases[0].at: must be a quoted local time "HH:MM" such as "18:00", got 1080',
         ),
         (
             lambda cal: cal["releases"][0].update(weekdays=["Monday"]),

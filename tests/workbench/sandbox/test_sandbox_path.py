@@ -291,6 +291,7 @@ def test_in_the_sandbox_deploys_go_to_it_and_its_guards_for_users_say_they_are_s
     assert hook.HOOK.assumed_capacity_allowed("prod") == (
         "sandbox (MANGAASSIST_SANDBOX=prod): deploying on an assumed capacity is not refused here"
     )
+    assert hook.HOOK.slow_metrics_hint().endswith("`make sandbox-reset` starts it clean")  # bin/ops traffic
 
 
 @pytest.mark.parametrize("released", [[], ["primary"]])

@@ -1,0 +1,93 @@
+"""Ctrl-C, SIGTERM and SIGHUP, once, at a command's entry point.
+
+Each of the three is raised as `Interrupted`, a KeyboardInterrupt that knows its signal: code that changes
+state handles all three in its one `except KeyboardInterrupt` (a shift says where the weights stand, a deploy
+puts scaling back, a child program's process group is stopped), and the command ends in one line with
+128 + the signal's number (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), as a shell reports a process a signal ended.
+A CI job cancelled, `kill` and a closed terminal thus get what Ctrl-C gets.
+
+A signal the command was started with ignored stays ignored: `nohup` ignores SIGHUP, and a shell starts a
+background job with SIGINT ignored (POSIX, "Shell Command Language", 2.11 Signals and Error Handling).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT, SIGTERM or SIGHUP, raised wherever the command was."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def exit_code(interrupt: BaseException) -> int:
+    """128 + the signal's number; a plain KeyboardInterrupt (Python's own SIGINT handler) is Ctrl-C's 130."""
+    return 128 + getattr(interrupt, "signum", signal.SIGINT)
+
+
+def _raise_interrupted(signum: int, frame: object) -> None:
+    raise Interrupted(signum)
+
+
+def install() -> None:
+    """SIGINT, SIGTERM and SIGHUP raise `Interrupted` from here on (main thread only, as every handler)."""
+    for sig in STOPPING:
+        if signal.getsignal(sig) != signal.SIG_IGN:
+            signal.signal(sig, _raise_interrupted)
+
+
+class _PastTyper(BaseException):
+    """An interrupt on its way out of typer, which would end a KeyboardInterrupt inside a command as a silent
+    exit 130 (typer 0.29 typer/core.py `_main`: `except KeyboardInterrupt: raise Exit(130)`)."""
+
+    def __init__(self, interrupt: KeyboardInterrupt) -> None:
+        super().__init__()
+        self.interrupt = interrupt
+
+
+def typer_app(app: Any, prog_name: str) -> Callable[[], int | None]:
+    """`entry_point`'s `main` for a typer app: each of its commands lets an interrupt through to `entry_point`."""
+    for command in app.registered_commands:
+        command.callback = _past_typer(command.callback)
+    return lambda: app(prog_name=prog_name)
+
+
+def _past_typer(command: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(command)  # typer reads the command's signature through it
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt as stop:
+            raise _PastTyper(stop) from None
+
+    return run
+
+
+def entry_point(main: Callable[[], int | None], interrupted: str) -> NoReturn:
+    """The whole command: the handlers installed before `main` loads its libraries, then `main`'s exit code;
+    an interrupt that reaches here is the line `interrupted` on stderr and 128 + its signal.
+
+    Interrupted, it ends with os._exit once its streams are flushed: after a KeyboardInterrupt, CPython's
+    Py_RunMain may send SIGINT again at exit whatever exit code it was given (_Py_UnhandledKeyboardInterrupt,
+    Modules/main.c), which ended the planner by SIGINT (-2) after its line about 1 run in 6."""
+    install()
+    try:
+        code = main()
+    except (KeyboardInterrupt, _PastTyper) as stopped:
+        stop = stopped.interrupt if isinstance(stopped, _PastTyper) else stopped
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while the line is written changes nothing
+        print(interrupted, file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(exit_code(stop))
+    sys.exit(code)
