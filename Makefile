@@ -117,8 +117,12 @@ review: deps
 
 # A production environment is refused while a pool type's capacity is assumed (ops/pipeline/assumed_capacity.py;
 # ACCEPT_ASSUMED_CAPACITY="<reason>" overrides, and the reason is recorded in config/deployed/ENV.json).
+# The serving template holds both refusals as CloudFormation Rules too (constructs/deploy_guards.py), so a plain
+# `cdk deploy` meets them: the override reaches it as the stack parameter AcceptAssumedCapacity.
 # A production environment is refused with a placeholder paging destination (ops/pipeline/paging_check.py). Both
 # checks run, before any AWS call, and both refusals are shown at once; the exit code is the first one's.
+# Then `bin/ops preflight ENV` (read-only, exit 3 on a problem): endpoint quotas, model data, release images,
+# placeholders, the budget's tag, asked of the account before CloudFormation starts (docs/deploying.md).
 # Refused when the blue/green update would overlap a scheduled peak window (FORCE_PEAK=1 overrides).
 # The image and serving stacks by name, not --all: the CI access stack (deploy-ci-access below) is never
 # deployed by the pipeline whose role it defines.
@@ -127,10 +131,12 @@ deploy: deps
 	$(PY) -m ops.pipeline.assumed_capacity $(ENV) || capacity=$$?; \
 	$(PY) -m ops.pipeline.paging_check $(ENV) || paging=$$?; \
 	if [ $$capacity -ne 0 ]; then exit $$capacity; fi; exit $$paging
+	$(PY) -m ops preflight $(ENV)
 	$(PY) -m ops.pipeline.deploy_window $(ENV) $(if $(FORCE_PEAK),--during-peak)
-	@$(QUIET) 'make deploy: interrupted; CloudFormation goes on with a stack update already begun (the CDK CLI does not cancel one): `bin/ops verify $(ENV)` shows the status of MangaAssist-$(ENV)-Serving; config/deployed/$(ENV).json is updated only by a deploy that completes' -- \
+	@accepted="$$($(PY) -m ops.pipeline.assumed_capacity $(ENV) --cdk-parameter)"; \
+	$(QUIET) 'make deploy: interrupted; CloudFormation goes on with a stack update already begun (the CDK CLI does not cancel one): `bin/ops verify $(ENV)` shows the status of MangaAssist-$(ENV)-Serving; config/deployed/$(ENV).json is updated only by a deploy that completes' -- \
 		$(CDK) deploy $(CDK_FLAGS) -c env=$(ENV) $(RELEASED_FLAG) -o cdk.out/$(ENV) --require-approval $(APPROVAL) \
-		MangaAssist-$(ENV)-Image MangaAssist-$(ENV)-Serving
+		$${accepted:+--parameters "$$accepted"} MangaAssist-$(ENV)-Image MangaAssist-$(ENV)-Serving
 	$(PY) -m ops.pipeline.record_deployed $(ENV)
 
 # Once per account and region: CDK's bootstrap stack (asset bucket, deploy roles) where ENV deploys.

@@ -46,6 +46,16 @@ PROJECT_TAG_KEY = f"{PROJECT}Project"
 PROJECT_TAG_VALUE = PROJECT
 
 
+# Every role the image and serving stacks create lives under this IAM path (constructs/role_path.py): the
+# execution policy scopes roles by it, since CloudFormation cuts generated role names (issue 50 §1).
+ROLE_PATH_ROOT = f"/{PROJECT.lower()}/"
+
+
+def role_path(env_name: str) -> str:
+    """`/mangaassist/prod/`: the IAM path of the environment's stack roles."""
+    return f"{ROLE_PATH_ROOT}{env_name}/"
+
+
 def policy_name(env_name: str, policy: str) -> str:
     """`MangaAssist-prod-Operator`, `MangaAssist-prod-Deployer`, …: the customer-managed policy's name."""
     return f"{PROJECT}-{env_name}-{policy}"

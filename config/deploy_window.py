@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from config.blue_green_timeout import describe_parts, execution_timeout
 from config.checks import steps_to_full_traffic
 from config.schedules import Cron, time_zone
 from config.schema import EnvironmentConfig
@@ -92,26 +93,11 @@ def peak_windows(cfg: EnvironmentConfig, start: datetime, end: datetime) -> list
 
 
 def worst_case_duration(cfg: EnvironmentConfig) -> tuple[timedelta, str]:
-    """The longest a blue/green update can hold the endpoint Updating, and the arithmetic behind it."""
-    d, startup = cfg.deployment, cfg.container.startup_health_check_timeout_seconds
-    steps = steps_to_full_traffic(cfg)
-    provision = [v.instance_provision_timeout_seconds for v in cfg.variants]
-    bakes = steps * d.wait_interval_seconds + d.termination_wait_seconds
-    cap = d.maximum_execution_timeout_seconds
-    if any(p is None for p in provision):
-        return timedelta(seconds=cap), (
-            f"deployment.maximum_execution_timeout_seconds {cap} s (a variant has no instance_provision_timeout_seconds: "
-            "SageMaker's own is not documented)"
-        )
-    # The model download and the container start both take the startup timeout (constructs/inference_endpoint.py).
-    seconds = max(provision) + 2 * startup + bakes
-    how = (
-        f"provisioning timeout {max(provision)} s + model download {startup} s + container start {startup} s + "
-        f"{steps} x {d.wait_interval_seconds} s bake + {d.termination_wait_seconds} s termination wait"
-    )
-    if seconds > cap:
-        return timedelta(seconds=cap), f"deployment.maximum_execution_timeout_seconds {cap} s (below {how})"
-    return timedelta(seconds=seconds), how
+    """The longest a blue/green update can hold the endpoint Updating, and the arithmetic behind it: the
+    execution timeout, which covers the update's parts (config/blue_green_timeout.py, refused otherwise)."""
+    timeout = execution_timeout(cfg)
+    source = "maximum_execution_timeout_seconds" if cfg.deployment.maximum_execution_timeout_seconds else "derived"
+    return timedelta(seconds=timeout), f"deployment timeout {timeout} s, {source}: {describe_parts(cfg)}"
 
 
 def check(cfg: EnvironmentConfig, now: datetime) -> Verdict:

@@ -35,6 +35,9 @@ def floor_record_path(env_name: str) -> str:
     return f"/{PROJECT.lower()}/{env_name}/rollback-floor"
 
 
+# The serving stack's parameter that carries ACCEPT_ASSUMED_CAPACITY's reason to its rule (constructs/deploy_guards.py).
+PARAMETER_ACCEPT_ASSUMED_CAPACITY = "AcceptAssumedCapacity"
+
 # CloudFormation output keys (the ops CLI reads them with DescribeStacks).
 OUTPUT_REPOSITORY_URI = "RepositoryUri"
 OUTPUT_REPOSITORY_NAME = "RepositoryName"

@@ -253,7 +253,9 @@ class Deployment(Strict):
     step_size: CapacitySize | None = None
     wait_interval_seconds: int = Field(ge=0, le=3600)  # the bake time of each step
     termination_wait_seconds: int = Field(ge=0, le=3600)
-    maximum_execution_timeout_seconds: int = Field(ge=600, le=28800)
+    # None (the default): derived from the update's parts with a margin (config/blue_green_timeout.py); an
+    # explicit value below them is refused.
+    maximum_execution_timeout_seconds: int | None = Field(default=None, ge=600, le=28800)
 
 
 class DataCapture(Strict):
@@ -348,7 +350,7 @@ class Alarms(Strict):
     evaluation_minutes: int = Field(default=5, ge=1, le=60)
     error_rate_4xx_percent: float = Field(default=5, gt=0, le=100)
     overhead_latency_p99_ms: int = Field(default=100, ge=1, le=INVOCATION_TIMEOUT_MS)
-    gpu_memory_percent: float = Field(default=95, gt=0, le=100)
+    gpu_memory_percent: float | None = Field(default=None, gt=0, le=100)  # None: derived (config/gpu_memory.py)
     cpu_percent: float = Field(default=90, gt=0, le=100)
     gpu_idle_percent: float = Field(default=10, gt=0, le=100)  # cost: GPU mostly idle ...
     gpu_idle_minutes: int = Field(default=60, ge=5, le=1440)  # ... for this long
@@ -388,7 +390,7 @@ class Alarms(Strict):
     # The monthly AWS Budgets limit in USD (constructs/cost_budget.py), written by the planner: `bin/plan ENV
     # --write-config` sets it to the configured scenario's cost in `make plan` times budget_margin, and `bin/plan
     # ENV` fails while it is stale. Synth reads the figure and simulates nothing (the product runs no workbench).
-    monthly_budget_usd: float = Field(gt=0)
+    monthly_budget_usd: float = Field(gt=0, le=1_000_000)  # ~20x prod: a larger figure is a typo
     budget_margin: float = Field(default=1.2, ge=1, le=10)
 
 
@@ -678,6 +680,12 @@ class EnvironmentConfig(Strict):
     # Storage-volume KMS key for the endpoint config; refused on local-NVMe instance types.
     endpoint_kms_key_arn: str | None = Field(
         default=None, pattern=r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[A-Za-z0-9/_-]{1,256}$"
+    )
+    # The customer-managed KMS key the model-data buckets encrypt with by default (SSE-KMS), if any:
+    # SageMaker downloads model data with the execution role, which then needs kms:Decrypt, granted only
+    # through S3 (kms:ViaService). None: SSE-S3 or the AWS managed aws/s3 key. `bin/ops preflight` compares.
+    model_data_kms_key_arn: str | None = Field(
+        default=None, pattern=r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]{1,256}$"
     )
     variants: list[Variant] = Field(min_length=1, max_length=10)
     engine: Engine

@@ -105,17 +105,23 @@ def data_key(scope: Construct, id: str, *, description: str) -> kms.Key:
 
 
 def allow_use(key: kms.Key, sid: str, role: iam.IRole, actions: list[str], conditions: dict | None = None) -> None:
-    """Name one role in the key policy for these cryptographic actions (the key policy alone decides:
-    the account statement above grants no use). "The principals in the key policy must exist and be
-    visible to KMS" (KMS API reference, PutKeyPolicy, in botocore's model): the reference to the role's
-    ARN makes CloudFormation create the role before it writes the key policy; IAM's propagation delay
-    for a role created in the same deploy is not under our control (see docs/deploying.md)."""
+    """Let one role use the key for these cryptographic actions (the key policy alone decides: the account
+    statement above grants no use). The role is named by condition, not as the principal: "The principals in
+    the key policy must exist and be visible to KMS ... you might need to enforce a delay" (KMS API reference,
+    CreateKey/PutKeyPolicy, botocore's model), and a role created seconds earlier in the same deploy may not be
+    visible yet (MalformedPolicyDocumentException, issue 50 §4). The account is the principal and
+    `aws:PrincipalArn` must equal the role's ARN ("For IAM roles, the request context returns the ARN of the
+    role, not the ARN of the user that assumed the role": IAM User Guide, "AWS global condition context keys"),
+    which KMS does not resolve. A key policy naming the account lets IAM policies grant the use (AWS KMS
+    Developer Guide, "Default key policy"): the role's own IAM policy grants these actions, and no other
+    principal matches the condition, so "only the reader decrypts" holds as before."""
+    matches_role = {"ArnEquals": {"aws:PrincipalArn": role.role_arn}}
     key.add_to_resource_policy(
         iam.PolicyStatement(
             sid=sid,
-            principals=[iam.ArnPrincipal(role.role_arn)],
+            principals=[iam.AccountRootPrincipal()],
             actions=actions,
             resources=["*"],
-            conditions=conditions,
+            conditions={**matches_role, **(conditions or {})},
         )
     )

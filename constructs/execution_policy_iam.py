@@ -20,10 +20,11 @@ trusted by the deploying principal, goes through. So CloudFormation may:
   by the AWS service to which this role is passed");
 - never remove a boundary (no `DeleteRolePermissionsBoundary`; AWS's own example boundary for delegated
   role creation, AWSCODAPermissionsBoundary, excludes it the same way);
-- write only the roles the stacks create (`role/MangaAssist-<env>-Image-*`, `…-Serving-*`: CloudFormation
-  names a role without a name `<stack>-<logical id>-<suffix>`, observed), never the guard policies
-  (`MangaAssistGuard-*`: the execution policies and the boundary), the roles people and the pipeline wear
-  (`MangaAssist-<env>-CaptureReader`, `…-GitHubDeploy`) or CDK's roles.
+- write only the roles the stacks create (by their IAM path, `role/mangaassist/*`, which constructs/role_path.py
+  gives every stack role: CloudFormation cuts a generated role name to 64 characters, stack name included, but
+  never a path: issue 50 §1), never the guard policies (`MangaAssistGuard-*`: the execution policies and the
+  boundary), the roles people and the pipeline wear (`MangaAssist-<env>-CaptureReader`, `…-GitHubDeploy`, at
+  the root path) or CDK's roles.
 The explicit Deny statements repeat the conditions so that they hold even when the execution role gets
 another, wider policy (`make bootstrap EXECUTION_POLICIES=…`): an explicit Deny wins over any Allow
 (IAM User Guide, "Policy evaluation logic").
@@ -31,8 +32,8 @@ another, wider policy (`make bootstrap EXECUTION_POLICIES=…`): an explicit Den
 
 from __future__ import annotations
 
-from config.access import GUARD_PREFIX, PEOPLE_POLICIES, PEOPLE_ROLES, STACK_ROLE_BOUNDARY
-from config.naming import PROJECT, image_stack_name, serving_stack_name
+from config.access import GUARD_PREFIX, PEOPLE_POLICIES, PEOPLE_ROLES, ROLE_PATH_ROOT, STACK_ROLE_BOUNDARY
+from config.naming import PROJECT
 
 # The services the stacks hand a role to, each with the resource that does (iam:PassedToService).
 PASSED_TO = (
@@ -96,8 +97,8 @@ def boundary_arn(partition: str, account: str) -> str:
 
 
 def stack_roles(partition: str, account: str) -> list[str]:
-    iam = f"arn:{partition}:iam::{account}"
-    return [f"{iam}:role/{image_stack_name('*')}-*", f"{iam}:role/{serving_stack_name('*')}-*"]
+    """Every role under the project's path (`role/mangaassist/<env>/<name>`): the name may be cut, the path never."""
+    return [f"arn:{partition}:iam::{account}:role{ROLE_PATH_ROOT}*"]
 
 
 def people_policies(partition: str, account: str) -> list[str]:

@@ -30,7 +30,7 @@ from aws_cdk import aws_iam as iam
 
 from config.access import GITHUB_DEPLOY, GITHUB_DEPLOY_BOUNDARY, policy_name
 from constructs import Construct
-from constructs.deployer_policy import DeployerScope, deployer_statements
+from constructs.deployer_policy import PREFLIGHT_BUCKET_READS, DeployerScope, deployer_statements
 from constructs.nag import acknowledge
 
 GITHUB_OIDC_HOST = "token.actions.githubusercontent.com"
@@ -51,6 +51,7 @@ MAX_SESSION = Duration.hours(2)
 VERIFY_AND_SMOKE_ACTIONS = (
     "cloudformation:DescribeStacks",
     "cloudwatch:DescribeAlarms",
+    "cloudwatch:GetMetricData",  # verify: does every metric a rollback alarm reads have data
     "ecr:DescribeImages",
     "sagemaker:DescribeEndpoint",
     "sagemaker:DescribeEndpointConfig",
@@ -88,10 +89,12 @@ def trust_conditions(subject: GitHubSubject) -> dict:
 
 
 def boundary_statements(scope: DeployerScope) -> list[dict]:
-    """The boundary's statements, IAM JSON: the Deployer's own, and verify's and smoke's actions."""
+    """The boundary's statements, IAM JSON: the Deployer's own, verify's and smoke's actions, and the model-data
+    reads of `bin/ops preflight` (the Deployer policy names the buckets: constructs/deployer_policy.py)."""
     return [
         *deployer_statements(scope),
         {"Sid": "VerifyAndSmoke", "Effect": "Allow", "Action": list(VERIFY_AND_SMOKE_ACTIONS), "Resource": ["*"]},
+        {"Sid": "PreflightModelData", "Effect": "Allow", "Action": list(PREFLIGHT_BUCKET_READS), "Resource": ["*"]},
     ]
 
 

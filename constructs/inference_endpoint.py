@@ -5,6 +5,7 @@ from __future__ import annotations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 
+from config.blue_green_timeout import execution_timeout
 from config.routing import prefix_aware_settings
 from config.schema import EnvironmentConfig, Variant
 from constructs import Construct
@@ -140,7 +141,7 @@ class InferenceEndpoint(Construct):
                 linear_step_size=step if d.traffic_routing == "LINEAR" else None,
             ),
             termination_wait_in_seconds=d.termination_wait_seconds,
-            maximum_execution_timeout_in_seconds=d.maximum_execution_timeout_seconds,
+            maximum_execution_timeout_in_seconds=execution_timeout(cfg),  # derived from its parts by default
         )
 
     @staticmethod

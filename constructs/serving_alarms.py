@@ -50,9 +50,18 @@ INVOCATIONS_LOAD = ("InvocationsPerInstance", "Sum")
 class ServingAlarms(Construct):
     """`rollback_alarms` feed AutoRollbackConfiguration; `routed` go to the paging or the ticket topic."""
 
-    def __init__(self, scope: Construct, id: str, *, cfg: EnvironmentConfig, vcpus: dict[str, int]) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        cfg: EnvironmentConfig,
+        vcpus: dict[str, int],
+        gpu_memory_percent: dict[str, float] | None = None,
+    ) -> None:
         super().__init__(scope, id)
         self.cfg = cfg
+        self.gpu_memory_percent = gpu_memory_percent or {}  # by variant: config/gpu_memory.py
         self.metrics = {v.name: VariantMetrics(cfg.endpoint_name, v.name) for v in cfg.variants}
         self.routed: list[RoutedAlarm] = []
         self.rollback_alarms: list[cloudwatch.Alarm] = []
@@ -154,13 +163,14 @@ class ServingAlarms(Construct):
             threshold=a.overhead_latency_p99_ms * MICROSECONDS_PER_MS,
             periods=5,
         )
+        gpu_memory = self.gpu_memory_percent.get(name, a.gpu_memory_percent or 99.0)
         self._alarm(
             f"{name}-gpu-memory",
             m.instance_metric("GPUMemoryUtilization"),
             route=ticket("a risk of out-of-memory, not yet an error: failed requests page through 5XX"),
-            description=f"{name}: GPU memory above {a.gpu_memory_percent} % for 5 min (vLLM preallocates "
-            "gpu_memory_utilization; more means something else is on the GPU)",
-            threshold=a.gpu_memory_percent,
+            description=f"{name}: GPU memory above {gpu_memory} % for 5 min (vLLM preallocates "
+            "gpu_memory_utilization, plus the CUDA context; more means something else is on the GPU)",
+            threshold=gpu_memory,
             periods=5,
         )
         self._alarm(

@@ -90,6 +90,8 @@ class ServingModels(Construct):
         )
         for uri in sorted({v.model_data_s3_uri for v in cfg.variants}):
             self._grant_model_data(uri)
+        if cfg.model_data_kms_key_arn:
+            self._grant_model_data_key(cfg.model_data_kms_key_arn)
 
         self.models = {v.name: self._model(cfg, v, image) for v in cfg.variants}
 
@@ -109,6 +111,19 @@ class ServingModels(Construct):
             self.role,
             f"AwsSolutions::AwsSolutions-IAM5[Resource::{arn_in_finding(self, 's3', f'{bucket}/{prefix}*')}]",
             "SageMaker downloads every object under the model data prefix (base weights and adapters)",
+        )
+
+    def _grant_model_data_key(self, key_arn: str) -> None:
+        """Decrypt with the model-data buckets' customer-managed key, and only when S3 asks KMS on the role's
+        behalf (`kms:ViaService`: AWS KMS Developer Guide, "kms:ViaService"; S3 calls KMS Decrypt for a GET of
+        an SSE-KMS object with the caller's credentials: Amazon S3 User Guide, "Using SSE-KMS")."""
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ModelDataKeyThroughS3",
+                actions=["kms:Decrypt"],
+                resources=[key_arn],
+                conditions={"StringEquals": {"kms:ViaService": f"s3.{Stack.of(self).region}.amazonaws.com"}},
+            )
         )
 
     def _model(self, cfg: EnvironmentConfig, variant: Variant, image: ImageRepository) -> sagemaker.CfnModel:

@@ -64,6 +64,10 @@ class VariantAutoscaling(Construct):
         for key, value in scaling_tags(metrics.endpoint_name).items():
             Tags.of(self.target).add(key, value)
 
+        for window in scaling.schedules:
+            self._window(window)
+        if _fixed(scaling):
+            return  # min = max in every window: a scaling policy could never act (issue 50 §7)
         tracking = scaling.target_tracking
         target = target_value if target_value is not None else tracking.target_value
         if target is None:
@@ -83,8 +87,6 @@ class VariantAutoscaling(Construct):
         )
         for policy in scaling.step_scaling:
             self._step_scaling(metrics, policy)
-        for window in scaling.schedules:
-            self._window(window)
 
     def _step_scaling(self, metrics: VariantMetrics, policy: EngineStepScaling) -> None:
         """Scale out fast on engine pressure; optionally scale in one instance at a time after a quiet spell."""
@@ -131,3 +133,10 @@ class VariantAutoscaling(Construct):
             min_capacity=self.scaling.min_capacity,
             max_capacity=self.scaling.max_capacity,
         )
+
+
+def _fixed(scaling: VariantScaling) -> bool:
+    """The instance count cannot move: min = max, and no scheduled window opens a range either."""
+    ranges = [(scaling.min_capacity, scaling.max_capacity)]
+    ranges += [(w.min_capacity, w.max_capacity or scaling.max_capacity) for w in scaling.schedules]
+    return all(low == high for low, high in ranges)

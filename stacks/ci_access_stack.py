@@ -32,7 +32,7 @@ from config.schema import Ci, DataCapture, EnvironmentConfig
 from constructs import Construct
 from constructs.capture_reader_policy import CaptureReaderPolicy
 from constructs.capture_reader_role import CaptureReaderRole
-from constructs.deployer_policy import DeployerPolicy
+from constructs.deployer_policy import DeployerPolicy, model_data_buckets
 from constructs.github_deploy_role import GITHUB_OIDC_HOST, STS_AUDIENCE, GitHubDeployRole, GitHubSubject
 from constructs.operator_policy import OperatorPolicy, operator_scope_for_stack
 from constructs.stack_role_boundary import apply_stack_role_boundary
@@ -50,6 +50,7 @@ class ServedResources:
     repository_arn: str
     topic_arns: tuple[str, ...]  # the paging and ticket topics (`bin/ops verify` reads their subscriptions)
     capture_exports: tuple[str, str] | None  # the capture bucket's and key's ARN exports, when capture is on
+    model_data_buckets: tuple[str, ...] = ()  # what `bin/ops preflight` reads with the Deployer policy
 
 
 class CiAccessStack(cdk.Stack):
@@ -67,7 +68,7 @@ class CiAccessStack(cdk.Stack):
         super().__init__(scope, id, **kwargs)
         scope_ = operator_scope_for_stack(env_name, served.endpoint_name, served.repository_arn, served.topic_arns)
         operator = OperatorPolicy(self, "Operator", operator_scope=scope_)
-        deployer = DeployerPolicy(self, "Deployer", env_name=env_name)
+        deployer = DeployerPolicy(self, "Deployer", env_name=env_name, model_data_buckets=served.model_data_buckets)
         if served.capture_exports is not None:
             bucket, key = served.capture_exports
             reader = CaptureReaderPolicy(self, "CaptureReader", env_name=env_name, bucket_export=bucket, key_export=key)
@@ -113,6 +114,7 @@ def served_resources(cfg: EnvironmentConfig, image: ImageStack, serving: Serving
         repository_arn=image.image.repository.repository_arn,
         topic_arns=serving.topic_arns,
         capture_exports=capture_exports if serving.capture is not None else None,
+        model_data_buckets=model_data_buckets(v.model_data_s3_uri for v in cfg.variants),
     )
 
 

@@ -9,6 +9,7 @@ from config import naming
 from config.access import PROJECT_TAG_KEY, PROJECT_TAG_VALUE
 from config.schema import EnvironmentConfig
 from constructs import Construct
+from constructs.role_path import apply_role_path
 from constructs.stack_role_boundary import apply_stack_role_boundary
 from stacks.image_stack import ImageStack
 from stacks.serving_stack import ServingStack
@@ -52,6 +53,7 @@ def build_environment(
         # Every role either stack creates is capped by the bootstrap's boundary (issue 38): CloudFormation's
         # execution policy refuses a role without it.
         apply_stack_role_boundary(stack)
+        apply_role_path(stack, cfg.name)  # the execution policy scopes roles by path, not by a name CFN may cut
         for key, value in tags.items():
             cdk.Tags.of(stack).add(key, value)
         # What the boundary tells the project's keys, builds, state machines and repositories by (issue 51):

@@ -6,6 +6,7 @@ from aws_cdk import ArnFormat, CfnOutput, Stack
 
 from config import load_catalog, naming
 from config.cost import floor_and_ceiling_usd
+from config.gpu_memory import gpu_memory_alarm_percent
 from config.prices import prices_for
 from config.scaling_target import tracking_target
 from config.schema import Catalog, EnvironmentConfig
@@ -15,6 +16,7 @@ from constructs.capacity_watch import CapacityWatch
 from constructs.capture_bucket import CaptureBucket
 from constructs.capture_reader_role import capture_key_reader
 from constructs.cost_budget import CostBudget
+from constructs.deploy_guards import add_deploy_guards
 from constructs.encryption_key import service_key
 from constructs.image_repository import ImageRepository
 from constructs.inference_endpoint import InferenceEndpoint
@@ -37,6 +39,7 @@ class ServingStack(Stack):
         **kwargs,
     ) -> None:
         super().__init__(scope, id, **kwargs)
+        add_deploy_guards(self, cfg)  # make deploy's refusals, met by a plain `cdk deploy` too
         key = service_key(self, "ServingKey", description=f"{cfg.endpoint_name}: logs and alarm notifications")
         models = ServingModels(self, "Models", cfg=cfg, image=image, encryption_key=key)
 
@@ -54,7 +57,9 @@ class ServingStack(Stack):
         # The CPU alarm's threshold scales with vCPUs (SageMaker sums CPUUtilization over them). A variant
         # with instance pools may mix types; its alarm uses the preferred type's (priority 1) figure.
         vcpus = {v.name: catalog.instance_types[v.instance_type].vcpus for v in cfg.variants}
-        alarms = ServingAlarms(self, "Alarms", cfg=cfg, vcpus=vcpus)
+        # The GPU-memory alarm sits above what a healthy instance of the preferred type reads (config/gpu_memory.py).
+        gpu_memory = {v.name: gpu_memory_alarm_percent(cfg, catalog.instance_types[v.instance_type]) for v in cfg.variants}
+        alarms = ServingAlarms(self, "Alarms", cfg=cfg, vcpus=vcpus, gpu_memory_percent=gpu_memory)
         models.grant_describe_alarms([self._alarm_arn(a.alarm_name) for a in alarms.rollback_alarms])
 
         endpoint = InferenceEndpoint(

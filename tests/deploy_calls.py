@@ -29,7 +29,20 @@ PASSES_ROLE = {
     "AWS::StepFunctions::StateMachine": ("RoleArn", "states.amazonaws.com"),
     "AWS::ApplicationAutoScaling::ScalableTarget": ("RoleARN", "application-autoscaling.amazonaws.com"),
 }
-SUFFIX = "ABCDEFGH1234"  # CloudFormation's random suffix
+SUFFIX = "ABCDEFGH1234Z"  # CloudFormation's random suffix: 12 or 13 characters, the longer here
+MAX_NAME = 64  # IAM role and Lambda function names
+# Public generated names cut the stack part to 25 characters when both parts are long
+# (`DataSagemakerAutomationSt-LambdaSagemakerServiceRol-…`, DESIGN.md 3.2d): observed, not documented.
+STACK_PART = 25
+
+
+def generated_name(stack_name: str, logical_id: str) -> str:
+    """The worst case of the name CloudFormation gives a resource without one: `<stack>-<logical id>-<suffix>`,
+    the stack part cut to 25 and the logical id to what is left when the whole exceeds 64 characters."""
+    full = f"{stack_name}-{logical_id}-{SUFFIX}"
+    if len(full) <= MAX_NAME:
+        return full
+    return f"{stack_name[:STACK_PART]}-{logical_id}"[: MAX_NAME - len(SUFFIX) - 1] + f"-{SUFFIX}"
 
 
 @dataclass(frozen=True)
@@ -45,7 +58,7 @@ class Request:
 
 
 class DeployResolver(Resolver):
-    """Names as CloudFormation gives them: a role's or function's generated name starts with the stack's."""
+    """Names as CloudFormation gives them, at their worst (`generated_name`); a role's ARN has its path."""
 
     NAMED = {
         "AWS::IAM::Role": "RoleName",
@@ -56,11 +69,12 @@ class DeployResolver(Resolver):
     def physical_name(self, stack: Stack, logical_id: str) -> str:
         resource = stack.template["Resources"][logical_id]
         explicit = resource.get("Properties", {}).get(self.NAMED.get(resource["Type"], ""))
-        return explicit if isinstance(explicit, str) else f"{stack.name}-{logical_id[:30]}-{SUFFIX}"[:64]
+        return explicit if isinstance(explicit, str) else generated_name(stack.name, logical_id)
 
     def _arn(self, stack: Stack, name: str, resource_type: str) -> str:
         if resource_type == "AWS::IAM::Role":
-            return f"arn:{stack.partition}:iam::{stack.account}:role/{self.physical_name(stack, name)}"
+            path = stack.template["Resources"][name].get("Properties", {}).get("Path", "/")
+            return f"arn:{stack.partition}:iam::{stack.account}:role{path}{self.physical_name(stack, name)}"
         if resource_type == "AWS::Lambda::Function":
             function = self.physical_name(stack, name)
             return f"arn:{stack.partition}:lambda:{stack.region}:{stack.account}:function:{function}"

@@ -53,9 +53,10 @@ from config.access import CAPTURE_READER, DEPLOYER, OPERATOR, scaling_tags
 from config.endpoint_identity import EndpointIdentity, load_identity
 from config.naming import serving_stack_name
 from constructs.capture_reader_policy import capture_reader_statements
-from constructs.deployer_policy import DeployerScope, deployer_statements
+from constructs.deployer_policy import DeployerScope, deployer_statements, model_data_buckets
 from constructs.operator_policy import OperatorScope, operator_statements
 from ops.operations.aws import AwsClients
+from ops.operations.environment import load_environment_config
 from ops.operations.permissions import policies_for
 
 MOTO_ACCOUNT = "123456789012"
@@ -73,9 +74,29 @@ EXCEPTIONS: dict[tuple[str, str], str | None] = {
     ("s3", "ListObjectsV2"): "s3:ListBucket",
     # STS API reference, GetCallerIdentity: "No permissions are required to perform this operation."
     ("sts", "GetCallerIdentity"): None,
+    # S3 API reference, GetBucketEncryption: "The s3:GetEncryptionConfiguration permission is required in a policy."
+    ("s3", "GetBucketEncryption"): "s3:GetEncryptionConfiguration",
 }
 # Dependent actions the reference lists that AWS's API reference needs only for some requests.
+# The reference's dependent actions of servicequotas:List*ServiceQuotas are the limits APIs of the services
+# whose quotas Service Quotas reads from them (autoscaling:DescribeAccountLimits: "Describes the current Amazon
+# EC2 Auto Scaling resource quotas for your account", and the like): needed for that service's ServiceCode only.
+QUOTA_SOURCES = {
+    "autoscaling:DescribeAccountLimits": "autoscaling",
+    "cloudformation:DescribeAccountLimits": "cloudformation",
+    "dynamodb:DescribeLimits": "dynamodb",
+    "elasticloadbalancing:DescribeAccountLimits": "elasticloadbalancing",
+    "iam:GetAccountSummary": "iam",
+    "kinesis:DescribeLimits": "kinesis",
+    "rds:DescribeAccountAttributes": "rds",
+    "route53:GetAccountLimit": "route53",
+}
 DEPENDS_WHEN: dict[tuple[str, str], Callable[[Call], bool]] = {
+    **{
+        (listing, source): lambda call, code=code: call.params.get("ServiceCode") == code
+        for listing in ("servicequotas:ListServiceQuotas", "servicequotas:ListAWSDefaultServiceQuotas")
+        for source, code in QUOTA_SOURCES.items()
+    },
     # CloudFormation API reference, DescribeStacks, StackName: "If you don't pass a parameter to StackName,
     # … This requires ListStacks and DescribeStacks permissions."
     ("cloudformation:DescribeStacks", "cloudformation:ListStacks"): lambda call: "StackName" not in call.params,
@@ -327,7 +348,9 @@ def statements_for(call: Call) -> list[dict]:
             )
             statements += operator_statements(scope)
         elif policy == DEPLOYER:
-            statements += deployer_statements(DeployerScope(call.cfg.name, "aws", call.region, call.account))
+            buckets = model_data_buckets(v.model_data_s3_uri for v in load_environment_config(call.cfg.name).variants)
+            scope = DeployerScope(call.cfg.name, "aws", call.region, call.account, buckets)
+            statements += deployer_statements(scope)
         elif policy == CAPTURE_READER:
             bucket = f"arn:aws:s3:::{call.capture_bucket or 'none'}"
             statements += capture_reader_statements(bucket, call.bucket_key or "none", call.region)

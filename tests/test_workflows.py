@@ -195,7 +195,8 @@ def test_the_deploy_workflow_deploys_staging_then_prod_behind_its_environment_on
         assert job["permissions"] == {"id-token": "write", "contents": "read"}
         assert [r for r in runs if not r.startswith("if ")] == [
             f".venv/bin/python -m ops.pipeline.assumed_capacity {env}",
-            f"make deploy ENV={env} APPROVAL=never", f"bin/ops verify {env}", f"bin/ops smoke {env}"
+            f"bin/ops preflight {env}", f"make deploy ENV={env} APPROVAL=never", f"bin/ops verify {env}",
+            f"bin/ops smoke {env}"
         ]  # fmt: skip
         names = [s.get("name") or s.get("uses", "") for s in job["steps"]]
         # the capacity gate refuses before the first AWS call: the role's credentials come after it

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from config.blue_green_timeout import steps_to_full_traffic
 from config.checks.alerting import check_alerting, check_ceiling_after_scale_out
 from config.checks.capacity import check_capacity_within_ceiling, check_target_within_capacity
 from config.checks.capture import check_data_capture
@@ -30,7 +31,7 @@ from config.checks.container import (
     check_warmup,
 )
 from config.checks.deployed import check_deployed
-from config.checks.deployment import check_deployment, check_production_bake, steps_to_full_traffic
+from config.checks.deployment import check_deployment, check_production_bake
 from config.checks.engine import check_engine, check_vllm_startup
 from config.checks.identity import check_identity, check_region, known_regions
 from config.checks.platform import check_blue_green_steps, check_inference_amis, check_instance_quotas
@@ -40,6 +41,7 @@ from config.checks.scaling import check_autoscaling
 from config.checks.variants import check_variants
 from config.checks.vram_budget import check_vram_budget, kv_cache_budget
 from config.deployed import Deployed
+from config.gpu_memory import check_gpu_memory_alarm
 from config.problems import Problem
 from config.schema import Catalog, EnvironmentConfig
 from config.sections import INVALID, InvalidInput, skip_invalid
@@ -88,6 +90,7 @@ def check_environment(
         (("routing_strategy", "prefix_aware_routing", "variants", "planning"), lambda: check_routing(cfg, catalog)),
         (("data_capture", "production"), lambda: check_data_capture(cfg)),
         (("alarms",), lambda: check_alerting(cfg, env_name)),
+        (("alarms", "engine", "variants"), lambda: check_gpu_memory_alarm(cfg, catalog)),
         (("alarms", "planning"), lambda: check_ceiling_after_scale_out(cfg)),
     ]
     problems: list[Problem] = []

@@ -3,26 +3,12 @@ for the rollback alarms, and an execution timeout that covers the waits."""
 
 from __future__ import annotations
 
-import math
-
+from config.blue_green_timeout import describe_parts, parts_seconds
 from config.problems import Problem, refuse
 from config.schema import EnvironmentConfig
 from config.sections import is_none, skip_invalid
 
 PRODUCTION_MIN_BAKE_SECONDS = 600
-
-
-def steps_to_full_traffic(cfg: EnvironmentConfig) -> int:
-    """How many bake waits a blue/green update goes through before all traffic is on green."""
-    d = cfg.deployment
-    if d.traffic_routing == "ALL_AT_ONCE" or is_none(d.step_size):
-        return 1
-    if d.traffic_routing == "CANARY":
-        return 2
-    largest = max(v.initial_instance_count for v in cfg.variants)
-    if d.step_size.type == "CAPACITY_PERCENT":
-        return math.ceil(100 / d.step_size.value)
-    return math.ceil(largest / d.step_size.value)
 
 
 def check_deployment(cfg: EnvironmentConfig) -> list[Problem]:
@@ -55,12 +41,13 @@ def check_production_bake(cfg: EnvironmentConfig) -> list[Problem]:
 
 def _check_execution_timeout(cfg: EnvironmentConfig) -> list[Problem]:
     d = cfg.deployment
-    waits = steps_to_full_traffic(cfg) * d.wait_interval_seconds + d.termination_wait_seconds
-    if d.maximum_execution_timeout_seconds <= waits:
+    if d.maximum_execution_timeout_seconds is None:
+        return []
+    needed = parts_seconds(cfg)
+    if d.maximum_execution_timeout_seconds < needed:
         return refuse(
             "deployment.maximum_execution_timeout_seconds",
-            f"must exceed the waits added up ({steps_to_full_traffic(cfg)} x wait_interval_seconds "
-            f"{d.wait_interval_seconds} + termination_wait_seconds {d.termination_wait_seconds} = {waits} s), "
-            f"got {d.maximum_execution_timeout_seconds} (allowed up to 28800)",
+            f"must cover the update's parts ({describe_parts(cfg)} = {needed} s): past it a healthy but slow "
+            f"deploy rolls back; got {d.maximum_execution_timeout_seconds} (leave it out to derive it; allowed up to 28800)",
         )
     return []

@@ -21,6 +21,7 @@ from ops.commands.common import (
     runtime,
 )
 from ops.commands.guard_options import MarginOpt, TtftMsOpt, TtftPercentOpt, WindowOpt, guard_policy
+from ops.commands.preflight import preflight_command
 from ops.commands.restore_scaling import restore_scaling_command
 from ops.commands.scaling_history import scaling_history_command
 from ops.commands.shift import shift_command
@@ -166,6 +167,7 @@ def deploy_command(
 
 
 app.command(name="restore-scaling")(reports_errors(restore_scaling_command))
+app.command(name="preflight")(reports_errors(preflight_command))
 
 
 @app.command(name="verify")

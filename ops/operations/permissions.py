@@ -21,7 +21,11 @@ COMMAND_POLICIES: dict[str, tuple[str, ...]] = {
     "shift": (OPERATOR,),
     "rollback": (OPERATOR,),
     "promote": (OPERATOR,),  # the config edit; `--deploy` adds the deploy's (below)
-    "deploy": (OPERATOR, DEPLOYER),  # moves scaling aside and back (Operator) around `make deploy` (Deployer)
+    "deploy": (OPERATOR, DEPLOYER),
+    # Before a deploy (make deploy's first step): the Deployer's reads of quotas, model data and tags, the
+    # Operator's of the image stack and its repository. Before an environment's first deploy neither policy
+    # exists yet: whoever bootstraps (an administrator) runs it.
+    "preflight": (OPERATOR, DEPLOYER),  # moves scaling aside and back (Operator) around `make deploy` (Deployer)
     "restore-scaling": (OPERATOR,),
     "verify": (OPERATOR,),
     "smoke": (OPERATOR,),

@@ -10,6 +10,7 @@ address or pager hears nothing (docs/alarms.md "Two destinations").
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -18,6 +19,7 @@ from botocore.exceptions import ClientError
 from config import naming
 from config.schema import Variant
 from config.variant_lookup import share_percent
+from ops.operations.alarm_data import alarm_data_checks
 from ops.operations.alarms import firing_alarms
 from ops.operations.endpoint import LiveEndpoint, LiveVariant, read_endpoint
 from ops.operations.environment import EmergencyAccess, Environment
@@ -69,6 +71,9 @@ def verify(access: EmergencyAccess, check_weights: bool) -> list[Check]:
     checks.append(
         Check(not alarms, "no alarm in ALARM" if not alarms else f"in ALARM: {', '.join(a.name for a in alarms)}")
     )
+    # A rollback alarm whose metric never arrives fails open (ops/operations/alarm_data.py).
+    names = tuple(outputs.rollback_alarm_names)
+    checks += [Check(*c) for c in alarm_data_checks(clients.cloudwatch, live.name, names, datetime.now(UTC))]
     topics = alarm_topics(clients.cloudformation, identity.name)
     return checks + subscription_checks(clients.client("sns"), topics, identity.name)
 

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 from config import ConfigError, EnvironmentConfig
 from config.capacity_evidence import assumed_types
+from config.naming import PARAMETER_ACCEPT_ASSUMED_CAPACITY, serving_stack_name
 from ops.operations.capacity_gate import OVERRIDE, accepted_reason, refusal
 from ops.pipeline.environment_arg import USAGE, environment_or_say_why
 
@@ -41,10 +42,18 @@ def main(argv: list[str] | None = None) -> int:
         description=f"Refuse a production deploy on an assumed capacity unless {OVERRIDE} gives a reason.",
     )
     parser.add_argument("env")
+    parser.add_argument(
+        "--cdk-parameter",
+        action="store_true",
+        help="print the serving stack's AcceptAssumedCapacity parameter for `cdk deploy --parameters`, if its "
+        "template has one (constructs/deploy_guards.py) and the override gives a reason; else nothing",
+    )
     args = parser.parse_args(argv)
     cfg = environment_or_say_why(args.env)
     if cfg is None:
         return USAGE
+    if args.cdk_parameter:
+        return _print_cdk_parameter(cfg)
     try:
         assumed = assumed_types(cfg)
         reason = accepted_reason() if cfg.production and assumed else None
@@ -62,6 +71,17 @@ def main(argv: list[str] | None = None) -> int:
         return REFUSED
     types = ", ".join(p.instance_type for p in assumed)
     print(f"warning ({OVERRIDE}): deploying {cfg.name} on an assumed capacity of {types}: {reason!r}")
+    return 0
+
+
+def _print_cdk_parameter(cfg: EnvironmentConfig) -> int:
+    try:
+        reason = accepted_reason() if cfg.production and assumed_types(cfg) else None
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return USAGE
+    if reason is not None:
+        print(f"{serving_stack_name(cfg.name)}:{PARAMETER_ACCEPT_ASSUMED_CAPACITY}={reason}")
     return 0
 
 

@@ -79,12 +79,25 @@ def test_five_minute_startup_on_an_8b_model(problems) -> None:
     ]
 
 
-def test_waits_that_do_not_fit_the_execution_timeout(problems) -> None:
-    found = problems(lambda raw: raw["deployment"].update(maximum_execution_timeout_seconds=1200))
+def test_an_execution_timeout_below_the_updates_parts_is_refused(problems) -> None:
+    """b022f61's prod (3600 s) is refused: its parts and the image pull need 4800 s (issue 50 §5)."""
+    found = problems(lambda raw: raw["deployment"].update(maximum_execution_timeout_seconds=3600))
     assert found == [
-        "deployment.maximum_execution_timeout_seconds: must exceed the waits added up (1 x wait_interval_seconds "
-        "600 + termination_wait_seconds 600 = 1200 s), got 1200 (allowed up to 28800)"
+        "deployment.maximum_execution_timeout_seconds: must cover the update's parts (provisioning timeout 900 s + "
+        "model download 900 s + container start 900 s + 1 x 600 s bake 600 s + termination wait 600 s + image pull "
+        "margin 900 s = 4800 s): past it a healthy but slow deploy rolls back; got 3600 (leave it out to derive it; "
+        "allowed up to 28800)"
     ]
+    assert problems(lambda raw: raw["deployment"].update(maximum_execution_timeout_seconds=4800)) == []
+
+
+def test_the_execution_timeout_is_derived_from_the_parts_into_the_template(prod) -> None:
+    from aws_cdk.assertions import Match
+
+    prod.serving.has_resource_properties(
+        "AWS::SageMaker::Endpoint",
+        {"DeploymentConfig": {"BlueGreenUpdatePolicy": Match.object_like({"MaximumExecutionTimeoutInSeconds": 4800})}},
+    )
 
 
 @pytest.mark.parametrize("timeout", [599, 28801])
@@ -211,3 +224,25 @@ def test_a_window_maximum_without_room_above_its_floor_needs_a_reason(problems) 
         "max_capacity_reason"
     ) in problems(tight(None))
     assert not [p for p in problems(tight("a hard cap while the region is short of ml.g5")) if "schedules[0]" in p]
+
+
+def test_a_gpu_memory_threshold_a_healthy_instance_already_reaches_is_refused(problems) -> None:
+    """b022f61's 95 % against vLLM's 0.92 share plus the CUDA context: a ticket every quiet night (issue 50 §7)."""
+    found = problems(lambda raw: raw["alarms"].update(gpu_memory_percent=95))
+    assert found == [
+        "alarms.gpu_memory_percent: a healthy ml.g5.xlarge already reads about 96.2 % (engine.gpu_memory_utilization "
+        "0.92 plus ~1 GiB of CUDA context on 24 GiB): the alarm would never clear; got 95 (leave it out to derive it)"
+    ]
+
+
+def test_the_gpu_memory_threshold_is_derived_from_the_engines_share(prod) -> None:
+    from aws_cdk.assertions import Match
+
+    prod.serving.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "MetricName": "GPUMemoryUtilization",
+            "Threshold": 98.2,  # 92 % engine share + 1 GiB of 24 (4.2 %) + 2 % margin
+            "AlarmDescription": Match.string_like_regexp("primary: GPU memory above 98.2 %"),
+        },
+    )

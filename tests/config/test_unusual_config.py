@@ -30,7 +30,7 @@ def unusual(raw: dict) -> dict:
         variant["image_tag"] = DIGEST
         variant["initial_instance_count"] = max(variant["initial_instance_count"], 2)
     raw["deployment"].update(traffic_routing="LINEAR", step_size={"type": "CAPACITY_PERCENT", "value": 25})
-    raw["deployment"]["maximum_execution_timeout_seconds"] = 4 * 600 + 300 + 600
+    raw["deployment"].pop("maximum_execution_timeout_seconds", None)  # derived from the four steps' bakes
     raw["data_capture"] = {"enabled": False}
     # blue/green: 2 x the variants' max_capacity added up, for each type a variant may be provisioned on
     fleet = sum(scaling["max_capacity"] for scaling in raw["autoscaling"].values())

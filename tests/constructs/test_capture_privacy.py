@@ -174,6 +174,22 @@ def principal_of(statement: dict) -> str:
     return ref_of(value) if isinstance(value, dict) and ("Ref" in value or "Fn::GetAtt" in value) else json.dumps(value)
 
 
+def admitted_role(statement: dict) -> str:
+    """The role a statement admits by `aws:PrincipalArn`, as the template writes it ("" for none)."""
+    role = statement.get("Condition", {}).get("ArnEquals", {}).get("aws:PrincipalArn")
+    if role is None:
+        return ""
+    return ref_of(role) if isinstance(role, dict) and "Fn::GetAtt" in role else json.dumps(role)
+
+
+def test_the_key_policy_names_no_role_as_a_principal(prod) -> None:
+    """KMS checks that a key policy's principals exist when it writes the policy (issue 50 §4); a condition value
+    it does not resolve. The model role is created by this very deploy: it is named by aws:PrincipalArn too."""
+    assert all(principal_of(s) == json.dumps("arn:aws:iam::222222222222:root") for s in key_policy(prod))
+    roles = sorted(admitted_role(s) for s in key_policy(prod) if admitted_role(s))
+    assert roles[0].startswith("ModelsExecutionRole") and roles[1].endswith(':role/MangaAssist-prod-CaptureReader"]]}')
+
+
 def test_only_the_capture_reader_role_may_decrypt_and_only_through_s3(prod) -> None:
     """No statement of the key policy lets anyone else decrypt, through any wildcard (kms:*, kms:Decrypt*,
     *): CDK's default `kms:*` for the account is gone."""
@@ -211,7 +227,7 @@ def test_cloudformation_can_still_manage_the_key(prod) -> None:
 
 
 def test_the_model_role_may_only_encrypt_with_the_key(prod) -> None:
-    (model,) = [s for s in key_policy(prod) if principal_of(s).startswith("ModelsExecutionRole")]
+    (model,) = [s for s in key_policy(prod) if admitted_role(s).startswith("ModelsExecutionRole")]
     assert sorted(as_list(model["Action"])) == ["kms:Encrypt", "kms:GenerateDataKey"]
 
 

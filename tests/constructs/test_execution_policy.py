@@ -12,7 +12,7 @@ from pathlib import Path
 import botocore.session
 import pytest
 
-from config.access import STACK_ROLE_BOUNDARY
+from config.access import ROLE_PATH_ROOT, STACK_ROLE_BOUNDARY
 from config.naming import PROJECT
 from constructs.execution_policy import (
     EXPLICIT,
@@ -85,7 +85,7 @@ def test_documents_fit_iams_limits_and_scope_iam_to_the_projects_names() -> None
     iam_allows = [s for s in statements if s["Effect"] == "Allow" and s["Action"][0].startswith("iam:")]
     writable = [r for s in iam_allows for r in s["Resource"]]
     assert all(
-        r.startswith(f"arn:aws:iam::222222222222:role/{PROJECT}-*-")
+        r.startswith(f"arn:aws:iam::222222222222:role{ROLE_PATH_ROOT}")
         or "/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/" in r
         for r in writable
     ), writable

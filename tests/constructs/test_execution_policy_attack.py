@@ -18,7 +18,7 @@ IAM = f"arn:aws:iam::{ACCOUNT}"
 BOUNDARY = f"{IAM}:policy/MangaAssistGuard-StackRoleBoundary"
 ADMIN = "arn:aws:iam::aws:policy/AdministratorAccess"
 NEW_ROLE = f"{IAM}:role/MangaAssist-prod-x"  # the issue's role
-STACK_NAMED_ROLE = f"{IAM}:role/MangaAssist-prod-Serving-x"  # the same, named like a stack role
+STACK_NAMED_ROLE = f"{IAM}:role/mangaassist/prod/MangaAssist-prod-Serving-x"  # the same, where stack roles live (role_path.py)
 DEPLOY_ROLE = f"{IAM}:role/MangaAssist-prod-GitHubDeploy"
 
 PEOPLE_ROLE = {"iam:PermissionsBoundary": BOUNDARY}  # the boundary named, so that only the scope refuses it
@@ -160,4 +160,6 @@ def test_the_steps_are_refused_for_what_they_name_not_for_their_shape(statements
     """The same calls on a stack role the deploy owns are allowed: the refusals above are the people's."""
     assert allowed(statements, "iam:PutRolePolicy", STACK_NAMED_ROLE, PEOPLE)
     assert allowed(statements, "iam:CreateRole", STACK_NAMED_ROLE, PEOPLE)
+    # Outside the stacks' path a stack-like name is no stack role (issue 50 §1: scoped by path, not by name).
+    assert not allowed(statements, "iam:CreateRole", f"{IAM}:role/MangaAssist-prod-Serving-x", PEOPLE)
     assert allowed(statements, "iam:DetachRolePolicy", STACK_NAMED_ROLE, {"iam:PolicyARN": f"{IAM}:policy/Other"})

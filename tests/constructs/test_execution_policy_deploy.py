@@ -1,19 +1,32 @@
 """The stacks' real deploy under the CloudFormation execution policy (issue 38), with the project's own
 policy evaluator: every request CloudFormation makes as the execution role for every resource of every
 synthesised template of dev, staging and prod (created, updated, read and deleted: tests/deploy_calls.py)
-is allowed, on each environment's account."""
+is allowed, on each environment's account; and for an environment named with 16 characters. Roles and functions
+get the worst case of the names CloudFormation generates (tests/deploy_calls.py `generated_name`: cut to 64
+characters, the stack part to 25), so a policy scoped by stack name fails here (issue 50 §1)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from config.access import role_path
 from constructs.execution_policy import execution_documents
-from tests.deploy_calls import deploy_requests
+from tests.deploy_calls import deploy_requests, generated_name
 from tests.iam_lint import Stack
 from tests.operator_policy_check import allowed
 from tests.synthesised import Synthesised
 
 ACCOUNT = "123456789012"  # dev names none
+LONG_ENV = "a-sixteen-chars1"  # an environment name of 16 characters
+
+
+def renamed(stack: Stack, env_name: str, new_name: str) -> Stack:
+    """The same stack for an environment called `new_name`: logical ids do not depend on the stack's name."""
+    template = json.loads(json.dumps(stack.template).replace(role_path(env_name), role_path(new_name)))
+    name = stack.name.replace(f"-{env_name}-", f"-{new_name}-")
+    return Stack(name, template, stack.partition, stack.region, stack.account)
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +43,23 @@ def environments(prod, dev) -> list[list[Stack]]:
                 )
             ]
         )
+    found.append([renamed(stack, "prod", LONG_ENV) for stack in found[0]])
     return found
+
+
+def test_generated_names_are_cut_where_a_stack_name_scope_would_refuse_them() -> None:
+    """b022f61's policy allowed `role/MangaAssist-*-Serving-*`: staging's model role is not under it."""
+    name = generated_name("MangaAssist-staging-Serving", "ModelsExecutionRole71BC3EA4")
+    assert len(name) == 64 and name.startswith("MangaAssist-staging-Servi-")
+    assert not name.startswith("MangaAssist-staging-Serving-")
+
+
+def test_every_stack_role_has_its_environments_path(environments) -> None:
+    for stacks in environments:
+        env_name = stacks[0].name.split("-")[1] if stacks is not environments[-1] else LONG_ENV
+        for stack in stacks:
+            roles = [r for r in stack.template["Resources"].values() if r["Type"] == "AWS::IAM::Role"]
+            assert roles and all(r["Properties"].get("Path") == role_path(env_name) for r in roles), stack.name
 
 
 def test_the_real_deploy_is_allowed(environments) -> None:

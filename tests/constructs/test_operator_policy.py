@@ -118,8 +118,19 @@ def test_the_deployer_assumes_exactly_the_bootstrap_roles_the_cloud_assembly_nam
     assert {arn.split(":role/")[1] for arn in named} == {
         cdk_role_arn(scope, role).split(":role/")[1] for role in CDK_ROLES
     }
-    (deployer,) = statements(prod, "MangaAssist-prod-Deployer").values()
+    deployer = statements(prod, "MangaAssist-prod-Deployer")["CdkBootstrapRoles"]
     assert deployer["Action"] == "sts:AssumeRole"
     resources = json.dumps(deployer["Resource"])
     assert "*" not in resources
     assert all(f"cdk-hnb659fds-{role}-" in resources for role in CDK_ROLES)
+
+
+def test_the_deployer_reads_only_prods_model_data_buckets_for_the_preflight(prod) -> None:
+    """`bin/ops preflight` (issue 50 §2): quotas and cost tags have no resource type; buckets by ARN."""
+    deployer = statements(prod, "MangaAssist-prod-Deployer")
+    assert json.dumps(deployer["PreflightModelData"]["Resource"]).endswith(':s3:::mangaassist-models-prod"]]}')
+    assert set(deployer["PreflightAccountReads"]["Action"]) == {
+        "ce:ListCostAllocationTags",
+        "servicequotas:ListAWSDefaultServiceQuotas",
+        "servicequotas:ListServiceQuotas",
+    }

@@ -18,6 +18,7 @@ from constructs.deployer_policy import DeployerScope
 from constructs.github_deploy_role import VERIFY_AND_SMOKE_ACTIONS, boundary_statements
 from tests.operator_policy_check import Call, ScalableTargetTags, allowed, authorised_as, resolve_scope, statements_for
 from tests.ops.test_smoke import ADAPTERS, StreamingEndpoint, completion, queue_completions, sse
+from tests.ops.test_verify_alarm_data import heartbeat, rollback_alarms
 from tests.ops.test_verify_subscriptions import deploy_topics
 
 
@@ -54,6 +55,8 @@ def refused_by_the_role(call: Call, action: str, resource: str, context: dict) -
 def test_verify_and_smoke_are_allowed_and_the_boundary_names_nothing_else(
     prod, cli, every_cli_call_is_allowed_by_the_operator_policy
 ):
+    rollback_alarms(prod)  # verify reads what each rollback alarm's metrics hold (GetMetricData)
+    heartbeat(prod)
     deploy_topics(prod)  # verify reads the alarm topics' subscriptions
     runtime = prod.client("sagemaker-runtime")
     cli.runtime.client_overrides["sagemaker-runtime"] = runtime

@@ -127,8 +127,13 @@ def test_the_role_has_the_deployer_and_operator_policies_under_a_boundary(templa
         },
     )
     statements = template.to_json()["Resources"][boundary_id]["Properties"]["PolicyDocument"]["Statement"]
-    assert [s["Sid"] for s in statements] == ["CdkBootstrapRoles", "VerifyAndSmoke"]
-    assert statements[1]["Action"] == list(VERIFY_AND_SMOKE_ACTIONS)
+    assert [s["Sid"] for s in statements] == [
+        "CdkBootstrapRoles",
+        "PreflightAccountReads",
+        "VerifyAndSmoke",
+        "PreflightModelData",
+    ]
+    assert statements[2]["Action"] == list(VERIFY_AND_SMOKE_ACTIONS)
     assert statements[0]["Action"] == "sts:AssumeRole"
     assert all(
         f"cdk-hnb659fds-{role}-" in json.dumps(statements[0])

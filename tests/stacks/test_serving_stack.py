@@ -73,7 +73,7 @@ def test_blue_green_all_at_once_with_rollback_on_alarms_in_this_stack(prod) -> N
                         "WaitIntervalInSeconds": 600,
                     },
                     "TerminationWaitInSeconds": 600,
-                    "MaximumExecutionTimeoutInSeconds": 3600,
+                    "MaximumExecutionTimeoutInSeconds": 4800,  # derived: config/blue_green_timeout.py
                 },
                 "AutoRollbackConfiguration": {"Alarms": alarms},
             },

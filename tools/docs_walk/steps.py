@@ -225,6 +225,7 @@ NOT_WALKED: dict[str, str] = {
     "make bootstrap ENV=staging": _NEEDS_AWS,
     "make deploy-ci-access ENV=staging": _NEEDS_AWS,
     "make deploy-ci-access ENV=prod": _NEEDS_AWS,
+    "bin/ops preflight staging": _STAGING,
     "bin/ops verify staging": _STAGING,
     "bin/ops smoke staging": _STAGING,
     "bin/ops verify staging && bin/ops smoke staging": _STAGING,

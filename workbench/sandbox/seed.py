@@ -283,6 +283,16 @@ def create_bucket(s3: Any, bucket: str, region: str) -> None:
     s3.create_bucket(Bucket=bucket, **location)
 
 
+def seed_model_data(s3: Any, uris: list[str], region: str) -> None:
+    """The variants' model-data prefixes, in the endpoint's region (what `bin/ops preflight` reads): one
+    small file under each, SSE-S3 as a new bucket has by default (Amazon S3 User Guide, "Default encryption")."""
+    for uri in sorted(set(uris)):
+        bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+        if bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
+            create_bucket(s3, bucket, region)
+        s3.put_object(Bucket=bucket, Key=f"{prefix}base/config.json", Body=b"{}")
+
+
 def seed_bedrock_artifacts(s3: Any, region: str) -> None:
     create_bucket(s3, BEDROCK_BUCKET, region)
     for prefix, files in BEDROCK_ARTIFACTS.items():

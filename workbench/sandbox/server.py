@@ -215,15 +215,17 @@ def serve(env_name: str, templates: Path, state_path: Path, ports: tuple[int, in
     os.environ["MOTO_ACCOUNT_ID"] = account  # moto answers sts:GetCallerIdentity with the env's account
     from moto.server import ThreadedMotoServer
 
-    from workbench.sandbox import moto_fixes, scaling
+    from config import load_catalog
+    from workbench.sandbox import account_answers, moto_fixes, scaling
     from workbench.sandbox.capture import DataCapture
     from workbench.sandbox.emf_agent import EmfAgent
     from workbench.sandbox.runtime import RuntimeFront
-    from workbench.sandbox.seed import seed_bedrock_artifacts, seed_image_stack, seed_serving_stack
+    from workbench.sandbox.seed import seed_bedrock_artifacts, seed_image_stack, seed_model_data, seed_serving_stack
 
     moto_fixes.apply()
     # A changed floor scales the variant and is recorded (workbench/sandbox/scaling.py).
     scaling.apply(dict(cfg.endpoint_instance_quotas), scaling.quota_file(state_path.parent, env_name))
+    account_answers.apply(tuple(load_catalog().instance_types), scaling.quota)  # bin/ops preflight's answers
     port = port_or_free(ports[0])
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     moto.start()
@@ -236,6 +238,7 @@ def serve(env_name: str, templates: Path, state_path: Path, ports: tuple[int, in
     seed_image_stack(client, image_resolver(templates, env_name, account, region))
     seed_serving_stack(client, resolvers(templates, env_name, account, region, 1))
     seed_bedrock_artifacts(client("s3"), region)
+    seed_model_data(client("s3"), [v.model_data_s3_uri for v in cfg.variants], region)
 
     servers = start_model_servers(cfg, env_name, state_path.parent)
     model_urls = {name: url for name, (_, url, _) in servers.items()}
