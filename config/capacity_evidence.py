@@ -16,7 +16,7 @@ from config.loader import ConfigError, known_environments, load_environment
 from config.naming import environment_label
 from config.schema import EnvironmentConfig, InstanceCapacity
 
-# How long a real endpoint's `bin/ops capacity` takes with the default workload and settings
+# How long a real endpoint's `bin/loadtest` takes with the default workload and settings
 # (docs/how-to/measure-capacity.md "How long it takes"): its time budget, --max-minutes 30, at most; about 8 min
 # when the answer is within 2.1x of the config's figure (the search starts from it: 5 steps).
 SWEEP_MINUTES = "30 min at most; about 8 when the answer is within 2.1x of the figure in config"
@@ -82,9 +82,9 @@ def how_to_measure(cfg: EnvironmentConfig, instance_type: str) -> str:
     for other in others:
         for variant in reversed(other.variants):  # the canary first: measuring it spares the primary's users
             if variant.instance_types[0] == instance_type:
-                # Its preferred pool: SageMaker provisions it whenever the region has it, and `ops capacity`
+                # Its preferred pool: SageMaker provisions it whenever the region has it, and `bin/loadtest`
                 # measures a variant all on one type as that type (it refuses a mixed fleet).
-                command = f"bin/ops capacity {other.name} --variant {variant.name} --write-config"
+                command = f"bin/loadtest {other.name} --variant {variant.name} --write-config"
                 pools = (
                     ""
                     if variant.instance_types == [instance_type]
@@ -100,5 +100,5 @@ def how_to_measure(cfg: EnvironmentConfig, instance_type: str) -> str:
     return (
         f"in {environment_label(other.name)} set {variant.name}'s instance_type: {instance_type} with no "
         f"fallback_instance_types, `{deploy}` (a blue/green update, about 15-25 min), then "
-        f"`bin/ops capacity {other.name} --variant {variant.name} --write-config` ({SWEEP_MINUTES}); {copy}"
+        f"`bin/loadtest {other.name} --variant {variant.name} --write-config` ({SWEEP_MINUTES}); {copy}"
     )

@@ -1,4 +1,4 @@
-"""The one way to change an environment's YAML file (`ops promote`, `ops capacity --write-config`,
+"""The one way to change an environment's YAML file (`ops promote`, `bin/loadtest --write-config`,
 `ops scaling-history --write-config`, and every writer to come): the change is made on a ruamel.yaml
 round-trip document, then written back as line edits of the original text (config/yaml_splice.py), so
 every line outside the changed keys stays byte for byte; the result is validated by the loader synth

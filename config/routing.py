@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from config.schema import EnvironmentConfig, Variant
 
-# The request body `ops capacity` sends (config/domain/workload.yaml: 400-token system prompt, first user turn
+# The request body `bin/loadtest` sends (config/domain/workload.yaml: 400-token system prompt, first user turn
 # of 150-400 tokens; json.dumps with its ", " and ": " separators, ASCII) puts the user turn's text at
 # byte 2,320-2,327 (the adapter name comes first, 11-18 characters) and ends the shortest first user turn
 # at byte 3,135. 2,560 keeps the system prompt and at least 233 bytes (about 40 words) of the

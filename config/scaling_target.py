@@ -3,7 +3,7 @@
 With `target_share_of_concurrency` (high-resolution metric only) the target is that share of
 `planning.capacity.<type>.concurrent_sequences` of the variant's instance type that saturates first:
 the lowest figure among `variants[].instance_types` (the preferred type and its fallback pools) that
-have one. A measured capacity (`ops capacity --write-config`) therefore moves the target at the next
+have one. A measured capacity (`bin/loadtest --write-config`) therefore moves the target at the next
 synth, and the planner and the template read the same number from here.
 """
 

@@ -457,7 +457,7 @@ class VariantScaling(Strict):
 
 
 class CapacityMeasurement(Strict):
-    """Where a `planning.capacity` figure comes from: written by `ops capacity --write-config`."""
+    """Where a `planning.capacity` figure comes from: written by `bin/loadtest --write-config`."""
 
     where: str = Field(min_length=1, max_length=200)  # "staging/canary" or "url http://..."
     measured_at: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}T")  # ISO 8601, UTC
@@ -487,7 +487,7 @@ class InstanceCapacity(Strict):
                 f"{ceiling.requests_per_minute:,.0f}/min physical ceiling at batch {ceiling.batch} (config/domain/physics.py)"
             )
         if self.measured is None:
-            return f"assumed: {rate}, {share + ', ' if share else ''}never measured (`ops capacity`)"
+            return f"assumed: {rate}, {share + ', ' if share else ''}never measured (`bin/loadtest`)"
         m = self.measured
         image = f", image {m.image_tag}" if m.image_tag else ""
         # The rate answered within the objective, never the rate offered (workbench/loadtest/record.py).
@@ -496,7 +496,7 @@ class InstanceCapacity(Strict):
         return f"{line}, {share}" if share else line
 
 
-# What one instance is assumed to serve until `ops capacity` measures it, where config.domain.calibration cannot
+# What one instance is assumed to serve until `bin/loadtest` measures it, where config.domain.calibration cannot
 # derive it for the environment (EnvironmentConfig._derived_capacity: the batch the TTFT objective allows,
 # at most 16, the most a published run held within it, and the calibrated share, 83 %, of the ceiling at
 # that batch for config/domain/workload.yaml's conversations with each turn's history cached, as PREFIX_AWARE with a
@@ -613,7 +613,7 @@ class PlanStress(Strict):
 class Planning(Strict):
     """Assumptions for `make plan` (planner/); nothing here reaches a template."""
 
-    # Per instance type; an entry in the file (a measurement, `ops capacity --write-config`) replaces
+    # Per instance type; an entry in the file (a measurement, `bin/loadtest --write-config`) replaces
     # the assumption for its type only: the other types keep ASSUMED_CAPACITY's own objects
     # (_assumed_unless_given), which config.loader replaces by the figures derived for the environment's
     # objective, routing and engine (config.domain.calibration.fill_derived_capacity).
@@ -697,7 +697,7 @@ class UnknownVariant(LookupError):
 class EnvironmentConfig(Strict):
     name: str
     # A production environment: deploys bake at least 10 minutes per step (config.checks.deployment)
-    # and `bin/ops capacity` drives it past its objective only with --allow-production.
+    # and `bin/loadtest` drives it past its objective only with --allow-production.
     production: bool = False
     account: str | None = Field(default=None, pattern=r"^\d{12}$")
     region: str | None = Field(default=None, pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")

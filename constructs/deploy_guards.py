@@ -56,7 +56,7 @@ def add_deploy_guards(stack: Stack, props: DeployGuardsProps) -> None:
                 CfnRuleAssertion(
                     assert_=Fn.condition_not(Fn.condition_equals(accepted.value_as_string, "")),
                     assert_description=f"{props.env_name} is production and the capacity of {', '.join(assumed)} is assumed: "
-                    "measure it (bin/ops capacity), or deploy with the parameter "
+                    "measure it (bin/loadtest), or deploy with the parameter "
                     f"{stack.stack_name}:{ACCEPT_PARAMETER}=<why> (make deploy: ACCEPT_ASSUMED_CAPACITY)",
                 )
             ],

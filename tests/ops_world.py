@@ -47,7 +47,14 @@ REPOSITORY = "mangaassist-llm"
 @pytest.fixture(autouse=True)
 def fake_aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     """Credentials that only moto accepts; no profile, no instance metadata, no real config files."""
-    for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"):
+    # MANGAASSIST_RUNTIME_HOOK: AWS's behaviour unless a test asks for a hook (a sandbox's shell exports one).
+    for name in (
+        "AWS_PROFILE",
+        "AWS_DEFAULT_PROFILE",
+        "AWS_SESSION_TOKEN",
+        "AWS_SECURITY_TOKEN",
+        "MANGAASSIST_RUNTIME_HOOK",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
@@ -378,9 +385,10 @@ class Cli:
     runtime: Runtime
     sleep: FakeSleep
     runner: CliRunner = field(default_factory=CliRunner)
+    app: Any = app  # bin/ops; the load test (bin/loadtest) runs on the same runtime (tests/workbench/conftest.py)
 
     def __call__(self, *args: str) -> Any:
-        return self.runner.invoke(app, list(args), obj=self.runtime)
+        return self.runner.invoke(self.app, list(args), obj=self.runtime)
 
 
 @pytest.fixture

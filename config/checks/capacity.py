@@ -94,7 +94,7 @@ def _check_ceiling(
         f"{instance_type}, {ceiling.requests_per_minute:,.0f}/min at 100 % utilisation ({ceiling.describe()}; "
         f"engine {cfg.engine.model}, config/domain/workload.yaml): no instance serves more than its GPU can compute and "
         f"read; allowed: at most {ceiling.requests_per_minute:,.0f}, e.g. {rate:,} with concurrent_sequences "
-        f"{sequences} ({share.describe()}), or measure it (`bin/ops capacity ENV --variant NAME --write-config`)",
+        f"{sequences} ({share.describe()}), or measure it (`bin/loadtest ENV --variant NAME --write-config`)",
     )
 
 
@@ -146,7 +146,7 @@ def _image_warnings(cfg: EnvironmentConfig) -> list[str]:
             warnings.append(
                 f"{cfg.name}: planning.capacity.{instance_type} was measured with image {measured.image_tag} "
                 f"({measured.measured_at[:10]}), the environment now deploys {', '.join(deployed)}: "
-                f"re-measure with `bin/ops capacity {cfg.name} --variant ... --write-config`"
+                f"re-measure with `bin/loadtest {cfg.name} --variant ... --write-config`"
             )
     return warnings
 

@@ -66,7 +66,7 @@ def _check_prefix_aware(cfg: EnvironmentConfig, catalog: Catalog) -> list[Proble
                     (
                         path,
                         f"not set, and planning.capacity has no concurrent_sequences for {', '.join(missing)} "
-                        f"(variant '{variant.name}') to derive it from: set it, or measure with `bin/ops capacity`",
+                        f"(variant '{variant.name}') to derive it from: set it, or measure with `bin/loadtest`",
                     )
                 )
                 continue

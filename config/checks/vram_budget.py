@@ -5,7 +5,7 @@ instance type the variant may run on: one model and one set of engine settings s
 
 Conversations make long contexts: a turn carries the system prompt and the history so far. So the
 KV cache must also hold `planning.capacity.<type>.concurrent_sequences` sequences at the p95 context
-`ops capacity`'s default workload produces (config/domain/workload.yaml's `conversation:` section). That p95
+`bin/loadtest`'s default workload produces (config/domain/workload.yaml's `conversation:` section). That p95
 is computed from the file's distributions alone, by simulating sessions with a fixed seed (no server,
 the same figure on every run): config.domain.workload. An assumed figure that does not fit is refused; a measured one is a
 warning (`kv_context_warnings`): the measurement ran on the real engine, which preempted or not.
@@ -128,7 +128,7 @@ def _check_type_contexts(cfg: EnvironmentConfig, catalog: Catalog, instance_type
         return []
     return refuse(
         path,
-        f"{shortfall}; measure it (`bin/ops capacity ENV --variant NAME --write-config`), lower "
+        f"{shortfall}; measure it (`bin/loadtest ENV --variant NAME --write-config`), lower "
         "concurrent_sequences, or pick a larger GPU",
     )
 

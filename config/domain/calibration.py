@@ -1,5 +1,5 @@
 """The physical ceiling (config.domain.physics) against published measurements (config/domain/calibration.yaml), and
-the share of the ceiling an instance is assumed to serve until `ops capacity` measures it.
+the share of the ceiling an instance is assumed to serve until `bin/loadtest` measures it.
 
 Each measurement gets the model's ceiling for its own GPUs, model, request shape and concurrency, and
 an efficiency: measured ÷ ceiling. A ceiling below a measurement would be a wrong model

@@ -18,7 +18,7 @@ turns: their times add.
 The batch is the type's `planning.capacity.<type>.concurrent_sequences`: the sequences an instance
 runs while the latency objective holds, not engine.max_num_seqs (what vLLM would run at most, with
 queueing the objective does not allow). The workload is config/domain/workload.yaml (config.domain.workload), the
-requests `ops capacity` sends: conversations by default, single turns beside them.
+requests `bin/loadtest` sends: conversations by default, single turns beside them.
 
 Left out, so the ceiling errs high (the safe side for a ceiling): the LoRA adapters' FLOPs, CPU,
 scheduling and network overheads, prefix-cache misses, the last partial KV block of a cached prefix.

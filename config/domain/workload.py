@@ -1,4 +1,4 @@
-"""The request workload `ops capacity` sends by default (config/domain/workload.yaml) and what it costs a GPU,
+"""The request workload `bin/loadtest` sends by default (config/domain/workload.yaml) and what it costs a GPU,
 in tokens: config owns the file because config's checks read it (the VRAM budget, the physical ceiling)
 and the layers above (capacity/, the load tool) read it from here, never the other way round.
 
@@ -286,5 +286,5 @@ def engine_budget(cfg: EnvironmentConfig) -> int:
 
 def engine_contexts(cfg: EnvironmentConfig) -> WorkloadContexts | None:
     """The default workload's contexts on this engine: prompts also within the container's budget
-    (max_model_len minus generation_reserve_tokens), as `ops capacity` sends them to this environment."""
+    (max_model_len minus generation_reserve_tokens), as `bin/loadtest` sends them to this environment."""
     return default_contexts(engine_budget(cfg))

@@ -1,13 +1,10 @@
 """What every `bin/ops` command shares: the typer app, the `Runtime` tests replace, the one-line error
 reporting with documented exit codes, and the common arguments. Command modules import this, never
-ops/commands/cli.py, so a command can live in a module of its own (ops/commands/capacity.py)."""
+ops/commands/cli.py, so a command can live in a module of its own (ops/commands/shift.py)."""
 
 from __future__ import annotations
 
 import functools
-import os
-import shlex
-import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,10 +16,10 @@ import typer
 
 from config.loader import known_environments
 from ops.operations import interrupts
-from ops.operations.child_process import run_child
-from ops.operations.deploy import REPO_ROOT, Deployer, make_deploy
+from ops.operations.deploy import Deployer, make_deploy
 from ops.operations.environment import EmergencyAccess, Environment, open_environment, open_for_emergency
 from ops.operations.errors import EXPLAINED, explain_for_command
+from ops.operations.runtime_hook import runtime_hook
 from ops.operations.waiting import Timing
 
 EXIT_CODES = """Exit codes: 0 ok; 1 other AWS error; 2 usage, unknown environment/variant, invalid config or no
@@ -40,27 +37,9 @@ app = typer.Typer(
 )
 
 
-def sandbox_deploy(env_name: str, released: list[str]) -> int:
-    """`make deploy` inside `make sandbox`: synth, then the sandbox moves the endpoint onto the result."""
-    command = [sys.executable, "-m", "workbench.sandbox", "deploy", env_name] + (
-        ["--released", ",".join(released)] if released else []
-    )
-    typer.echo(f"(in the sandbox: {as_typed(command)} instead of make deploy)")
-    return run_child(command, REPO_ROOT)
-
-
-def as_typed(command: list[str]) -> str:
-    """A command as a reader at the repository root runs it (bin/ops runs from there): the interpreter
-    relative to it, as the docs write sandbox commands (`.venv/bin/python -m workbench.sandbox ...`)."""
-    interpreter = Path(command[0])
-    if interpreter.is_absolute() and interpreter.is_relative_to(REPO_ROOT):
-        interpreter = interpreter.relative_to(REPO_ROOT)
-    return shlex.join([str(interpreter), *command[1:]])
-
-
 def default_deployer() -> Deployer:
-    # `make sandbox` exports MANGAASSIST_SANDBOX: a deploy then goes to the sandbox, never to AWS.
-    return sandbox_deploy if os.environ.get("MANGAASSIST_SANDBOX") else make_deploy
+    """`make deploy`, unless the runtime hook deploys otherwise (ops/operations/runtime_hook.py)."""
+    return runtime_hook().deployer() or make_deploy
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """`bin/ops traffic`: the command's options and its output, registered on the ops CLI's app by ops/commands/cli.py.
-Reading and writing are ops/operations/traffic_export.py's; the CSV format is the planner's (workbench/planner/traffic.py)."""
+Reading and writing are ops/operations/traffic_export.py's; the CSV format is ops/operations/traffic_csv.py's."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from botocore.exceptions import ReadTimeoutError
 from ops.commands.common import EnvArg, RegionOpt, runtime
 from ops.operations.errors import ExitCode, OpsError
 from ops.operations.output import Console
+from ops.operations.runtime_hook import runtime_hook
 from ops.operations.traffic_export import MAX_DAYS, check_days, read_traffic, write_traffic
 
 
@@ -24,7 +25,7 @@ def traffic_command(
     days: Annotated[int, typer.Option(help=f"Whole days back from the last complete minute, 1 to {MAX_DAYS}.")] = 7,
     region: RegionOpt = None,
 ) -> None:
-    """Write the endpoint's requests per minute over the last --days as the planner's CSV.
+    """Write the endpoint's requests per minute over the last --days as the traffic CSV the planner replays.
 
     Sums CloudWatch's AWS/SageMaker Invocations (Sum, one-minute period) over every variant of ENV's
     config, minute by minute, and writes what `make plan ENV=… TRAFFIC=FILE.csv` replays; the plan then
@@ -61,5 +62,5 @@ def slow_answer(error: ReadTimeoutError, days: int) -> str:
     fewer = f"ask for fewer days (--days {max(1, days // 2)})" if days > 1 else "try again later"
     return (
         f"CloudWatch did not answer GetMetricData in time ({error}): it reads every minute of --days {days}; "
-        f"{fewer}. A `make sandbox` that many sweeps filled answers slowly: `make sandbox-reset` starts it clean"
+        f"{fewer}.{runtime_hook().slow_metrics_hint()}"
     )

@@ -10,7 +10,7 @@ import boto3
 from botocore.config import Config
 
 from ops.operations.errors import ExitCode, OpsError
-from ops.operations.sandbox_guard import require_running
+from ops.operations.runtime_hook import runtime_hook
 
 # Control-plane calls (describe, update weights, alarms, scaling) are what AWS throttles when several
 # tools poll one account: adaptive mode adds client-side rate limiting on top of exponential backoff.
@@ -81,7 +81,7 @@ def open_session(config_region: str | None, requested_region: str | None) -> bot
     reference guide gives the setting (docs.aws.amazon.com/sdkref/latest/guide/feature-region.html)
     and what the docs tell operators to set, so it comes first, as in the other SDKs.
     """
-    require_running()  # the variables of a stopped `make sandbox`: say so now, not after ~19 s of retries
+    runtime_hook().before_session()  # a hook's world that is not running: said now, not after ~19 s of retries
     if config_region and requested_region and config_region != requested_region:
         raise OpsError(
             f"--region {requested_region} contradicts the environment's region {config_region}: drop --region",

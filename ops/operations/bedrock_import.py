@@ -17,7 +17,7 @@ from botocore.exceptions import WaiterError
 
 from ops.operations.errors import ExitCode, OpsError
 from ops.operations.output import Console, one_line
-from ops.operations.sandbox_guard import sandbox_env
+from ops.operations.runtime_hook import runtime_hook
 from ops.operations.waiting import Timing, custom_waiter, wait
 
 TEXT_ARCHITECTURES = {
@@ -135,12 +135,8 @@ class ImportJob:
 
 
 def submit_import(bedrock: Any, job: ImportJob) -> str:
-    if sandbox_env():
-        raise OpsError(
-            "the sandbox has no Bedrock import jobs (moto implements none): there, --validate-only is as far as "
-            "bedrock-import goes",
-            ExitCode.USAGE,
-        )
+    if (refused := runtime_hook().bedrock_import_refused()) is not None:
+        raise OpsError(refused, ExitCode.USAGE)
     response = bedrock.create_model_import_job(
         jobName=job.job_name,
         importedModelName=job.model_name,

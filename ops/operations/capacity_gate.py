@@ -11,7 +11,7 @@ from config import EnvironmentConfig
 from config.capacity_evidence import PoolType, assumed_types, how_to_measure
 from ops.operations.errors import ExitCode, OpsError
 from ops.operations.output import Console
-from ops.operations.sandbox_guard import SANDBOX_VARIABLE, sandbox_env
+from ops.operations.runtime_hook import runtime_hook
 
 OVERRIDE = "ACCEPT_ASSUMED_CAPACITY"
 
@@ -28,7 +28,7 @@ def refusal(cfg: EnvironmentConfig, assumed: list[PoolType], command: str) -> st
         f"refusing to deploy {cfg.name} (production): the capacity of {len(assumed)} pool type(s) is assumed, "
         "never measured, and every floor, target, quota and rollback raise is sized on it:",
         *(f"  {pool.describe()}" for pool in assumed),
-        "measure each pool type on staging with `bin/ops capacity` before the first prod deploy "
+        "measure each pool type on staging with `bin/loadtest` before the first prod deploy "
         '(docs/how-to/first-deploy.md, "Measure capacity before the first prod deploy"):',
         *(f"  {pool.instance_type}: {how_to_measure(cfg, pool.instance_type)}" for pool in assumed),
         f"to deploy on the assumption anyway (recorded in config/deployed/{cfg.name}.json, shown by `bin/ops "
@@ -38,13 +38,13 @@ def refusal(cfg: EnvironmentConfig, assumed: list[PoolType], command: str) -> st
 
 
 def check_before_deploy(cfg: EnvironmentConfig, console: Console) -> None:
-    """`bin/ops deploy`: refused (exit 4) before anything is touched; in the sandbox, which serves no
-    users and deploys without make, a note instead."""
+    """`bin/ops deploy`: refused (exit 4) before anything is touched; a note instead where the runtime hook
+    allows it (a world that serves no users: ops/operations/runtime_hook.py)."""
     assumed = assumed_types(cfg) if cfg.production else []
     if not assumed:
         return
-    if (sandbox := sandbox_env()) is not None:
-        console.line(f"sandbox ({SANDBOX_VARIABLE}={sandbox}): deploying on an assumed capacity is not refused here")
+    if (note := runtime_hook().assumed_capacity_allowed(cfg.name)) is not None:
+        console.line(note)
         return
     reason = accepted_reason()
     if reason is None:

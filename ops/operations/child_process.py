@@ -147,8 +147,8 @@ def stop_group(process: subprocess.Popen, grace_seconds: float = GRACE_SECONDS) 
 def run_child(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> int:
     """Runs `command` to its end with the terminal's stdin and stdout and its stderr relayed, and returns its exit
     code; interrupted (Ctrl-C, or SIGTERM and SIGHUP at an entry point: ops/operations/interrupts.py), stops its process group
-    quietly (nothing it says from then on is shown) and lets the KeyboardInterrupt go on. A program run here (the
-    sandbox's deploy under `bin/ops deploy`) is stopped by that SIGTERM, and stops its own child the same way."""
+    quietly (nothing it says from then on is shown) and lets the KeyboardInterrupt go on. A program run here (a
+    runtime hook's deploy under `bin/ops deploy`) is stopped by that SIGTERM, and stops its own child the same way."""
     relay = StderrRelay()
     process = None
     try:

@@ -76,8 +76,8 @@ def explain(error: OpsError | ConfigError | ClientError | BotoCoreError) -> OpsE
     if isinstance(error, NoCredentialsError | PartialCredentialsError):
         return OpsError(
             "no AWS credentials found: set AWS_PROFILE (then `aws sso login`) "
-            "or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; to try the CLI without an AWS account, "
-            '`eval "$(make -s sandbox)"` starts a local one (docs/how-to/sandbox.md, "Try it without AWS")',
+            "or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; to try the CLI without an AWS account, see "
+            'docs/how-to/sandbox.md, "Try it without AWS"',
             ExitCode.CREDENTIALS,
         )
     if isinstance(error, ProfileNotFound):

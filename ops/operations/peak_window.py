@@ -8,13 +8,13 @@ from config import EnvironmentConfig
 from config.deploy_window import check, refusal
 from ops.operations.errors import ExitCode, OpsError
 from ops.operations.output import Console
-from ops.operations.sandbox_guard import skips_peak_windows
+from ops.operations.runtime_hook import runtime_hook
 
 
 def check_peak_windows(cfg: EnvironmentConfig, now: datetime, during_peak: bool, console: Console) -> None:
     """Refuse (exit 4) before anything is touched when the update would overlap a peak window; in the
-    sandbox, unless asked to check (ops/operations/sandbox_guard.py), say that nothing was checked."""
-    if (note := skips_peak_windows(cfg.name)) is not None:
+    world of a runtime hook that skips them (ops/operations/runtime_hook.py), say that nothing was checked."""
+    if (note := runtime_hook().peak_windows_skipped(cfg.name)) is not None:
         console.line(note)
         return
     verdict = check(cfg, now)

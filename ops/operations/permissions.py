@@ -1,4 +1,5 @@
-"""Which of the environment's policies each `bin/ops` command needs (docs/reference/permissions.md, "Permissions").
+"""Which of the environment's policies each `bin/ops` command, and the load test that runs on the same
+runtime (`bin/loadtest`), needs (docs/reference/permissions.md, "Permissions").
 
 The map is read by the refusal for missing permissions (ops/operations/errors.py names the policy to attach) and
 by the policy proof (tests/operator_policy_check.py evaluates every call a command makes against the
@@ -12,6 +13,7 @@ from typing import Any
 
 from config.access import CAPTURE_READER, DEPLOYER, OPERATOR, policy_name
 
+LOAD_TEST = "loadtest"  # bin/loadtest's command name (workbench/loadtest/cli.py): a program of its own
 # Commands that take no environment are absent: `bedrock-import` works on an S3 artifact and a Bedrock
 # role of its own (docs/reference/commands.md, "Bedrock Custom Model Import").
 COMMAND_POLICIES: dict[str, tuple[str, ...]] = {
@@ -28,9 +30,9 @@ COMMAND_POLICIES: dict[str, tuple[str, ...]] = {
     "verify": (OPERATOR,),
     "smoke": (OPERATOR,),
     "release-tag": (OPERATOR,),
-    "capacity": (OPERATOR,),  # `--workload capture` adds the capture reader (below)
     "scaling-history": (OPERATOR,),
     "traffic": (OPERATOR,),  # cloudwatch:GetMetricData only
+    LOAD_TEST: (OPERATOR,),  # `--workload capture` adds the capture reader (below)
 }
 
 
@@ -39,7 +41,7 @@ def policies_for(command: str, params: Mapping[str, Any]) -> tuple[str, ...]:
     policies = COMMAND_POLICIES.get(command, ())
     if command == "promote" and params.get("deploy_now"):
         policies = (*policies, DEPLOYER)
-    if command == "capacity" and params.get("workload") == "capture":
+    if command == LOAD_TEST and params.get("workload") == "capture":
         policies = (*policies, CAPTURE_READER)  # replays users' captured prompts: break-glass only
     return policies
 
@@ -51,4 +53,5 @@ def needed_policies_hint(command: str, params: Mapping[str, Any]) -> str:
     if not env or not policies:
         return ""
     names = " and ".join(policy_name(env, p) for p in policies)
-    return f'`bin/ops {command}` needs {names} (docs/reference/permissions.md, "Permissions")'
+    typed = "bin/loadtest" if command == LOAD_TEST else f"bin/ops {command}"
+    return f'`{typed}` needs {names} (docs/reference/permissions.md, "Permissions")'

@@ -14,7 +14,7 @@ from typing import Any
 from config import environment_label, naming
 from ops.operations.errors import ExitCode, OpsError
 from ops.operations.output import Console
-from ops.operations.sandbox_guard import sandbox_env
+from ops.operations.runtime_hook import runtime_hook
 from ops.operations.stack import read_image_outputs
 
 # A release tag as the lifecycle policy matches it (`v*`) and ECR accepts it (ImageTag, 1-300 chars).
@@ -31,11 +31,7 @@ def tag_release(ecr: Any, cloudformation: Any, env_name: str, tag: str, source: 
     outputs = read_image_outputs(cloudformation, env_name)
     stack_name = naming.image_stack_name(env_name)
     if outputs is None:
-        first = (
-            "restart the sandbox, which seeds it: `make sandbox-reset`"
-            if sandbox_env()
-            else f"deploy it with `make deploy-image ENV={env_name}` (or check --region / AWS_PROFILE)"
-        )
+        first = runtime_hook().image_stack_missing(env_name)
         raise OpsError(
             f"stack {stack_name} does not exist in {cloudformation.meta.region_name}: {first}", ExitCode.NOT_FOUND
         )
@@ -68,8 +64,7 @@ def tag_release(ecr: Any, cloudformation: Any, env_name: str, tag: str, source: 
         manifest["imageManifestMediaType"] = image["imageManifestMediaType"]
     ecr.put_image(repositoryName=repository, imageTag=tag, **manifest)
     console.ok(f"tagged {repository}:{source} as {tag} ({digest})")
-    # In the sandbox `bin/ops deploy` is the deploy (into the sandbox); `make deploy` would go to AWS.
-    deploy = f"bin/ops deploy {env_name}" if sandbox_env() else f"make deploy ENV={env_name}"
+    deploy = runtime_hook().deploy_command(env_name)
     console.line(
         f"next: set the canary's image_tag to {tag} in {environment_label(env_name)}, commit, and "
         f"`{deploy}`; `bin/ops promote {env_name}` later copies it to the primary"

@@ -56,7 +56,7 @@ TARGET = re.compile(r"desired (?:instance )?count to (\d+)", re.IGNORECASE)
 # Application Auto Scaling moving the count into a changed range names the bound it moved it to: the SageMaker
 # guide's example (endpoint-scaling-query-history) is a scale-out with Cause "minimum capacity was set to 110"
 # and "a request delta of 20 Instances". "maximum capacity was set to N" is the same wording for the other
-# bound (as the sandbox records it; AWS's pages show no example of it).
+# bound, assumed: AWS's pages show no example of it.
 RANGE_CAUSE = re.compile(r"^(minimum|maximum) capacity was set to \d+", re.IGNORECASE)
 
 

@@ -33,7 +33,7 @@ from ops.operations.rollback_capacity import (
     keep_floor,
     warn_if_short,
 )
-from ops.operations.sandbox_guard import evidence_hint
+from ops.operations.runtime_hook import runtime_hook
 from ops.operations.scaling import SERVICE_NAMESPACE, resource_id
 from ops.operations.scaling_suspension import dynamic_scaling_suspended
 from ops.operations.shift_plan import (
@@ -284,7 +284,7 @@ def _require_healthy(
     if not verdict.healthy:
         for problem in verdict.problems:
             console.fail(f"{prefix}{problem}")
-        hint = evidence_hint(target.env_name, verdict.problems, plan.policy.min_invocations)  # the sandbox's
+        hint = runtime_hook().evidence_hint(target.env_name, verdict.problems, plan.policy.min_invocations)
         raise Refused("; ".join(verdict.problems) + hint)
     console.ok(f"{prefix}guard passed ({verdict.summary})")
     for skipped in verdict.not_checked:

@@ -1,5 +1,6 @@
-"""`bin/ops traffic`: the endpoint's own requests per minute, read from CloudWatch, as the planner's CSV
-(workbench/planner/traffic.py: `timestamp,requests`, one row a minute, UTC), for `make plan ENV=… TRAFFIC=FILE.csv`.
+"""`bin/ops traffic`: the endpoint's own requests per minute, read from CloudWatch, as the traffic CSV
+(ops/operations/traffic_csv.py: `timestamp,requests`, one row a minute, UTC) that `make plan ENV=… TRAFFIC=FILE.csv`
+replays.
 
 Requests per minute at the endpoint: `AWS/SageMaker` `Invocations` (dimensions EndpointName, VariantName),
 statistic Sum, Period 60, of every variant the config names, added up minute by minute. A variant the
@@ -31,7 +32,7 @@ from typing import Any
 from config import EnvironmentConfig
 from ops.operations.errors import ExitCode, OpsError
 from ops.operations.metric_window import variant_query
-from workbench.planner.traffic import MIN_MINUTES, TrafficError, TrafficProfile, read_csv, write_csv
+from ops.operations.traffic_csv import MIN_MINUTES, TrafficCsvError, read_series, write_series
 
 NAMESPACE = "AWS/SageMaker"
 METRIC = "Invocations"
@@ -130,13 +131,12 @@ def _too_little(
 
 
 def write_traffic(recorded: RecordedTraffic, path: Path) -> None:
-    """The planner's CSV, read back through the planner's own reader before this returns."""
-    profile = TrafficProfile(path.name, recorded.start, recorded.requests)
+    """The traffic CSV, read back through the reader the planner uses before this returns."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_csv(profile, path)
-        read_csv(path)
+        write_series(path, recorded.start, recorded.requests)
+        read_series(path)
     except OSError as error:
         raise OpsError(f"--out {path}: cannot write: {error.strerror}", ExitCode.USAGE) from None
-    except TrafficError as error:  # a bug here, not the operator's: say so plainly
+    except TrafficCsvError as error:  # a bug here, not the operator's: say so plainly
         raise OpsError(f"--out {path}: written, but the planner cannot read it: {error}") from None

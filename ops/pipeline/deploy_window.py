@@ -1,6 +1,6 @@
 """`python -m ops.pipeline.deploy_window ENV [--during-peak]`: `make deploy`'s first step, refusing a deploy
-whose blue/green update would overlap a peak window (the rule: config/deploy_window.py). With the
-sandbox's variables exported it checks nothing and says so (ops/operations/sandbox_guard.py)."""
+whose blue/green update would overlap a peak window (the rule: config/deploy_window.py). Under a runtime
+hook that skips the peak windows it checks nothing and says so (ops/operations/runtime_hook.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import sys
 from datetime import UTC, datetime
 
 from config.deploy_window import check, in_minutes, refusal
-from ops.operations.sandbox_guard import skips_peak_windows
+from ops.operations.errors import OpsError
+from ops.operations.runtime_hook import runtime_hook
 from ops.pipeline.environment_arg import USAGE, environment_or_say_why
 
 REFUSED = 4  # the exit code ops uses for "refused by a guard"
@@ -30,9 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     cfg = environment_or_say_why(args.env)
     if cfg is None:
         return USAGE
-    note = None if args.now else skips_peak_windows(cfg.name)  # --now: judging a given time was asked for
+    try:
+        hook = runtime_hook()
+    except OpsError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return USAGE
+    note = None if args.now else hook.peak_windows_skipped(cfg.name)  # --now: judging a given time was asked for
     if note is not None:
-        print(f"deploy window: {note}; `bin/ops deploy {cfg.name}` is the sandbox's deploy")
+        print(f"deploy window: {note}; `{hook.deploy_command(cfg.name)}` is the deploy there")
         return 0
     verdict = check(cfg, now)
     if verdict.clash is None:

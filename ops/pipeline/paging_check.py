@@ -1,18 +1,18 @@
 """`python -m ops.pipeline.paging_check ENV`: `make deploy`'s first step, before any AWS call. A production
 environment (`production: true`) whose paging destination is a placeholder is refused (exit 2), naming
 each placeholder: its alarms would page nobody (config/alerting.py says what counts). Other
-environments get a warning. Inside the sandbox (`MANGAASSIST_SANDBOX` names the environment) nothing is
-paged and nothing is checked."""
+environments get a warning. Under a runtime hook whose world pages nobody (ops/operations/runtime_hook.py)
+nothing is checked."""
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from config import environment_label
 from config.alerting import placeholders
-from ops.operations.sandbox_guard import SANDBOX_VARIABLE
+from ops.operations.errors import OpsError
+from ops.operations.runtime_hook import runtime_hook
 from ops.pipeline.environment_arg import USAGE, environment_or_say_why
 
 
@@ -23,8 +23,13 @@ def main(argv: list[str] | None = None) -> int:
     cfg = environment_or_say_why(args.env)
     if cfg is None:
         return USAGE
-    if os.environ.get(SANDBOX_VARIABLE) == cfg.name:
-        print(f"paging: not checked in the sandbox standing in for {cfg.name}")
+    try:
+        skipped = runtime_hook().paging_skipped(cfg.name)
+    except OpsError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return USAGE
+    if skipped is not None:
+        print(f"paging: {skipped}")
         return 0
     found = placeholders(cfg.alarms.paging)
     if not found:

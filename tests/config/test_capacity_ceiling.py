@@ -39,7 +39,7 @@ def test_the_seeds_assumed_1200_is_refused_with_both_numbers_and_the_arithmetic(
         "llama-3-8b-instruct-awq, config/domain/workload.yaml): no instance serves more than its GPU can compute and read; "
         "allowed: at most 204, e.g. 169 with concurrent_sequences 88 (83 % calibrated (the lowest measured ÷ "
         "ceiling of the 1 published run(s) within the 500 ms TTFT objective: a10g-fp16-c16, "
-        "config/domain/calibration.yaml)), or measure it (`bin/ops capacity ENV --variant NAME --write-config`)"
+        "config/domain/calibration.yaml)), or measure it (`bin/loadtest ENV --variant NAME --write-config`)"
     ]
 
 

@@ -56,7 +56,7 @@ def test_a_target_at_or_above_what_an_instance_serves_is_refused(problems, targe
         f"autoscaling.primary.target_tracking.target_value: {target:,} is at or above the 77 requests/min one "
         "ml.g6.xlarge (a fallback pool of variant 'primary') serves within the latency objective "
         "(planning.capacity.ml.g6.xlarge.requests_per_minute; assumed: 77/min, 82 % of the 94/min physical "
-        "ceiling at batch 16 (config/domain/physics.py), never measured (`ops capacity`)): target tracking would scale "
+        "ceiling at batch 16 (config/domain/physics.py), never measured (`bin/loadtest`)): target tracking would scale "
         "out only after users queue; allowed: below 77 (70 % of it, 54, leaves room for the minutes a scale-out "
         "takes)"
     ]

@@ -1,6 +1,6 @@
 """Routing for conversations (issue 29 §2): prod synthesises with PREFIX_AWARE and its derived settings,
 CloudFormation's schema takes the template and refuses KV_AWARE, the config refuses KV_AWARE with the
-reason, and the default prefix length is held to the request body `ops capacity` sends."""
+reason, and the default prefix length is held to the request body `bin/loadtest` sends."""
 
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ def test_a_pool_type_the_catalog_knows_gets_a_derived_figure_and_the_threshold_f
 
 
 def test_the_default_prefix_length_covers_the_system_prompt_and_stays_inside_the_first_turn() -> None:
-    """Recomputed from the bodies `ops capacity` sends: past the user turn's first bytes in every body (so
+    """Recomputed from the bodies `bin/loadtest` sends: past the user turn's first bytes in every body (so
     conversations differ), before the end of the shortest first user turn (so every later turn, which
     repeats the first one and appends to it, starts with the same PrefixLength bytes)."""
     bodies = Workload.load(DEFAULT_WORKLOAD).bodies(seed=0)

@@ -1,9 +1,9 @@
-"""`ops capacity`'s conversation workload against the real vLLM engine, through the image's supervisor
+"""`bin/loadtest`'s conversation workload against the real vLLM engine, through the image's supervisor
 and middleware: later turns carry the earlier turns and the answers the engine gave, and vLLM's own
 prefix cache finds more of a conversation's prompts than of single turns'.
 
 It runs before test_real_engine.py (file order), whose last test stops the shared container. The runs
-go through the capacity library in this process (`workbench.loadtest.measure`, what `bin/ops capacity --url`
+go through the capacity library in this process (`workbench.loadtest.measure`, what `bin/loadtest --url`
 calls) so that the test can read what was sent; the command's own flags are the stand-in tests'
 (tests/workbench/loadtest/test_conversations.py)."""
 

@@ -345,7 +345,7 @@ answer_tokens: {median: 32, sigma: 0.3, min: 8, max: 64}
 
 
 def test_a_short_capacity_sweep_of_the_real_engine_breaks_the_objective_and_answers(serving, containers, tmp_path):
-    """`ops capacity --url` against the real vLLM through the image's supervisor and middleware."""
+    """`bin/loadtest --url` against the real vLLM through the image's supervisor and middleware."""
     workload = tmp_path / "workload.yaml"
     workload.write_text(ENGINE_WORKLOAD)
     out = tmp_path / "capacity"
@@ -362,7 +362,7 @@ def test_a_short_capacity_sweep_of_the_real_engine_breaks_the_objective_and_answ
     # engine, fell behind (send lag p99 398 ms: the step measured the client, and the tool said so).
     slo_ms = 300
     run = subprocess.run(
-        [sys.executable, "-m", "ops", "capacity", "--url", str(serving.client.base_url), "--slo-ttft-ms", str(slo_ms),
+        [sys.executable, "-m", "workbench.loadtest", "--url", str(serving.client.base_url), "--slo-ttft-ms", str(slo_ms),
          "--step-seconds", "5", "--start-rpm", "60", "--max-rpm", "60000", "--max-minutes", "4",
          "--workload", str(workload), "--out", str(out), "--max-send-lag-ms", "2000"],
         cwd=REPO, capture_output=True, text=True, timeout=400, check=False,

@@ -81,7 +81,6 @@ def test_restore_scaling_goes_on_with_an_invalid_config(invalid_prod, cli, tmp_p
         ("shift", "prod", "--canary-weight", "0"),
         ("promote", "prod"),
         ("deploy", "prod"),
-        ("capacity", "prod", "--variant", "canary", "--allow-production"),
     ],
 )
 def test_commands_that_change_the_endpoint_still_refuse(invalid_prod, cli, args):

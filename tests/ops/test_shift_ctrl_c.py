@@ -34,7 +34,7 @@ def moto_server(monkeypatch: pytest.MonkeyPatch):
     """prod as its config says (ml.g5 and all, as the sandbox runs it) on a moto server in this process."""
     cfg = load_environment_config("prod")
     monkeypatch.setenv("MOTO_ACCOUNT_ID", cfg.account or "123456789012")
-    monkeypatch.delenv("MANGAASSIST_SANDBOX", raising=False)
+    monkeypatch.delenv("MANGAASSIST_RUNTIME_HOOK", raising=False)
     moto_fixes.apply()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()

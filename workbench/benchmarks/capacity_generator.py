@@ -1,4 +1,4 @@
-"""Is `ops capacity`'s load generator the bottleneck? It offers RATE requests/min of TOKENS-token
+"""Is `bin/loadtest`'s load generator the bottleneck? It offers RATE requests/min of TOKENS-token
 streams for SECONDS to the vLLM stand-in behind the serving middleware (enough batch slots that
 nothing queues), in one process on this machine, and prints the generator's own send lag (actual
 send minus schedule) next to the answers' timings. Not a test: the figure depends on the machine.

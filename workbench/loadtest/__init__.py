@@ -1,5 +1,10 @@
-"""How many requests a minute one instance serves within the latency objective: a library, driven by
-`bin/ops capacity` (ops/commands/capacity.py) and importing nothing from `ops`.
+"""How many requests a minute one instance serves within the latency objective: a library importing nothing
+from `ops`, and on top of it the command that drives it (`bin/loadtest`, `python -m workbench.loadtest`),
+which runs on the ops CLI's runtime (the workbench may import the product; tests/test_architecture.py).
+
+cli               the command: options, refusals, the answer as exit codes
+endpoint_target   a deployed variant as the target (account, endpoint InService, instances, data capture),
+                  and --write-config
 
 measurement       the entry: measure(target, workload, settings) -> Measurement, the report written
 conversations     what is sent by default: sessions whose turns carry the history so far (workload.yaml's

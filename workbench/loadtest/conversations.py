@@ -1,4 +1,4 @@
-"""The default workload of `ops capacity`: conversations, sessions of turns, each turn sending the
+"""The default workload of `bin/loadtest`: conversations, sessions of turns, each turn sending the
 conversation so far (docs/explanation/capacity-model.md "Conversations"). `ConversationWorkload` draws the sessions
 (`SessionPlan`: adapter, turns, think times) and builds each turn's request, its history trimmed to the
 prompt budget; `SessionSource` is the endless sessions a sweep draws in order, run by

@@ -2,7 +2,7 @@
 target, writes the report after every step (capacity.json and .md) and once more at the end with its
 plot (also when Ctrl-C or SIGTERM stops it), and returns what was measured. Nothing here opens an environment or calls AWS: the caller
 builds the target (capacity.targets) and the workload (capacity.conversations, capacity.workload,
-capacity.capture); `bin/ops capacity` is one such caller (ops/commands/capacity.py)."""
+capacity.capture); `bin/loadtest` is one such caller (workbench/loadtest/cli.py)."""
 
 from __future__ import annotations
 

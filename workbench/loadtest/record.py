@@ -5,7 +5,7 @@ capacity.load; never a rate offered), with where, when and with which image it w
 before they replace the file, as `ops promote` edits configs).
 
 A measurement of the sandbox's stand-in engine (its record's `target.stand_in`, set by
-`ops capacity`) is no instance type's capacity and is never written. A figure lower than the one it
+`bin/loadtest`) is no instance type's capacity and is never written. A figure lower than the one it
 replaces leaves the scheduled floors carrying less than they were sized for: `floor_notes` says by how
 much (the config stays valid; `make plan` re-sizes them).
 """

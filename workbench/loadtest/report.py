@@ -1,4 +1,4 @@
-"""What `ops capacity` writes: capacity.json (the record), capacity.md (the table a reviewer reads in a
+"""What `bin/loadtest` writes: capacity.json (the record), capacity.md (the table a reviewer reads in a
 pull request) and capacity.png (TTFT and throughput against offered load, readable without the table).
 The figure's title names what was measured and says when the answer is only a lower bound."""
 
@@ -103,7 +103,7 @@ def title(record: dict[str, Any]) -> str:
     marks = [f"PARTIAL: the sweep ended early ({record['stopped'].split(':', 1)[0]})"] if not record["complete"] else []
     if lower_bound:
         marks.append("LOWER BOUND" + ("" if marks else " (the highest rate offered held)"))
-    if record["target"].get("stand_in"):  # the sandbox (ops/operations/capacity.py): no instance type's capacity
+    if record["target"].get("stand_in"):  # the sandbox (workbench/loadtest/endpoint_target.py): no instance type's capacity
         marks.append("SANDBOX STAND-IN, not an instance type")
     return "\n".join([*lines, *(["; ".join(marks)] if marks else []), f"measured {record['measured_at']}"])
 

@@ -1,4 +1,4 @@
-"""Where `ops capacity` sends its requests, and how one streamed request is timed.
+"""Where `bin/loadtest` sends its requests, and how one streamed request is timed.
 
 Both targets stream: `UrlTarget` posts to a serving container's `/invocations` (what SageMaker calls);
 `VariantTarget` calls InvokeEndpointWithResponseStream with TargetVariant (botocore's sagemaker-runtime

@@ -1,4 +1,4 @@
-"""What `ops capacity` sends one request at a time: request bodies, each a streamed chat completion,
+"""What `bin/loadtest` sends one request at a time: request bodies, each a streamed chat completion,
 from a workload file (config/domain/workload.yaml: adapters mixed, prompt and answer lengths drawn) or from
 captured traffic.
 

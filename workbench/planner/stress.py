@@ -5,7 +5,7 @@ by construction, no margin. So "met" means met where the assumptions are weakest
 (planning.stress, with these defaults):
 - capacity: every type's figure lower by its band: an assumed figure's, the spread of the published runs
   it is calibrated on, at least 20 % (the runs are FP16 and fixed-length, not AWQ conversations: that
-  difference is not measured); a measured figure's, the measurement's error (10 %: `ops capacity` does not
+  difference is not measured); a measured figure's, the measurement's error (10 %: `bin/loadtest` does not
   record one yet);
 - provisioning at a high percentile: a measured p95 (`ops scaling-history` records no p90, and the p95 is
   the larger), else the seeds' 8 min or twice the cited median, whichever is larger;

@@ -55,7 +55,7 @@ def compare_plans(env: str, base_file: Path, head_file: Path) -> PlanComparison:
 
 
 def _stands_on(sides: tuple[tuple[str, EnvironmentConfig], ...]) -> str:
-    """What capacity each side's plan assumes, whether it was measured (`ops capacity`), and what share
+    """What capacity each side's plan assumes, whether it was measured (`bin/loadtest`), and what share
     of the instance type's physical ceiling (config/domain/physics.py) it is; and the prices its cost is in (the
     region and their sources, config.domain.prices)."""
     catalog = load_catalog()

@@ -1,6 +1,6 @@
 """SageMaker's data capture, for the sandbox's runtime front: the invocations it relays, sampled as the
 endpoint config's `DataCaptureConfig` says, written as JSON Lines to the sandbox's capture bucket, so
-that `bin/ops capacity ENV --variant V --workload capture` (workbench/loadtest/capture.py) has files to replay.
+that `bin/loadtest ENV --variant V --workload capture` (workbench/loadtest/capture.py) has files to replay.
 
 The layout and the record follow the SageMaker developer guide ("Capture data from real-time endpoint",
 "View captured data"): `<DestinationS3Uri>/<endpoint>/<variant>/yyyy/mm/dd/hh/<file>.jsonl`, one record a

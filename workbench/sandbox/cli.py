@@ -36,7 +36,9 @@ import httpx
 
 from config import naming
 from ops.operations.child_process import run_child
-from ops.operations.sandbox_guard import EXPORTED, SANDBOX_VARIABLE  # exported: ops commands then act on the sandbox
+
+# exported: ops commands then act on the sandbox, through its runtime hook
+from workbench.sandbox.hook import EXPORTED, HOOK_MODULE, HOOK_VARIABLE, SANDBOX_VARIABLE
 from workbench.sandbox.runtime import DEPLOY_PATH
 from workbench.sandbox.schedule import ScheduleError, run_window, set_quota
 from workbench.sandbox.server import PATIENCE_SECONDS, REPO, State, serve, url_port
@@ -75,6 +77,7 @@ def print_exports(state: State) -> None:
     for name, value in state.exports().items():
         print(f"export {name}={value}")
     print(f"export {SANDBOX_VARIABLE}={state.env}")
+    print(f"export {HOOK_VARIABLE}={HOOK_MODULE}")
     print("unset AWS_PROFILE AWS_DEFAULT_PROFILE AWS_SESSION_TOKEN")
     print(f"# then: bin/ops status {state.env}    start clean: make sandbox-reset    stop it: make sandbox-stop")
 

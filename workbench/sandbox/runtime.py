@@ -7,7 +7,7 @@ and relays a streamed answer as `PayloadPart` events in AWS's event-stream frami
 (`application/vnd.amazon.eventstream`), which botocore decodes as it would AWS's. Every invocation
 is counted in CloudWatch (`AWS/SageMaker` Invocations and Invocation5XXErrors per variant), so the
 canary guard sees the traffic the sandbox served, and captured to S3 as the endpoint config's data capture
-says (workbench/sandbox/capture.py), so `ops capacity --workload capture` has traffic to replay.
+says (workbench/sandbox/capture.py), so `bin/loadtest --workload capture` has traffic to replay.
 
 Routes and headers follow botocore's sagemaker-runtime service model (2017-05-13):
 POST /endpoints/{EndpointName}/invocations and /invocations-response-stream, request headers

@@ -316,7 +316,7 @@ def seed_serving_stack(clients: Callable[[str], Any], resolve: Resolver) -> dict
     """Create models, endpoint config, endpoint, alarms, scaling and the stack; return its outputs."""
     sagemaker = clients("sagemaker")
     push_model_images(clients("ecr"), resolve)
-    s3 = clients("s3")  # the data-capture bucket `ops capacity --workload capture` reads
+    s3 = clients("s3")  # the data-capture bucket `bin/loadtest --workload capture` reads
     for logical, _ in resolve.resources("AWS::S3::Bucket"):
         create_bucket(s3, resolve.physical[logical], resolve.region)
     create_models_and_config(sagemaker, resolve)

@@ -61,7 +61,7 @@ def test_prod_as_shipped_is_refused_naming_every_pool_type_and_the_commands_that
     assert "  ml.g5.xlarge (primary, canary): assumed: " in err
     assert "  ml.g6.xlarge (primary (fallback), canary (fallback)): assumed: " in err  # the fallback pools too
     # staging's canary runs ml.g5.xlarge alone: measure it there; ml.g6.xlarge needs the canary pinned first.
-    assert "  ml.g5.xlarge: bin/ops capacity staging --variant canary --write-config" in err
+    assert "  ml.g5.xlarge: bin/loadtest staging --variant canary --write-config" in err
     # staging's canary is scaled: its instance type changes through `bin/ops deploy` (docs/how-to/deploy.md)
     assert "set canary's instance_type: ml.g6.xlarge with no fallback_instance_types, `bin/ops deploy staging`" in err
     assert 'ACCEPT_ASSUMED_CAPACITY="<why>" make deploy ENV=prod' in err

@@ -74,7 +74,7 @@ def test_a_real_pager_passes_and_staging_only_warns(tmp_path, monkeypatch, capsy
     prod = copy / "prod.yaml"
     prod.write_text(prod.read_text().replace("oncall-mangaassist@example.com", "oncall@mangaassist.co.jp"))
     monkeypatch.setattr(config_loader, "ENVIRONMENTS_DIR", copy)
-    monkeypatch.delenv("MANGAASSIST_SANDBOX", raising=False)
+    monkeypatch.delenv("MANGAASSIST_RUNTIME_HOOK", raising=False)
 
     assert paging_check.main(["prod"]) == 0
     assert paging_check.main(["staging"]) == 0

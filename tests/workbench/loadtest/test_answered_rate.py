@@ -47,7 +47,7 @@ def test_a_server_answering_fewer_than_offered_gets_the_answered_rate_as_its_ans
     out = tmp_path / "out"
     try:
         run = subprocess.run(
-            [sys.executable, "-m", "ops", "capacity", "--url", url, "--slo-ttft-ms", str(SLO_MS), "--step-seconds", "4",
+            [sys.executable, "-m", "workbench.loadtest", "--url", url, "--slo-ttft-ms", str(SLO_MS), "--step-seconds", "4",
              "--warmup-seconds", "0", "--start-rpm", str(OFFERED), "--max-rpm", str(OFFERED), "--max-minutes", "1",
              "--max-send-lag-ms", "1000", "--workload", str(workload), "--out", str(out)],
             cwd=REPO, capture_output=True, text=True, timeout=120, check=False,

@@ -1,11 +1,13 @@
-"""`ops capacity` as an operator meets it: refusals before any AWS call, Ctrl-C/SIGTERM that stops at
-once and still writes what was measured, and the measurement recorded in the config."""
+"""`bin/loadtest` as an operator meets it: refusals before any AWS call, Ctrl-C/SIGTERM that stops at
+once and still writes what was measured, the measurement recorded in the config, a report where the
+caller asked for it, and `bin/loadtest` saying where the load test went."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -18,7 +20,8 @@ from typer.testing import CliRunner
 from config import load_catalog, load_config_file
 from config.checks.capacity import measured_capacity_warnings
 from config.scaling_target import tracking_target
-from ops.commands.cli import app
+from ops.commands.cli import app as ops_app
+from workbench.loadtest.cli import app
 from workbench.loadtest.record import record_measurement
 
 REPO = Path(__file__).resolve().parents[3]
@@ -44,9 +47,35 @@ def no_aws(monkeypatch):
     ],
 )
 def test_refused_before_any_aws_call_with_exit_2(no_aws, args, says):
-    result = CliRunner().invoke(app, ["capacity", *args])
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 2, result.output
     assert says in result.output
+
+
+def test_ops_capacity_says_where_the_load_test_went_with_the_same_arguments():
+    args = ["staging", "--variant", "canary", "--out", "my dir/", "--help"]
+    result = CliRunner().invoke(ops_app, ["capacity", *args])
+    assert result.exit_code == 2
+    assert result.stderr == "error: the load test moved: bin/loadtest staging --variant canary --out 'my dir/' --help\n"
+    assert result.stdout == ""  # it runs nothing
+
+
+def test_bin_loadtest_writes_a_relative_out_where_it_was_called(tmp_path, fixed_workload):
+    """bin/loadtest runs in the caller's directory (PYTHONPATH finds the repository): --out mine/ lands
+    there, not in the repository. Nothing listens at the URL: the first step breaks, and the report says so."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    (tmp_path / "ops").mkdir()  # a folder named like the product's package is not imported (python -P)
+    run = subprocess.run(
+        [REPO / "bin" / "loadtest", "--url", f"http://127.0.0.1:{closed}", "--slo-ttft-ms", "500", "--step-seconds",
+         "1", "--max-minutes", "0.1", "--workload", str(fixed_workload), "--out", "mine"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert run.returncode == 3, run.stdout + run.stderr  # no answer: exit 3, not make's 2
+    assert "report in mine/" in run.stderr
+    assert json.loads((tmp_path / "mine" / "capacity.json").read_text())["steps"][0]["held"] is False
+    assert not (REPO / "mine").exists()
 
 
 # For tests of how a run stops (SIGTERM, its time budget), not of what it measures: a generous objective and send-lag
@@ -60,7 +89,7 @@ def test_sigterm_stops_at_once_and_writes_what_was_measured(tmp_path, fixed_work
     out = tmp_path / "out"
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "ops", "capacity", "--url", url, "--slo-ttft-ms", "5000", "--step-seconds", "4",
+            [sys.executable, "-m", "workbench.loadtest", "--url", url, "--slo-ttft-ms", "5000", "--step-seconds", "4",
              "--start-rpm", "600", "--max-rpm", "600000", "--workload", str(fixed_workload), "--out", str(out),
              *AS_BUSY_AS_IT_GETS],
             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -133,7 +162,7 @@ def test_write_config_records_the_measurement_keeping_comments(tmp_path):
 
 def test_an_unmeasured_capacity_says_it_is_assumed():
     cfg = load_config_file(REPO / "config" / "environments" / "prod.yaml", "prod")
-    assert cfg.planning.capacity["ml.g5.xlarge"].provenance() == "assumed: 123/min, never measured (`ops capacity`)"
+    assert cfg.planning.capacity["ml.g5.xlarge"].provenance() == "assumed: 123/min, never measured (`bin/loadtest`)"
     assert measured_capacity_warnings(cfg, load_catalog()) == []
 
 
@@ -150,7 +179,7 @@ def test_the_run_stops_by_itself_within_its_time_budget_and_json_puts_the_record
     started = time.monotonic()
     try:
         run = subprocess.run(
-            [sys.executable, "-m", "ops", "capacity", "--url", url, "--slo-ttft-ms", "5000", "--step-seconds", "2",
+            [sys.executable, "-m", "workbench.loadtest", "--url", url, "--slo-ttft-ms", "5000", "--step-seconds", "2",
              "--start-rpm", "60", "--max-rpm", "100000", "--max-minutes", "0.15", "--workload", str(fixed_workload),
              "--out", str(out), "--json", *AS_BUSY_AS_IT_GETS],
             cwd=REPO, capture_output=True, text=True, timeout=120, check=False,

@@ -1,4 +1,4 @@
-"""`ops capacity` on a variant with instance pools (issue 42 item 3): a fleet all of one type is that type's
+"""`bin/loadtest` on a variant with instance pools (issue 42 item 3): a fleet all of one type is that type's
 measurement, the fallback's included, and is recorded under it; a fleet of mixed types is refused before
 any request, with each type's figure, since through the runtime its answer would be a blend."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from moto.sagemaker.models import sagemaker_backends
 
-from ops.operations.capacity import variant_subject
 from ops.operations.environment import open_environment
 from ops.operations.errors import ExitCode, OpsError
 from tests.ops.test_status_pools import deploy_with_pools
+from workbench.loadtest.endpoint_target import variant_subject
 
 
 def canary_on(world, in_service: dict[str, int]) -> None:
@@ -44,7 +44,7 @@ def test_a_canary_all_on_its_fallback_is_measured_as_the_fallback_type(pooled):
     assert described["instances_by_type"] == {"ml.g4dn.xlarge": 0, "ml.g6.xlarge": 2}
 
 
-def test_a_canary_on_both_types_is_refused_with_each_type_s_figure(pooled, cli):
+def test_a_canary_on_both_types_is_refused_with_each_type_s_figure(pooled, loadtest):
     canary_on(pooled, {"ml.g4dn.xlarge": 1, "ml.g6.xlarge": 1})
 
     with pytest.raises(OpsError) as refused:
@@ -60,7 +60,7 @@ def test_a_canary_on_both_types_is_refused_with_each_type_s_figure(pooled, cli):
     )
     assert "Measure each type alone" in message
 
-    result = cli("capacity", "prod", "--variant", "canary", "--allow-production", "--max-minutes", "10")
+    result = loadtest("prod", "--variant", "canary", "--allow-production", "--max-minutes", "10")
     assert result.exit_code == 4 and "its answer would be a blend" in result.stderr
     assert "Capacity sweep" not in result.output  # refused before the first request
 

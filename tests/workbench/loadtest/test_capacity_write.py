@@ -1,4 +1,4 @@
-"""`bin/ops capacity --write-config` (issue 30): a measurement that would make the config refuse synth
+"""`bin/loadtest --write-config` (issue 30): a measurement that would make the config refuse synth
 is not written, and the refusal says what else must change with the values that fit; a lower figure
 names the scheduled floors that now carry less; in the sandbox the stand-in engine's figure is marked
 as such in the record and never written."""
@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from ops.operations.capacity import Subject, record_answer, variant_subject
 from ops.operations.environment import load_environment_config, open_environment
 from ops.operations.errors import ExitCode, OpsError
 from tests.ops_world import edit_environment
+from workbench.loadtest.endpoint_target import Subject, record_answer, variant_subject
 
 RECORD = {
     "requests_per_minute_per_instance": 100.0,  # below the assumed 132/min
@@ -98,12 +98,12 @@ def test_a_written_measurement_names_the_floors_that_now_carry_less(real_environ
     assert "requests_per_minute: 100.0" in (real_environments / "staging.yaml").read_text()
 
 
-def test_write_config_is_refused_in_the_sandbox_before_any_aws_call(environments, monkeypatch, cli):
+def test_write_config_is_refused_in_the_sandbox_before_any_aws_call(environments, monkeypatch, loadtest):
     monkeypatch.setenv("MANGAASSIST_SANDBOX", "staging")
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens: any call would fail
     before = (environments / "staging.yaml").read_text()
 
-    result = cli("capacity", "staging", "--variant", "canary", "--write-config")
+    result = loadtest("staging", "--variant", "canary", "--write-config")
 
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(

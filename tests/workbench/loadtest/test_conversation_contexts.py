@@ -76,7 +76,7 @@ def test_an_assumed_concurrency_the_kv_cache_cannot_hold_at_the_p95_context_is_r
     assert len(problems) == 2, problems  # both variants run on ml.g5.xlarge (the rate is within the ceiling)
     assert problems[0].startswith(
         f"variants[0].instance_type: ml.g5.xlarge's KV cache cannot hold planning.capacity.ml.g5.xlarge."
-        f"concurrent_sequences {held + 1} (assumed: 132/min, never measured (`ops capacity`)) at the conversation "
+        f"concurrent_sequences {held + 1} (assumed: 132/min, never measured (`bin/loadtest`)) at the conversation "
         f"workload's p95 context {contexts.p95_tokens:,} tokens"
     )
     assert f"{held + 1} x {contexts.p95_tokens:,} tokens x 128 KiB/token = " in problems[0]

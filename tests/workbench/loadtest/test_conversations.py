@@ -327,7 +327,7 @@ def test_the_command_measures_conversations_by_default_and_single_turns_on_reque
     run = subprocess.run(
         # The report's shape, not the generator (workbench/benchmarks/capacity_generator.py): a steady stream's long
         # conversations from the first second (capacity.under_way) at a rate this shared machine sends on time.
-        [sys.executable, "-m", "ops", "capacity", "--url", engine, "--slo-ttft-ms", "60000", "--step-seconds", "3",
+        [sys.executable, "-m", "workbench.loadtest", "--url", engine, "--slo-ttft-ms", "60000", "--step-seconds", "3",
          "--start-rpm", "600", "--max-rpm", "600", "--warmup-seconds", "1", "--max-send-lag-ms", "1000",
          "--out", str(out), *chosen],
         cwd=REPO, capture_output=True, text=True, timeout=120, check=False,

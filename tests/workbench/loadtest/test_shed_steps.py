@@ -1,4 +1,4 @@
-"""`ops capacity` and the serving image's admission check: a request answered 429 (shed) is counted
+"""`bin/loadtest` and the serving image's admission check: a request answered 429 (shed) is counted
 apart from errors and fails the step, however fast its answer came (issue 41, item 4)."""
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def test_the_answer_is_near_the_queue_s_rate_at_the_objective_and_below_the_ceil
     # This judges the answer against the queue model; the generator's own lag has its benchmark
     # (workbench/benchmarks/capacity_generator.py), and a shared CI machine can stall it for a moment.
     run = subprocess.run(
-        [sys.executable, "-m", "ops", "capacity", "--url", engine, "--slo-ttft-ms", str(SLO_MS),
+        [sys.executable, "-m", "workbench.loadtest", "--url", engine, "--slo-ttft-ms", str(SLO_MS),
          "--step-seconds", "6", "--start-rpm", str(round(expected_rpm * 0.4)), "--max-rpm", str(round(ceiling_rpm * 1.5)),
          "--workload", str(fixed_workload), "--out", str(out), "--max-minutes", "4", "--max-send-lag-ms", "200"],
         cwd=REPO, capture_output=True, text=True, timeout=300, check=False,

@@ -18,7 +18,7 @@ def summary() -> str:
 def test_the_summary_gives_each_assumed_capacity_as_a_share_of_its_ceiling(summary: str) -> None:
     assert (
         "- capacity per ml.g5.xlarge: 123 requests/min at the SLO, 16 sequences; assumed: 123/min, 83 % of the "
-        "149/min physical ceiling at batch 16 (config/domain/physics.py), never measured (`ops capacity`); ceiling "
+        "149/min physical ceiling at batch 16 (config/domain/physics.py), never measured (`bin/loadtest`); ceiling "
         "(decode-heavy, decode memory-bound): 149/min for conversations at batch 16 = 60 s ÷ (170 ms prefill + "
         "233 ms decode) a request" in summary
     )

@@ -115,3 +115,15 @@ def test_csv_missing_and_empty_files(tmp_path):
     header_only = write_rows(tmp_path, [])
     with pytest.raises(TrafficError, match="traffic.csv: 0 data rows; at least 60"):
         read_csv(header_only)
+
+
+def test_a_file_bin_ops_traffic_wrote_before_the_format_moved_is_still_read(tmp_path: Path) -> None:
+    """tests/workbench/planner/fixtures/: written by the planner's own writer before issue 49 moved the
+    format into ops/operations/traffic_csv.py; read now, and written again byte for byte."""
+    fixture = Path(__file__).parent / "fixtures" / "traffic-written-by-ops-traffic.csv"
+    profile = read_csv(fixture)
+    assert profile.start == datetime(2026, 11, 20, 3, 0, tzinfo=UTC)
+    assert len(profile.requests_per_minute) == 75 and profile.requests_per_minute[:2] == (100.5, 114.0)
+    rewritten = tmp_path / "again.csv"
+    write_csv(profile, rewritten)
+    assert rewritten.read_bytes() == fixture.read_bytes()

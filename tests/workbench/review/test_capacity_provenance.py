@@ -25,7 +25,7 @@ def test_an_unchanged_config_still_says_its_capacity_is_assumed():
     assert not comparison.changed
     assert (
         "stands on ml.g5.xlarge: assumed: 123/min, 83 % of the 149/min physical ceiling at batch 16 "
-        "(config/domain/physics.py), never measured (`ops capacity`); ceiling (decode-heavy, decode memory-bound): 149/min "
+        "(config/domain/physics.py), never measured (`bin/loadtest`); ceiling (decode-heavy, decode memory-bound): 149/min "
         "for conversations at batch 16" in comparison.markdown
     )
     assert "; assumed share 83 % calibrated (the lowest measured ÷ ceiling of the 1 published run(s)" in (

@@ -1,4 +1,4 @@
-"""`ops capacity` on the SageMaker path, end to end in the sandbox: InvokeEndpointWithResponseStream with
+"""`bin/loadtest` on the SageMaker path, end to end in the sandbox: InvokeEndpointWithResponseStream with
 TargetVariant through the runtime front to the canary's model server, per-instance figures from
 DescribeEndpoint, invocations counted per variant, and `--workload capture` reading capture files in
 SageMaker's format from the sandbox's S3."""
@@ -32,17 +32,17 @@ def invocations(cloudwatch, variant: str) -> float:
     return sum(point["Sum"] for point in result["Datapoints"])
 
 
-def test_capacity_of_the_canary_through_the_sagemaker_runtime(running_sandbox, cli, tmp_path):  # noqa: F811
+def test_capacity_of_the_canary_through_the_sagemaker_runtime(running_sandbox, loadtest, tmp_path):  # noqa: F811
     exports, _, _ = running_sandbox
     session = boto3.Session(region_name=exports["AWS_REGION"])
     cloudwatch, sagemaker, s3 = session.client("cloudwatch"), session.client("sagemaker"), session.client("s3")
 
-    refused = cli("capacity", "prod", "--variant", "canary", *QUICK)
+    refused = loadtest("prod", "--variant", "canary", *QUICK)
     assert refused.exit_code == 2 and "--allow-production" in refused.stderr
 
     out = tmp_path / "default"
     # Single turns: a conversation step first warms up for minutes (docs/explanation/capacity-model.md, "Conversations").
-    run = cli("capacity", "prod", "--variant", "canary", "--allow-production", "--workload", "single",
+    run = loadtest("prod", "--variant", "canary", "--allow-production", "--workload", "single",
               "--out", str(out), *QUICK)  # fmt: skip
     assert run.exit_code == 0, run.output + run.stderr
     record = json.loads((out / "capacity.json").read_text())
@@ -68,7 +68,7 @@ def test_capacity_of_the_canary_through_the_sagemaker_runtime(running_sandbox, c
         Body="\n".join(capture_record(body, "BASE64") for _ in range(5)).encode(),
     )  # fmt: skip
     out = tmp_path / "capture"
-    replay = cli("capacity", "prod", "--variant", "canary", "--allow-production", "--workload", "capture",
+    replay = loadtest("prod", "--variant", "canary", "--allow-production", "--workload", "capture",
                  "--out", str(out), *QUICK)  # fmt: skip
     assert replay.exit_code == 0, replay.output + replay.stderr
     replayed = json.loads((out / "capacity.json").read_text())

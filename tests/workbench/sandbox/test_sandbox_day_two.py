@@ -68,7 +68,7 @@ def running_sandbox(real_environments, tmp_path, monkeypatch):
 
 def test_the_documented_day_two_flow_runs_against_the_sandbox(running_sandbox, cli):
     exports, state_dir, tmp_path = running_sandbox
-    assert exports["MANGAASSIST_SANDBOX"] == "prod"
+    assert exports["MANGAASSIST_SANDBOX"] == "prod" and exports["MANGAASSIST_RUNTIME_HOOK"] == "workbench.sandbox.hook"
     session = boto3.Session(region_name=exports["AWS_REGION"])
     cloudwatch = session.client("cloudwatch")
     sagemaker = session.client("sagemaker")

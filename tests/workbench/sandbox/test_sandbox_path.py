@@ -24,23 +24,31 @@ import boto3
 import httpx
 import pytest
 
-from ops.commands import common
+from ops.commands.common import Runtime
 from ops.operations.deploy import REPO_ROOT
 from ops.operations.errors import OpsError
-from ops.operations.sandbox_guard import require_running
+from ops.pipeline import paging_check
 from ops.pipeline.deploy_window import main as deploy_window
 from workbench.loadtest.capture import captured_workload
+from workbench.sandbox import hook
 from workbench.sandbox.capture import DataCapture, sampled
+from workbench.sandbox.hook import require_running
 from workbench.sandbox.runtime import RuntimeFront
 from workbench.sandbox.seed import BEDROCK_BUCKET, Resolver, seed_bedrock_artifacts, seed_image_stack, seed_topics
 
 PEAK = datetime(2026, 11, 23, 8, 20, tzinfo=UTC)  # Mon 17:20 JST, prod's magazine-day window ahead
 
 
+def enter_sandbox(monkeypatch, env_name: str) -> None:
+    """The sandbox's own variable and the runtime hook that reads it, as `make sandbox` exports them."""
+    monkeypatch.setenv("MANGAASSIST_SANDBOX", env_name)
+    monkeypatch.setenv("MANGAASSIST_RUNTIME_HOOK", "workbench.sandbox.hook")
+
+
 @pytest.fixture
 def in_sandbox(monkeypatch):
     """What `eval "$(make -s sandbox)"` exports, minus the endpoint URL (moto is in this process)."""
-    monkeypatch.setenv("MANGAASSIST_SANDBOX", "prod")
+    enter_sandbox(monkeypatch, "prod")
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     monkeypatch.delenv("MANGAASSIST_SANDBOX_PEAK_WINDOWS", raising=False)
 
@@ -53,7 +61,7 @@ def closed_port() -> int:
 
 def test_a_stopped_sandbox_s_variables_are_named_at_once_not_blamed_on_the_network(environments, cli, monkeypatch):
     url = f"http://127.0.0.1:{closed_port()}"
-    monkeypatch.setenv("MANGAASSIST_SANDBOX", "prod")
+    enter_sandbox(monkeypatch, "prod")
     monkeypatch.setenv("AWS_ENDPOINT_URL", url)
 
     result = cli("status", "prod")
@@ -61,7 +69,7 @@ def test_a_stopped_sandbox_s_variables_are_named_at_once_not_blamed_on_the_netwo
     assert result.exit_code == 2, result.output
     assert f"error: the sandbox for prod is stopped: nothing answers at {url}" in result.stderr
     assert 'start it with `eval "$(make -s sandbox)"`, or leave it with `unset AWS_ENDPOINT_URL ' in result.stderr
-    assert "MANGAASSIST_SANDBOX`" in result.stderr and "network" not in result.stderr
+    assert "MANGAASSIST_SANDBOX MANGAASSIST_RUNTIME_HOOK`" in result.stderr and "network" not in result.stderr
 
 
 def test_a_running_sandbox_and_no_sandbox_pass_the_check(monkeypatch):
@@ -84,7 +92,7 @@ def test_a_shift_refused_for_want_of_evidence_names_the_sandbox_s_traffic_comman
     assert outside.exit_code == 4 and "not enough evidence" in outside.stderr
     assert command not in outside.stderr
 
-    monkeypatch.setenv("MANGAASSIST_SANDBOX", "prod")
+    enter_sandbox(monkeypatch, "prod")
     inside = cli("shift", "prod", "--canary-weight", "10")
 
     assert inside.exit_code == 4
@@ -272,14 +280,28 @@ def test_a_sandbox_deploy_is_not_judged_by_the_real_clock_s_peak_windows_unless_
     assert deployed == ["prod"]
 
 
+def test_in_the_sandbox_deploys_go_to_it_and_its_guards_for_users_say_they_are_skipped(in_sandbox, capsys):
+    """What the hook supplies beyond the tests above: the deploy, and the paging and assumed-capacity checks
+    (nothing is paged and no user is served). A sandbox for prod says nothing about staging's paging."""
+    assert Runtime().deployer is hook.sandbox_deploy
+    assert paging_check.main(["prod"]) == 0
+    assert capsys.readouterr().out == "paging: not checked in the sandbox standing in for prod\n"
+    assert paging_check.main(["staging"]) == 0
+    assert "warning: staging pages a placeholder" in capsys.readouterr().err
+    assert hook.HOOK.assumed_capacity_allowed("prod") == (
+        "sandbox (MANGAASSIST_SANDBOX=prod): deploying on an assumed capacity is not refused here"
+    )
+    assert hook.HOOK.slow_metrics_hint().endswith("`make sandbox-reset` starts it clean")  # bin/ops traffic
+
+
 @pytest.mark.parametrize("released", [[], ["primary"]])
 def test_a_sandbox_deploy_prints_the_command_it_runs_as_a_reader_can_run_it(released, capsys, monkeypatch):
     """The line names what runs, typed as from the repository root, where bin/ops runs it (not `python -m`,
     which a reader's shell may not have, or not with the project's packages)."""
     ran = []
-    monkeypatch.setattr(common, "run_child", lambda command, cwd: ran.append((command, cwd)) or 0)
+    monkeypatch.setattr(hook, "run_child", lambda command, cwd: ran.append((command, cwd)) or 0)
 
-    assert common.sandbox_deploy("prod", released) == 0
+    assert hook.sandbox_deploy("prod", released) == 0
 
     (line,) = capsys.readouterr().out.splitlines()
     printed = shlex.split(line.removeprefix("(in the sandbox: ").removesuffix(" instead of make deploy)"))

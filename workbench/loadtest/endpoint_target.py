@@ -1,9 +1,9 @@
-"""`bin/ops capacity`, the part that needs an environment or AWS; the measuring is the capacity
-library's (capacity.measurement). Here: the refusals, the deployed variant made a target (account
+"""`bin/loadtest`, the part that needs an environment or AWS; the measuring is the library's
+(workbench/loadtest/measurement.py). Here: the refusals, the deployed variant made a target (account
 checked, endpoint InService, instances in service, a runtime client sized for the sweep), its captured
-traffic, the answer turned into the CLI's exit codes, and --write-config through the YAML editor.
+traffic, the answer turned into the exit codes, and --write-config through the YAML editor.
 
-In the sandbox (`make sandbox`'s variables exported) a variant is the stand-in engine (standin/), not a
+In the sandbox (`make sandbox`'s variables exported) a variant is the stand-in engine (workbench/standin/), not a
 SageMaker instance: the record says so (`target.stand_in`) and --write-config is refused before the
 sweep, so a stand-in's figure never becomes a `planning.capacity` measurement (docs/how-to/measure-capacity.md)."""
 
@@ -23,7 +23,6 @@ from ops.operations.aws import AwsClients
 from ops.operations.endpoint import LiveEndpoint, LiveVariant, read_endpoint
 from ops.operations.environment import Environment, config_variant, connect, load_environment_config
 from ops.operations.errors import ExitCode, OpsError
-from ops.operations.sandbox_guard import SANDBOX_VARIABLE, sandbox_env
 from workbench.loadtest import Measurement, SettingsError
 from workbench.loadtest.capture import captured_workload
 from workbench.loadtest.conversations import ConversationWorkload, load_workload
@@ -31,6 +30,7 @@ from workbench.loadtest.record import NotAMeasurement, concurrent_sequences, flo
 from workbench.loadtest.report import answer_text
 from workbench.loadtest.targets import UrlTarget, VariantTarget
 from workbench.loadtest.workload import CapturedWorkload, Workload, WorkloadError
+from workbench.sandbox.hook import SANDBOX_VARIABLE, sandbox_env
 
 NO_ANSWER = ExitCode.CHECK_FAILED  # 3: broke at the first rate, generator too slow, time budget spent
 # Enough connections for the sweep's requests in flight; one attempt: a retry would hide an error.

@@ -1,6 +1,7 @@
-"""`bin/ops capacity`: the command's options and its few lines of flow, registered on the ops CLI's
-app by ops/commands/cli.py. The AWS side is ops/operations/capacity.py; the measuring is the
-capacity library's."""
+"""`bin/loadtest` (`python -m workbench.loadtest`): the load test's options and its few lines of flow. The
+deployed variant as a target is workbench/loadtest/endpoint_target.py's; the measuring is the library's
+(workbench/loadtest/measurement.py). It runs on the ops CLI's runtime (credentials, clients, error lines
+and exit codes: ops.commands.common), so a test hands its `Runtime` in as click's context object."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ from typing import Annotated, Any
 
 import typer
 
-from ops.commands.common import RegionOpt, runtime
-from ops.operations.capacity import (
+from ops.commands.common import RegionOpt, reports_errors, runtime
+from ops.operations.errors import ExitCode
+from ops.operations.output import JsonOpt
+from workbench.loadtest import MeasureSettings, measure
+from workbench.loadtest.endpoint_target import (
     Subject,
     conclude,
     open_measured_environment,
@@ -21,10 +25,9 @@ from ops.operations.capacity import (
     usage_errors,
     variant_subject,
 )
-from ops.operations.errors import ExitCode
-from ops.operations.output import JsonOpt
-from workbench.loadtest import MeasureSettings, measure
 from workbench.loadtest.measurement import MIN_STEP_SECONDS
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 
 def rate_option(help: str) -> Any:
@@ -32,7 +35,9 @@ def rate_option(help: str) -> Any:
     return typer.Option(min=1, help=help, show_default=False)
 
 
-def capacity_command(
+@app.command(name="loadtest")  # the name ops/operations/permissions.py knows it by
+@reports_errors
+def loadtest_command(
     ctx: typer.Context,
     env: Annotated[str | None, typer.Argument(help="Environment whose deployed variant to measure.")] = None,
     variant: Annotated[str | None, typer.Option(help="The variant to drive (with ENV).")] = None,
@@ -94,7 +99,8 @@ def capacity_command(
     capacity.png. The sweep drives the variant past its objective on purpose: its TTFT alarms fire
     and real users on it wait, so a production environment needs --allow-production.
     Exit codes: 0 an answer; 2 usage; 3 no answer (broke at the first rate, generator too slow,
-    time budget); 4 refused (endpoint not InService, instances of several types); 130 interrupted (report written).
+    time budget); 4 refused (endpoint not InService, instances of several types); 5 credentials or access
+    denied; 130 interrupted (report written).
     """
     # --json: progress and the answer on stderr, capacity.json's record alone on stdout.
     say = functools.partial(typer.echo, err=as_json)
