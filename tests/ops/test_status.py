@@ -71,7 +71,7 @@ def test_missing_credentials_exit_5_without_network(environments, monkeypatch, c
     assert result.exit_code == 5
     assert result.stderr.startswith("error: no AWS credentials found: set AWS_PROFILE")
     assert result.stderr.rstrip().endswith(
-        'to try the CLI without an AWS account, see docs/operations.md, "Try it without AWS"'
+        'to try the CLI without an AWS account, see docs/how-to/sandbox.md, "Try it without AWS"'
     )
 
 
