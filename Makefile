@@ -234,7 +234,9 @@ bench: deps
 # Bytecode is written for this run (PYTHONDONTWRITEBYTECODE emptied; __pycache__ is git-ignored and left out
 # of every asset): pytest keeps each test module's rewritten assertions there, so a later run's workers do
 # not parse and rewrite ~170 modules again (~3 s of CPU each).
-TEST_WORKERS ?= 2
+# Four workers on two cores: many tests wait on real processes (stand-in engines, moto servers, the CLI), and
+# two more workers fill those waits (a quiet 2-core machine, 2026-11-29: 185 s with 2 workers, 149 s with 4).
+TEST_WORKERS ?= 4
 test: deps
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow"
 
