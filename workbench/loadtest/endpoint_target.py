@@ -135,7 +135,8 @@ def variant_subject(environment: Environment, variant: str, workload: str) -> Su
     if stand_in() is not None:
         details["stand_in"] = stand_in()
     runtime = clients.session.client("sagemaker-runtime", config=RUNTIME_CLIENT)
-    target = VariantTarget(runtime, cfg.name, cfg.endpoint_name, variant, instances, details)
+    # The platform's ConcurrentRequestsPerModel per step, read after the sweep (signal_reading, issue 52 item 6).
+    target = VariantTarget(runtime, cfg.name, cfg.endpoint_name, variant, instances, details, cloudwatch=clients.cloudwatch)
     planned = cfg.planning.capacity.get(instance_type)
     return Subject(target, chosen, cfg, instance_type, planned.requests_per_minute if planned else None)
 

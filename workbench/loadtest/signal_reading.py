@@ -21,20 +21,27 @@ PERIOD_SECONDS = 10  # its datapoints (DESIGN.md 3.2b)
 
 
 def read_platform_concurrency(cloudwatch: Any, endpoint: str, variant: str, steps: list[Any]) -> None:
-    """Fill each step's (workbench.loadtest.load.StepResult) platform_concurrency_* and concurrency_reading_ratio from CloudWatch."""
+    """Fill each step's (workbench.loadtest.load.StepResult) platform_concurrency_* and concurrency_reading_ratio
+    from CloudWatch's GetMetricData (the Operator policy's metric read; GetMetricStatistics it does not grant)."""
+    metric = {
+        "Namespace": "AWS/SageMaker",
+        "MetricName": METRIC,
+        "Dimensions": [{"Name": "EndpointName", "Value": endpoint}, {"Name": "VariantName", "Value": variant}],
+    }
+    queries = [
+        {"Id": stat.lower(), "MetricStat": {"Metric": metric, "Period": PERIOD_SECONDS, "Stat": stat}}
+        for stat in ("Average", "Maximum")
+    ]
     for step in steps:
         if not step.window_utc:
             continue
         began, ended = (datetime.fromisoformat(t) for t in step.window_utc)
-        answer = cloudwatch.get_metric_statistics(
-            Namespace="AWS/SageMaker", MetricName=METRIC, StartTime=began, EndTime=ended, Period=PERIOD_SECONDS,
-            Dimensions=[{"Name": "EndpointName", "Value": endpoint}, {"Name": "VariantName", "Value": variant}],
-            Statistics=["Average", "Maximum"],
-        )  # fmt: skip
-        points = answer.get("Datapoints", [])
-        if not points:
+        answer = cloudwatch.get_metric_data(MetricDataQueries=queries, StartTime=began, EndTime=ended)
+        values = {r["Id"]: r["Values"] for r in answer.get("MetricDataResults", [])}
+        averages, maxima = values.get("average", []), values.get("maximum", [])
+        if not averages:
             continue
-        step.platform_concurrency_average = sum(p["Average"] for p in points) / len(points)
-        step.platform_concurrency_maximum = max(p["Maximum"] for p in points)
+        step.platform_concurrency_average = sum(averages) / len(averages)
+        step.platform_concurrency_maximum = max(maxima or averages)
         if step.mean_in_flight > 0:
             step.concurrency_reading_ratio = step.platform_concurrency_average / step.mean_in_flight

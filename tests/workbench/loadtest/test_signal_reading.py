@@ -4,7 +4,11 @@ uses the measured ratio (1.0, stated, until one is measured)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+
+import boto3
+import pytest
+from moto import mock_aws
 
 from config.loader import load_environment
 from config.scaling_target import target_provenance, tracking_target
@@ -14,13 +18,18 @@ from workbench.loadtest.record import reading_ratio
 from workbench.loadtest.signal_reading import read_platform_concurrency
 
 
-class CloudWatch:
-    def __init__(self, points):
-        self.points, self.asked = points, []
+@pytest.fixture
+def cloudwatch():
+    with mock_aws():
+        yield boto3.client("cloudwatch", region_name="us-east-1")
 
-    def get_metric_statistics(self, **params):
-        self.asked.append(params)
-        return {"Datapoints": self.points}
+
+def publish(cloudwatch, moments_and_values, variant: str = "primary") -> None:
+    dimensions = [{"Name": "EndpointName", "Value": "endpoint"}, {"Name": "VariantName", "Value": variant}]
+    cloudwatch.put_metric_data(Namespace="AWS/SageMaker", MetricData=[
+        {"MetricName": "ConcurrentRequestsPerModel", "Dimensions": dimensions, "Timestamp": when, "Value": value}
+        for when, value in moments_and_values
+    ])  # fmt: skip
 
 
 def step(mean_in_flight: float) -> StepResult:
@@ -33,24 +42,21 @@ def step(mean_in_flight: float) -> StepResult:
     return result
 
 
-def test_each_step_records_the_platform_reading_beside_its_own_in_flight():
+def test_each_step_records_the_platform_reading_beside_its_own_in_flight(cloudwatch):
     steps = [step(4.0)]
-    cloudwatch = CloudWatch([{"Average": 5.0, "Maximum": 9.0}, {"Average": 7.0, "Maximum": 12.0}])
+    began = datetime.fromisoformat(steps[0].window_utc[0])
+    # Two 10 s datapoints of the step's window (Average 5 and 7, Maximum 12), one of another variant's.
+    publish(cloudwatch, [(began + timedelta(seconds=1), 3.0), (began + timedelta(seconds=2), 7.0),
+                         (began + timedelta(seconds=11), 12.0), (began + timedelta(seconds=12), 2.0)])
+    publish(cloudwatch, [(began + timedelta(seconds=1), 50.0)], variant="canary")
     read_platform_concurrency(cloudwatch, "endpoint", "primary", steps)
-    (asked,) = cloudwatch.asked
-    assert (asked["MetricName"], asked["Period"], asked["Statistics"]) == (
-        "ConcurrentRequestsPerModel",
-        10,
-        ["Average", "Maximum"],
-    )
-    assert asked["StartTime"] == datetime(2026, 11, 29, 1, 0, tzinfo=UTC)
     assert (steps[0].platform_concurrency_average, steps[0].platform_concurrency_maximum) == (6.0, 12.0)
     assert steps[0].concurrency_reading_ratio == 1.5
 
 
-def test_a_step_without_datapoints_keeps_none():
+def test_a_step_without_datapoints_keeps_none(cloudwatch):
     steps = [step(4.0)]
-    read_platform_concurrency(CloudWatch([]), "endpoint", "primary", steps)
+    read_platform_concurrency(cloudwatch, "endpoint", "primary", steps)
     assert steps[0].concurrency_reading_ratio is None
     assert reading_ratio({"steps": [{**steps[0].as_dict(), "held": True}]}) is None
 
