@@ -530,9 +530,6 @@ class PlanBudget(Strict):
     # (alarms.ttft_p95_ms), as if serving took no time of it. A figure needs its reason beside it.
     max_queue_wait_seconds: float | None = Field(default=None, gt=0, le=60)
     max_queue_wait_reason: str | None = Field(default=None, min_length=20, max_length=400)
-    # The plan also reports the failed-request checks with every capacity this much lower (a figure, not
-    # judged): how a 10 % error in demand or capacity would land (issue 37 item 4).
-    capacity_error_percent: float = Field(default=10, ge=0, le=50)
     # Minutes with a queue anywhere, per 7 days (pro rata for other lengths).
     shortfall_minutes_per_week: int = Field(default=30, ge=0)
     # The configured scaling costs at most this multiple of the cheapest configuration `bin/plan ENV
