@@ -1,5 +1,4 @@
-"""`python -m ops` (bin/ops): Ctrl-C, SIGTERM and SIGHUP handled once, here (ops/operations/interrupts.py); a command that
-changes the endpoint says where it stands itself (ops/commands/common.py `reports_errors`)."""
+"""`python -m ops` (bin/ops): Ctrl-C, SIGTERM and SIGHUP handled once, here (ops/operations/interrupts.py)."""
 
 from ops.operations import interrupts
 

@@ -1,6 +1,5 @@
 """`bin/ops COMMAND …`: parse options, open the environment, call one module, set the exit code.
-
-Tests hand a `Runtime` in as click's context object (fast polls, a fake deployer, stubbed clients).
+Tests hand a `Runtime` in as click's context object.
 """
 
 import shlex

@@ -1,6 +1,6 @@
-"""What every `bin/ops` command shares: the typer app, the `Runtime` tests replace, the one-line error
-reporting with documented exit codes, and the common arguments. Command modules import this, never
-ops/commands/cli.py, so a command can live in a module of its own (ops/commands/shift.py)."""
+"""What every `bin/ops` command shares: the app, the `Runtime` tests replace, one-line errors with
+documented exit codes, the common arguments. Command modules import this, never cli.py.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The canary guard's command-line options, shared by `ops shift` and `ops promote` (the duration
-syntax every ops option that takes a time accepts is ops/operations/output.py's, beside `seconds()`)."""
+"""The canary guard's options, shared by `ops shift` and `ops promote`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`bin/ops preflight ENV`: registered on the ops CLI's app by ops/commands/cli.py (ops/operations/preflight.py)."""
+"""`bin/ops preflight ENV` (ops/operations/preflight.py)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""`bin/ops restore-scaling ENV [FILE]`: registered on the ops CLI's app by ops/commands/cli.py.
+"""`bin/ops restore-scaling ENV [FILE]`: the floors in SSM (ops/operations/floor_store.py), or a file.
 
-Without FILE it puts back every floor a rollback or a shift raised in the environment, from the
-records in SSM (ops/operations/floor_store.py): any operator with the Operator policy, from any machine. With
-FILE, a scaling snapshot of `deploy` or a floor record's local copy. A floor record, once acted on (put
-back, or overtaken by a newer minimum), is removed from SSM so the next restore finds nothing stale.
-Each change waits for the endpoint to be InService first (ops/operations/busy_endpoint.py).
+A floor record acted on (put back, or overtaken) is removed from SSM, so the next restore finds nothing stale.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""`bin/ops scaling-history`: the command's options and its output, registered on the ops CLI's app
-by ops/commands/cli.py. Reading and computing are ops/operations/scaling_history.py's."""
+"""`bin/ops scaling-history`: options and output (reading: ops/operations/scaling_history.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""`bin/ops shift`: the command's options and its few lines of flow, registered on the ops CLI's app
-by ops/commands/cli.py. The shift itself is ops/operations/traffic.py's; its plan, duration and resume command are
-ops/operations/shift_plan.py's."""
+"""`bin/ops shift`: options and flow (the shift: ops/operations/traffic.py; its plan: shift_plan.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""`bin/ops traffic`: the command's options and its output, registered on the ops CLI's app by ops/commands/cli.py.
-Reading and writing are ops/operations/traffic_export.py's; the CSV format is ops/operations/traffic_csv.py's."""
+"""`bin/ops traffic`: options and output (reading and writing: ops/operations/traffic_export.py)."""
 
 from __future__ import annotations
 

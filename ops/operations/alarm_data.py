@@ -1,14 +1,8 @@
 """`bin/ops verify`: does every metric a rollback alarm reads have data (issue 50 §3)?
 
-An alarm over a metric that never arrives stays OK (or INSUFFICIENT_DATA) and never rolls a deploy back: it
-fails open. The TTFT and engine-silent alarms read metrics the container prints as CloudWatch embedded metric
-format on stdout; CloudWatch documents EMF extraction for PutLogEvents and Lambda, not for SageMaker's log
-shipping of an endpoint's stdout (DESIGN.md 3.2d), and enhanced metrics may change the 5XX alarm's series.
-
-A metric must have data in the last `WINDOW` when its alarm treats missing data as breaching (the engine's
-own heartbeat and the in-service count: they arrive whatever the traffic), and, for the alarms that read
-per-request metrics, when the variant served requests in the window (SageMaker's Invocations). With no
-request, such a metric is not judged: a line says so (`bin/ops smoke` sends some).
+An alarm over a metric that never arrives never rolls a deploy back: it fails open. CloudWatch documents EMF
+extraction for PutLogEvents and Lambda, not for an endpoint's stdout (DESIGN.md 3.2d). A metric must have data
+in the last WINDOW when its alarm treats missing data as breaching, or when the variant served requests.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""`bedrock-import`: the managed alternative of seed 000 section 12 - Bedrock Custom Model Import.
+"""`bedrock-import`: Bedrock Custom Model Import (seed 000 section 12) of Hugging Face weights in S3.
 
-Bedrock takes Hugging Face weights from S3, not our image. The artifact is checked before a job is
-submitted, because a job that fails on layout costs a long wait and says less than these checks.
-The limits below follow seed 000 section 12 (checked 2026-03); recheck them against the Custom Model
-Import documentation when a job fails on something they let through.
+The artifact is checked before a job is submitted: a job failing on layout costs a long wait. The limits follow
+seed 000 section 12 (checked 2026-03); recheck them against AWS's documentation when a job fails on one.
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
-"""Getting a change through an endpoint that is busy: wait for InService, retry on "in-progress".
+"""Getting a change through a busy endpoint: wait for InService, retry on "in-progress".
 
-SageMaker takes UpdateEndpointWeightsAndCapacities only from an endpoint that is not already being
-changed: the call itself "sets the endpoint status to Updating. After updating the endpoint, it sets
-the status to InService. To check the status of an endpoint, use the DescribeEndpoint API" (SageMaker
-API reference, UpdateEndpointWeightsAndCapacities; the same text is in botocore's sagemaker 2017-07-24
-model). While the endpoint is Updating (a scale-out, ours or the autoscaler's, or another weight change)
-it refuses with `ValidationException: Cannot update in-progress endpoint`; the API reference lists only
-ResourceLimitExceeded among the operation's own errors, so the refusal arrives as a common
-ValidationException and is told apart by its message. EndpointStatus (DescribeEndpoint) says why:
-"Updating: UpdateEndpoint or UpdateEndpointWeightsAndCapacities is executing", "SystemUpdating: ...
-cannot be updated or deleted or re-scaled until it has completed", "RollingBack: ... returns to an
-InService status". The Developer Guide's procedure for endpoints with autoscaling is the same loop:
-"Call DescribeEndpoint repeatedly until the value of the EndpointStatus field of the response is
-InService" (endpoint-scaling-update page), and "auto scaling is blocked while the update operation is
-in progress". With instance pools a scale-out may hold Updating for up to the variant's
-VariantInstanceProvisionTimeoutInSeconds (900 s in prod).
-
-So every write goes through `when_in_service`: describe; if InService, send; if the endpoint is busy or
-the call is refused as in-progress, wait with a doubling pause (5 s up to 60 s) and try again, for at most
-`operations.busy_endpoint_wait_seconds` of waiting (the config; the default without a valid config).
-Each wait says what it waits for and for how long; running out says what state the endpoint was left in.
+UpdateEndpointWeightsAndCapacities "sets the endpoint status to Updating" (SageMaker API reference; botocore
+sagemaker 2017-07-24), and while the endpoint is Updating (a scale-out, another weight change), SystemUpdating or
+RollingBack it refuses with `ValidationException: Cannot update in-progress endpoint` (told apart by its
+message). The Developer Guide's procedure is the same loop: "Call DescribeEndpoint repeatedly until ... InService"
+(endpoint-scaling-update). So every write goes through `when_in_service`, waiting with a doubling pause (5 s to
+60 s) for at most `operations.busy_endpoint_wait_seconds`, saying what it waits for and, on giving up, what
+state the endpoint was left in.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""No production deploy on an assumed capacity, as `make deploy` (ops/pipeline/assumed_capacity.py) and
-`bin/ops deploy` / `promote --deploy` (ops/operations/deploy.py, before any scaling is moved aside) both refuse it:
-which types, the commands that measure them (config/capacity_evidence.py), and the override
-`ACCEPT_ASSUMED_CAPACITY="<reason>"`, whose reason `make deploy` records in config/deployed/<env>.json."""
+"""No production deploy on an assumed capacity (`make deploy`: ops/pipeline/assumed_capacity.py; `bin/ops deploy`)
+unless `ACCEPT_ASSUMED_CAPACITY="<reason>"`, which `make deploy` records in config/deployed/<env>.json.
+"""
 
 from __future__ import annotations
 

@@ -1,24 +1,11 @@
-"""A child program (make deploy, make synth and the CDK CLI, jsii and the Python app under them) that Ctrl-C
-stops without a word from any of them: the interrupted command says it, in one line.
+"""A child program (make deploy, the CDK CLI, jsii) that Ctrl-C stops without a word: the command says it, once.
 
-A terminal's Ctrl-C sends SIGINT to every process of its foreground process group: Python under the CDK CLI
-prints a KeyboardInterrupt traceback, jsii's Node prints its own, and the CLI echoes them again as bytes.
-So the child runs in a session of its own (the terminal's SIGINT reaches only this process), and when this
-process is interrupted it ends the child's whole group with SIGTERM, which Python and Node end on quietly
-(default action, no handler), then SIGKILL after a grace period; KeyboardInterrupt then goes on up to the
-command, which says so in one line and exits 130.
-
-Stopped by a signal, a program still has its say: GNU make reports each recipe a signal ended ("make: ***
-[Makefile:75: synth] Terminated", one line per make level, on stderr), and nothing but not showing its stderr
-keeps that from the terminal. So the child's stderr comes through a pipe and this process copies it to its own,
-byte for byte and as it arrives (progress output shows as it is drawn), until the interrupt: what the child
-wrote before it is shown, nothing after. Only stderr: stdout stays the terminal itself, because the CDK CLI
-decides from stdout whether a person is there (aws-cdk 2.1148 lib/index.js, CliIoHost: `isTTY =
-process.stdout.isTTY`): `--require-approval` asks only then ("terminal (TTY) is not attached so we are unable
-to get a confirmation") and the stack progress display is chosen by it; stdin stays the terminal for that
-answer. What the pipe changes: a child that colours or animates its stderr only at a terminal does not (the
-CDK CLI colours only when stdout and stderr both are one), and a child's stdout and stderr lines written within
-the same instant may show in the other order.
+The child runs in a session of its own, so the terminal's SIGINT reaches only this process; interrupted, this
+process ends the child's group with SIGTERM (Python and Node end on it quietly), then SIGKILL after a grace.
+The child's stderr comes through a pipe, copied as it arrives until the interrupt and nothing after (GNU make
+reports each recipe a signal ended). stdout and stdin stay the terminal: the CDK CLI decides from stdout whether
+a person is there (aws-cdk 2.1148 lib/index.js, CliIoHost `isTTY = process.stdout.isTTY`) for
+`--require-approval` and its progress display.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""Deploying through CloudFormation when the change is one SageMaker refuses while scaling is registered.
+"""`bin/ops deploy`: `make deploy` when SageMaker refuses the update while scaling is registered.
 
-`make deploy` applies the environment's config with the blue/green policy and its automatic rollback.
-If that deploy changes the instance type of, or removes, a variant registered with Application Auto
-Scaling, SageMaker rejects the update. The supported procedure is: deregister -> update -> wait ->
-register again with the same policies and schedules. The scaling is restored whether the deploy
-succeeds or fails, and a snapshot file is written first so nothing is lost if this process dies.
+A deploy that changes the instance type of (or removes) a variant registered with Application Auto Scaling is
+refused, and CloudFormation cannot deregister: deregister -> update -> wait -> register again with the same
+policies and schedules, restored whether the deploy succeeds or fails, from a snapshot file written first.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """One environment to operate on: its validated config and AWS clients for its region and account.
 
-The emergency commands (`rollback`, `status`, `restore-scaling`, `verify`) open it with
-`open_for_emergency`: when the config fails validation they say so in one line and go on from the
-endpoint's identity alone (config.endpoint_identity), so that no config, however broken, locks an
-operator out of a rollback. Every other command refuses an invalid config (exit 2).
+The emergency commands open it with `open_for_emergency`: an invalid config costs one line and they go on from
+the endpoint's identity, so no config locks an operator out of a rollback. Other commands refuse it (exit 2).
 """
 
 from __future__ import annotations

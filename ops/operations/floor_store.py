@@ -1,19 +1,10 @@
-"""Where a rollback's floor record is kept: an SSM parameter per variant, which any operator with the
-environment's Operator policy reads, from any machine. The file in the state directory is a cache.
+"""The rollback floor's record in SSM Parameter Store, where any operator with the Operator policy finds it.
 
-A raised minimum outlives the laptop that raised it: whoever is on call next must find it to put it
-back. Parameter Store rather than a tag on the scalable target, because:
-- the Operator policy trusts the scalable targets' `mangaassist:endpoint` tag to decide what it may
-  change (constructs/operator_policy.py "ScalingWrite"), and TagResource is allowed only for that tag
-  and value; letting operators write other tags onto targets would widen what that trust rests on;
-- a tag value holds 256 characters and DescribeScalableTargets does not return tags (a second call,
-  ListTagsForResource, on the target's ARN); moto 5.2 keeps no Application Auto Scaling tags at all,
-  so the record could not be tested with a real component here;
-- a parameter is one name the policy can grant exactly (`parameter/mangaassist/<env>/rollback-floor/*`:
-  Service Authorization Reference, ssm `parameter` resource), GetParametersByPath lists an environment's
-  records in one call ("authorized against the ssm:GetParametersByPath action for the path that you
-  specify", botocore ssm 2014-11-06), and PutParameter with Overwrite keeps the last one (a String, not a
-  SecureString: a minimum and a time are not secret; a standard parameter costs nothing).
+Not a tag on the scalable target: the Operator policy trusts the targets' `mangaassist:endpoint` tag
+(constructs/operator_policy.py "ScalingWrite"), DescribeScalableTargets returns no tags, and moto 5.2 keeps none.
+A parameter is one name the policy grants exactly (`parameter/mangaassist/<env>/rollback-floor/*`),
+GetParametersByPath lists an environment's records in one call (botocore ssm 2014-11-06), and PutParameter with
+Overwrite keeps the last one (a String: nothing in it is secret).
 """
 
 from __future__ import annotations

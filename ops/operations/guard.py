@@ -1,14 +1,8 @@
 """The canary guard: may more traffic go to the canary right now?
 
-It refuses while an alarm that watches the canary (or the whole endpoint) is in ALARM, while the
-canary's 5XX rate exceeds the primary's by more than a margin over a recent window, while the canary's
-time to first token p95 over that window is worse than the primary's by more than a margin (once both
-streamed enough requests for a p95 to mean something), or, when evidence is required, while the canary
-served too few invocations in that window for its rate to mean anything (a canary at 0 % has no 5XX
-rate at all, so "no errors" is not a pass) or, when latency evidence is required, while the two TTFT
-p95s cannot be compared (too few streams on either side, or no metric at all: "nothing to compare"
-is not a pass either). A check that did not run is named in `Verdict.not_checked`, never in the
-summary of what passed.
+It refuses on an alarm on the canary or the endpoint, a 5XX rate or TTFT p95 above the primary's by more than
+a margin, and (when required) too little evidence: a canary at 0 % has no error rate, so "no errors" is no pass.
+A check that did not run is named in `Verdict.not_checked`, never in the summary.
 """
 
 from __future__ import annotations

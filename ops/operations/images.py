@@ -1,6 +1,4 @@
-"""Is an image still in ECR? SageMaker pulls a variant's image again for every instance it adds or
-replaces, so an image the repository's lifecycle policy expired breaks the endpoint only later, on
-the next scale-out."""
+"""Is an image still in ECR? SageMaker pulls it for every instance it adds, so an expired image breaks the next scale-out."""
 
 from __future__ import annotations
 

@@ -1,13 +1,8 @@
 """Ctrl-C, SIGTERM and SIGHUP, once, at a command's entry point.
 
-Each of the three is raised as `Interrupted`, a KeyboardInterrupt that knows its signal: code that changes
-state handles all three in its one `except KeyboardInterrupt` (a shift says where the weights stand, a deploy
-puts scaling back, a child program's process group is stopped), and the command ends in one line with
-128 + the signal's number (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), as a shell reports a process a signal ended.
-A CI job cancelled, `kill` and a closed terminal thus get what Ctrl-C gets.
-
-A signal the command was started with ignored stays ignored: `nohup` ignores SIGHUP, and a shell starts a
-background job with SIGINT ignored (POSIX, "Shell Command Language", 2.11 Signals and Error Handling).
+Each is raised as `Interrupted`, a KeyboardInterrupt that knows its signal, so state-changing code handles all
+three in one `except KeyboardInterrupt`; the command ends in one line and 128 + the signal (130, 143, 129).
+A signal ignored at start stays ignored (`nohup`; POSIX "Shell Command Language", 2.11 Signals).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Time to first token per variant, as the serving image publishes it: one value per streamed request
-(container/serving/latency.py), so a percentile statistic from GetMetricData is over every request
-the variant answered in the window, on every instance."""
+"""Time to first token per variant as the serving image publishes it, one value per streamed request
+(container/serving/latency.py), so a percentile is over every request of the window.
+"""
 
 from __future__ import annotations
 

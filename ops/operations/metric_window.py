@@ -1,7 +1,6 @@
-"""GetMetricData over the last few minutes: one query per variant, metric and statistic.
+"""GetMetricData over the last few minutes: one query per variant, metric and statistic, one datapoint each.
 
-The window ends on the next whole minute, so the current, still-filling minute counts; with the period
-equal to the window, each query has one datapoint covering all of it.
+The window ends on the next whole minute, so the still-filling minute counts.
 """
 
 from __future__ import annotations

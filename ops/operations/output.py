@@ -1,7 +1,4 @@
-"""Plain-text output: headings, check marks, aligned tables and times in the operator's zone.
-
-Plain text on purpose: it reads the same in a terminal, a CI log and a pasted incident note.
-"""
+"""Plain-text output (headings, check marks, tables, local times): the same in a terminal, a CI log and an incident note."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Which of the environment's policies each `bin/ops` command, and the load test that runs on the same
-runtime (`bin/loadtest`), needs (docs/reference/permissions.md, "Permissions").
+"""Which of the environment's policies each `bin/ops` command (and `bin/loadtest`) needs (docs/reference/permissions.md).
 
-The map is read by the refusal for missing permissions (ops/operations/errors.py names the policy to attach) and
-by the policy proof (tests/operator_policy_check.py evaluates every call a command makes against the
-policies named here, and nothing else).
+Read by the access-denied hint (errors.py) and by the policy proof (tests/operator_policy_check.py).
 """
 
 from __future__ import annotations

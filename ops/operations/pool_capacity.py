@@ -1,17 +1,9 @@
 """What a variant's instances serve within the objective, each at the capacity of its own type.
 
-With instance pools (ProductionVariant.InstancePools) a variant runs several types at once: the
-preferred type while SageMaker has capacity for it, the next pool when it does not (DescribeEndpoint
-`InstancePools[].CurrentInstanceCount` per type, ops/operations/endpoint.py). A rule that multiplies the instances
-in service by the preferred type's `planning.capacity` overstates a fleet running its fallback when
-the fallback is the weaker type (the L4 of ml.g6.xlarge against the A10G of ml.g5.xlarge: issue 42).
-So each instance in service counts at its own type's figure. The instances still to come count at
-the weakest figure among the pools SageMaker is providing from now: at every scale-out it tries
-priority 1 first, then the next (the same guide page), so while only the preferred type is in service
-new ones are of that type, and once a fallback is in service they may come from any pool up to it.
-
-Scale-in releases the fallback pools first (the priority order, "realtime-endpoints-heterogeneous"),
-so a floor of N keeps the first N instances in priority order: `instances_for` counts them that way.
+With instance pools a variant runs several types at once (DescribeEndpoint `InstancePools[].CurrentInstanceCount`),
+and a fallback may be the weaker type (issue 42). Instances still to come count at the weakest figure among the
+pools SageMaker is providing from now (it tries priority 1 first); scale-in releases fallbacks first
+("realtime-endpoints-heterogeneous"), so a floor of N keeps the first N instances in priority order.
 """
 
 from __future__ import annotations

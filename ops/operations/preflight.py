@@ -1,8 +1,7 @@
 """`bin/ops preflight ENV`: what the account would refuse, found before CloudFormation starts (issue 50 §2).
-Read-only. The config's own placeholders first (no AWS call), then the account: SageMaker endpoint quotas
-(ops/operations/preflight_quotas.py), the model data (ops/operations/preflight_model_data.py), the release
-images, and the cost-allocation tag the budget filters on. One line per finding: what, the value found,
-what is needed, the fix (ops/operations/preflight_finding.py).
+
+Read-only: the config's placeholders (no AWS call), then quotas, model data, release images and the budget's
+cost-allocation tag; one line per finding (ops/operations/preflight_finding.py).
 """
 
 from __future__ import annotations

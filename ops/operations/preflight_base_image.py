@@ -1,7 +1,7 @@
-"""`bin/ops preflight`'s base-image check (issue 50 §7): the serving image builds `FROM` Docker Hub's
-`vllm/vllm-openai`, and a tag there can be pushed again, so a production deploy refuses a base image the
-Dockerfile does not pin by digest (`make pin-base-image` pins it); other environments get a warning.
-Read from container/Dockerfile, the build's own source (the image stack zips container/ for CodeBuild)."""
+"""`bin/ops preflight`'s base image (issue 50 §7): a Docker Hub tag can move, so production needs a digest.
+
+Read from container/Dockerfile (`make pin-base-image` pins it); other environments get a warning.
+"""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""`bin/ops preflight`'s model-data check: each variant's S3 prefix exists, holds objects, is in the endpoint's
-region, and a customer-managed default key is the one the config names (issue 50 §2, §7).
+"""`bin/ops preflight`'s model data: each S3 prefix exists, holds objects, is in the region, and its key is the config's.
 
-SageMaker downloads uncompressed model data with the execution role; for SSE-KMS objects S3 decrypts with the
-caller's credentials, so a customer-managed key needs `model_data_kms_key_arn` in the config, which grants the
-role kms:Decrypt through S3 only (constructs/serving_model.py). The bucket's default encryption is what new
-objects get (GetBucketEncryption); objects are not read (no s3:GetObject for whoever deploys).
+For SSE-KMS objects S3 decrypts with the caller's credentials, so a customer-managed default key
+(GetBucketEncryption) needs `model_data_kms_key_arn` (constructs/serving_model.py). Objects are not read.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""`bin/ops preflight`'s quota check: the account's SageMaker Service Quotas "<type> for endpoint usage" for
-every type of every variant's pools, against what this deploy needs, the config's maxima, and the YAML's
-`endpoint_instance_quotas` (issue 50 §2).
+"""`bin/ops preflight`'s SageMaker endpoint quotas for every pool type, against this deploy and the maxima.
 
-ListServiceQuotas returns applied values, and "if the applied quota value is not available for a quota, the
-quota is not retrieved" (botocore service-quotas model); ListAWSDefaultServiceQuotas has the defaults. A
-type with neither is one the region does not offer for endpoints. The quota name is SageMaker's own
-spelling, as its ResourceLimitExceeded message quotes it ("The account-level service limit
-'ml.g4dn.xlarge for endpoint usage' is 0 Instances", DESIGN.md 3.2d).
+ListServiceQuotas omits a quota whose applied value is not available (botocore service-quotas model), so
+defaults come from ListAWSDefaultServiceQuotas; a type with neither is not offered for endpoints. The quota name
+is SageMaker's own spelling, as ResourceLimitExceeded quotes it (DESIGN.md 3.2d).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Promotion as a config change: the canary's image (and instance type) becomes the primary's in the
-environment's YAML, so the next deploy rolls it out through CloudFormation's blue/green policy and the
-template never disagrees with the live endpoint.
-
-The file is changed through `config.editor`: a round trip that keeps comments, quoting and layout,
-validated with the same loader synth uses before it replaces the original.
+"""Promotion as a config change: the canary's image (and instance type) becomes the primary's in the YAML,
+edited through `config.editor` (comments and layout kept, validated as synth validates) and rolled out by the
+next deploy's blue/green policy.
 """
 
 from __future__ import annotations

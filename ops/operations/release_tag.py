@@ -1,9 +1,7 @@
-"""`ops release-tag ENV TAG`: give a tested build's image a release tag, without rebuilding it.
+"""`ops release-tag ENV TAG`: a tested build's image tagged for release, without rebuilding.
 
-ECR retags an image by writing its manifest again under the new tag (AWS, "Retagging an image":
-BatchGetImage for the manifest, then PutImage with it and its media type). The repository's tags
-are immutable, so a release tag is written once; the lifecycle policy never expires release tags
-(`v*`, constructs/image_repository.py), so a rollback can always go back to one.
+ECR retags by putting the manifest again under the new tag (AWS, "Retagging an image"). Tags are immutable and
+the lifecycle policy keeps `v*` forever (constructs/image_repository.py).
 """
 
 from __future__ import annotations

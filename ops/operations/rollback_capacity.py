@@ -1,34 +1,16 @@
 """A rollback the primary can carry: the instances the live traffic needs, raised in the same run.
 
-After days of a canary ramp target tracking has shrunk the primary to its share; `bin/ops rollback`
-moves every request onto it at once. So the rollback, after the weights are in effect, sizes the
-primary for the endpoint's live traffic: the busiest minute of the last five (CloudWatch `AWS/SageMaker`
-Invocations, Sum per minute, every variant added up) over what its instances serve within the SLO, each
-at the `planning.capacity[type].requests_per_minute` of the type it runs on, with instance pools the
-type actually in service, not the preferred one (ops/operations/pool_capacity.py, which also says what the
-instances still to come are counted at), rounded up and at most the scalable target's MaxCapacity. The busiest minute rather than the window's average: a queue forms in
-the busiest minute, and the minute still filling would count as a quiet one.
+The traffic is the busiest minute of the last five (AWS/SageMaker Invocations, Sum per minute, every variant
+added up): a queue forms in the busiest minute, and the one still filling would read as quiet. Each instance
+counts at its own type's `planning.capacity` (ops/operations/pool_capacity.py); rounded up, at most MaxCapacity.
+DesiredInstanceCount is raised first, then the scalable target's MinCapacity (RegisterScalableTarget with the
+target's tag; "Any parameters that you don't specify are not changed", botocore application-autoscaling
+2016-02-06), so target tracking cannot scale it in before the traffic lands. Desired first: a minimum above
+capacity makes Application Auto Scaling update the endpoint itself, racing our own call.
 
-It raises the variant's DesiredInstanceCount (UpdateEndpointWeightsAndCapacities), then the scalable
-target's MinCapacity: RegisterScalableTarget on the existing target, with MinCapacity and the tag the
-target already carries (the Operator policy asks it of every registration). "To update a scalable
-target, specify the parameters that you want to change ... Any parameters that you don't specify are
-not changed by this update request" (botocore application-autoscaling 2016-02-06). So target tracking
-cannot scale it back in before the traffic lands. Desired first: the same text says an update whose
-minimum is above the resource's capacity makes Application Auto Scaling adjust the capacity itself,
-which would put the endpoint in Updating before our own call arrives (the API reference says nothing
-of an update sent while another is in progress: undocumented, so not raced). For the same reason
-`--keep-rollback-floor` waits for the instances before the step's weight change.
-
-The minimum stays raised until `bin/ops restore-scaling ENV RECORD` puts it back: the record (JSON, in
-the state directory beside `deploy`'s scaling snapshots) holds the minimum before and the one set, and
-the restore lowers it only while it still is the one set (a scheduled action that changed it since
-wins). A shift a guard stops takes the same path for the primary's share after the canary's return;
-`--keep-rollback-floor` keeps the floor a full rollback needs before every step of a shift, and without
-it each hold warns when the primary could not take the canary's share back within the SLO.
-
-With an invalid config (an emergency command going on from the endpoint's identity) there is no
-capacity figure: the rollback happens and says the floor was not raised, and why.
+The raised minimum is recorded (SSM and the state directory) for `restore-scaling`, which lowers it only while
+it is still the one set. A shift a guard stops sizes the primary the same way. Without a valid config there is
+no capacity figure: the rollback happens and says the floor was not raised.
 """
 
 from __future__ import annotations

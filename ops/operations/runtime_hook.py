@@ -1,12 +1,7 @@
 """The one seam where the world the ops CLI acts on may differ from an AWS account.
 
-`MANGAASSIST_RUNTIME_HOOK` names a Python module importable from the repository (`package.module`); its
-`HOOK`, a `RuntimeHook`, is asked for each behaviour listed below. Unset, nothing is imported and every
-answer is the default: AWS's behaviour. Where the AWS calls go is botocore's business, not the hook's
-(`AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_<SERVICE>`: read by botocore itself, botocore/configprovider.py).
-
-A hook subclasses RuntimeHook and overrides only what differs in its world; a method it does not
-override keeps AWS's behaviour.
+`MANGAASSIST_RUNTIME_HOOK` names a module (`package.module`) whose `HOOK`, a RuntimeHook subclass, overrides
+what differs; unset, every answer is AWS's. Where the calls go is botocore's business (`AWS_ENDPOINT_URL`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """Application Auto Scaling of endpoint variants: read exactly what is registered, take it off, put it back.
 
-SageMaker refuses an endpoint update that changes the instance type of a variant registered with
-Application Auto Scaling, and CloudFormation has no resource that deregisters. So the deploy path
-snapshots the live targets, policies and scheduled actions, removes them, deploys, and restores the
-snapshot - never the config's idea of scaling, which may differ from what is live.
+The deploy restores the live snapshot, never the config's idea of scaling, which may differ from what is live.
 """
 
 from __future__ import annotations

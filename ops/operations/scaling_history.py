@@ -1,31 +1,14 @@
-"""`bin/ops scaling-history`: how long this endpoint's scale-outs took, read from the account's record,
-and --write-config's `planning.provisioning_minutes` (p95) with where and when it was measured.
+"""`bin/ops scaling-history`: how long this endpoint's scale-outs took, and --write-config's p95.
 
-The record is Application Auto Scaling's `DescribeScalingActivities`, one call per variant's scalable
-target (ResourceId `endpoint/<endpoint>/variant/<variant>`, dimension
-`sagemaker:variant:DesiredInstanceCount`), which covers "the previous six weeks" (API reference and
-botocore's model). Each `ScalingActivity` has StartTime, EndTime, StatusCode (Pending | InProgress |
-Successful | Overridden | Unfulfilled | Failed), Description, Cause and StatusMessage. A scale-out's
-duration here is StartTime to EndTime: from Application Auto Scaling asking SageMaker for the new
-desired count to SageMaker reporting the change fulfilled ("Successfully set desired instance count
-to N. Change successfully fulfilled by sagemaker."), i.e. the new instances in service. The alarm's
-detection before StartTime is not in it (the planner models detection separately), and how often
-Application Auto Scaling polls SageMaker before it sets EndTime is not documented (docs/reference/commands.md).
-
-Neither service records which instance type a scale-out got: an activity names no type, and
-SageMaker's DescribeEndpoint gives only the current split (`ProductionVariants[].InstancePools[]
-.CurrentInstanceCount`). So a variant with one instance type attributes its scale-outs to that type;
-a variant with several instance pools reports them together, labelled as such, with today's split.
-
-Direction is not a field either: an activity's target comes from its Description ("Setting desired
-instance count to N."); a target-tracking alarm's name says AlarmHigh (out) or AlarmLow (in); a range
-change says which bound moved the count ("minimum capacity was set to N": a raised floor only adds
-instances, so out; "maximum capacity was set to N": in), which also tells the first activity of the
-record, before which no count is known; any other cause (a schedule, step scaling) is compared with
-the count the previous successful activity set. Scale-ins and activities of unknown direction are counted apart, never mixed
-into provisioning time. Failed and Unfulfilled activities are listed with their StatusMessage: the
-account's instance quota shows there as ResourceLimitExceeded (SageMaker guide,
-"endpoint-scaling-query-history"); how insufficient capacity shows is not documented.
+The record is Application Auto Scaling's DescribeScalingActivities per variant, "the previous six weeks" (API
+reference, botocore's model). A scale-out's duration is StartTime (the new desired count asked of SageMaker) to
+EndTime (SageMaker reported the change fulfilled); the alarm's detection before it is not included.
+No activity names an instance type, and DescribeEndpoint gives only today's split, so a variant with pools
+reports its scale-outs together. Direction is not a field either: AlarmHigh/AlarmLow in a target-tracking cause,
+the bound a range change names ("minimum capacity was set to N": out), else the count the previous successful
+activity set. Scale-ins and unknown directions are counted apart; Failed and Unfulfilled activities are listed
+with their StatusMessage (the quota shows as ResourceLimitExceeded: SageMaker guide,
+"endpoint-scaling-query-history").
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """Dynamic scaling held still while a rollback works, and given back after.
 
-Target tracking scaling a variant in or out puts the endpoint in Updating, and an Updating endpoint
-refuses the rollback's weight change (ops/operations/busy_endpoint.py). Application Auto Scaling can suspend
-that: RegisterScalableTarget with `SuspendedState` {DynamicScalingInSuspended, DynamicScalingOutSuspended}
-"true" suspends "all scale-in [scale-out] activities that are triggered by a scaling policy"; "false"
-resumes them; parameters not given are not changed (botocore application-autoscaling 2016-02-06,
-RegisterScalableTarget and SuspendedState; user guide "Suspend and resume scaling"). Scheduled scaling
-is left alone (its field is not sent), and so are a target's minimum and maximum: the rollback still
-raises the primary's minimum itself. A target already suspended before is left suspended after.
+A scale-in or -out puts the endpoint in Updating, which refuses the rollback's weight change. RegisterScalableTarget
+with `SuspendedState` Dynamic{In,Out}Suspended "true" suspends policy-triggered activities; parameters not given
+are not changed (botocore application-autoscaling 2016-02-06; user guide "Suspend and resume scaling").
+Scheduled scaling and the bounds are left alone; a target suspended before stays suspended.
 """
 
 from __future__ import annotations

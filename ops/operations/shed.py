@@ -1,5 +1,4 @@
-"""Requests the serving image shed (429 from its admission check, container/serving/admission.py) per
-variant over a recent window, beside the variant's invocations: `status` shows the share."""
+"""Requests the serving image shed (429, container/serving/admission.py) per variant beside its invocations."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""A traffic shift before and after it runs: the route through the steps, what it checks, how long it
-takes, and the commands that resume or undo it when it is interrupted.
+"""A traffic shift's plan: the route, the checks, the duration, and the commands that resume or undo it.
 
-The resume command is rebuilt from the plan, not copied from the command line, so it names exactly
-the options that change what the shift does (defaults left out) and only the steps still ahead.
+The resume command is rebuilt from the plan: only options that differ from their defaults, only steps ahead.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """`smoke`: one chat completion per LoRA adapter, plain and streamed, checking shape and timing.
 
-The runtime API has no adapter parameter for an endpoint built from production variants: the
-`X-Amzn-SageMaker-Adapter-Identifier` header is set by SageMaker only for adapter *inference
-components*. vLLM serves each LoRA under its name in the OpenAI `model` field, so that is where the
-adapter goes. `TargetVariant` pins a request to one variant (e.g. the canary before a shift).
+The adapter goes in the OpenAI `model` field (vLLM serves each LoRA under its name): SageMaker sets
+`X-Amzn-SageMaker-Adapter-Identifier` only for adapter inference components. `TargetVariant` pins a request.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""`status`: what the endpoint is doing now, its scaling and its alarms, times in the operator's zone.
-
-Read once (`read_status`), then shown as text that fits a 120-column terminal, or (`--json`) as one
-JSON document for scripts: the same facts, times in ISO 8601 UTC, no wrapping.
-"""
+"""`status`: the endpoint now, its scaling and alarms; text for a 120-column terminal or `--json`."""
 
 from __future__ import annotations
 

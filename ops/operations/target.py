@@ -1,7 +1,4 @@
-"""Where a shift or a rollback happens: one endpoint and the two variants traffic moves between.
-
-A module of its own so the shift's plan (ops/operations/shift_plan.py) and the rollback's sizing of the primary
-(ops/operations/rollback_capacity.py) can both name it without importing each other."""
+"""Where a shift or a rollback happens, in a module both shift_plan and rollback_capacity import."""
 
 from __future__ import annotations
 

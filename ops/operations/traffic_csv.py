@@ -1,19 +1,11 @@
-"""The traffic CSV: requests per minute arriving at the whole endpoint, as `bin/ops traffic` writes it and
-the capacity planner replays it (`make plan ENV=… TRAFFIC=FILE.csv`, which reads it through this module).
+"""The traffic CSV `bin/ops traffic` writes and the planner replays (`make plan ENV=… TRAFFIC=FILE.csv`).
 
     timestamp,requests
     2026-10-29T00:00:00+09:00,1412.5
-    2026-10-29T00:01:00+09:00,1398
 
-- the header is exactly `timestamp,requests`;
-- `timestamp` is ISO-8601 with an offset or `Z`, on a whole minute; each row is exactly one
-  minute after the previous one (no gaps, no duplicates, in order);
-- `requests` is a non-negative finite number: requests arriving at the endpoint (all variants)
-  in that minute;
-- at least 60 rows, at most 31 days (44,640 rows). Blank lines are ignored.
-
-Every problem raises TrafficCsvError naming the file, the line, the field, the bad value and what is
-allowed. `write_series` writes UTC timestamps with `Z`, and numbers that read back exactly.
+The header exactly; ISO-8601 timestamps with an offset or Z, on whole minutes, each one minute after the last;
+requests a non-negative finite number (all variants); 60 rows to 31 days; blank lines ignored. Every problem
+raises TrafficCsvError naming the file, the line and what is allowed.
 """
 
 from __future__ import annotations

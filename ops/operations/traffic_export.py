@@ -1,24 +1,11 @@
-"""`bin/ops traffic`: the endpoint's own requests per minute, read from CloudWatch, as the traffic CSV
-(ops/operations/traffic_csv.py: `timestamp,requests`, one row a minute, UTC) that `make plan ENV=… TRAFFIC=FILE.csv`
-replays.
+"""`bin/ops traffic`: the endpoint's requests per minute from CloudWatch, as the planner's traffic CSV.
 
-Requests per minute at the endpoint: `AWS/SageMaker` `Invocations` (dimensions EndpointName, VariantName),
-statistic Sum, Period 60, of every variant the config names, added up minute by minute. A variant the
-endpoint had earlier in the span and the config no longer names is not counted (finding it would need
-cloudwatch:ListMetrics, which the operator policy does not grant).
-
-What CloudWatch keeps (GetMetricData, botocore's cloudwatch model): "Data points with a period of 60
-seconds (1-minute) are available for 15 days"; after that only 5-minute and later 1-hour aggregates,
-which would flatten the minutes the planner judges. A StartTime 15 or more days back is rounded down
-to 5 minutes, so a span reaching that edge is not served at one-minute resolution: at most MAX_DAYS (14)
-whole days, ending at the last complete minute (the current one is still filling). One GetMetricData
-call returns at most 100,800 data points (its MaxDatapoints default) and pages beyond with NextToken:
-the span is read in pieces of at most that many minutes x variants, each piece through the paginator.
-
-A minute without a datapoint inside the span is written as 0 (for a count that is how CloudWatch shows a
-minute without requests, and also how it shows a minute nothing was published for; the summary counts
-them). Minutes before the first and after the last datapoint are left out: an endpoint created inside
-the span, or metrics not yet published for the last minutes, would otherwise read as a quiet start or end.
+AWS/SageMaker Invocations (Sum, Period 60) of every variant the config names, added up minute by minute.
+"Data points with a period of 60 seconds (1-minute) are available for 15 days" and a StartTime at that edge is
+rounded to 5 minutes (GetMetricData, botocore's cloudwatch model): at most MAX_DAYS whole days, ending at the
+last complete minute. One call returns at most 100,800 datapoints, so the span is read in pieces. A minute
+without a datapoint inside the span is written as 0 and counted; minutes before the first and after the last
+datapoint are left out (an endpoint created in the span, metrics not yet published).
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """`verify`: after a deploy, does the live endpoint match what the stack and the config say?
 
-Running the endpoint config the stack expects catches a silent rollback: SageMaker's blue/green
-auto-rollback returns the endpoint to the old config while the operator may only have seen the
-deploy command finish. It also says which alarm subscriptions still wait for their confirmation (an
-e-mail address must click the link SNS sends, an HTTPS endpoint must answer it): until then that
-address or pager hears nothing (docs/reference/alarms.md "Two destinations").
+The endpoint config the stack expects catches a silent blue/green auto-rollback; unconfirmed alarm
+subscriptions hear nothing (docs/reference/alarms.md "Two destinations").
 """
 
 from __future__ import annotations

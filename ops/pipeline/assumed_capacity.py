@@ -1,11 +1,9 @@
-"""`python -m ops.pipeline.assumed_capacity ENV`: `make deploy`'s first step, before any AWS call. A production
-environment (`production: true`) is refused while any pool type of any variant has an assumed
-`planning.capacity` (config/capacity_evidence.py): every floor, target, quota and rollback raise stands
-on that figure, and nothing else tells a deploy that it is a guess. The refusal names the types and the
-commands that measure them (ops/operations/capacity_gate.py, shared with `bin/ops deploy`).
-`ACCEPT_ASSUMED_CAPACITY="<reason>"` lets the deploy through; after it,
-`python -m ops.pipeline.record_deployed` writes the reason to config/deployed/<env>.json (`acceptance`) and
-`bin/ops status` shows it."""
+"""`python -m ops.pipeline.assumed_capacity ENV`: `make deploy`'s first step, before any AWS call.
+
+A production environment is refused while any pool type's `planning.capacity` is assumed (config/capacity_evidence.py;
+the refusal: ops/operations/capacity_gate.py), unless `ACCEPT_ASSUMED_CAPACITY="<reason>"`; record_deployed.py
+writes the reason to config/deployed/<env>.json and `bin/ops status` shows it.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`python -m ops.pipeline.deploy_window ENV [--during-peak]`: `make deploy`'s first step, refusing a deploy
-whose blue/green update would overlap a peak window (the rule: config/deploy_window.py). Under a runtime
-hook that skips the peak windows it checks nothing and says so (ops/operations/runtime_hook.py)."""
+whose blue/green update would overlap a peak window (config/deploy_window.py).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The environment a `python -m ops.pipeline.X ENV` program works on, or one line on stderr saying why there is none
-(an unknown name, with the known ones; a config that does not validate). Callers exit USAGE then."""
+"""The environment of a `python -m ops.pipeline.X ENV` program, or one line on stderr saying why there is none."""
 
 from __future__ import annotations
 

@@ -1,14 +1,9 @@
-"""`python -m ops.pipeline.execution_policy ENV`: `make bootstrap`'s first step. Creates, or brings up to date,
-the customer-managed policies `MangaAssistGuard-CloudFormationExecution-<n>` (constructs/execution_policy.py)
-in the account ENV deploys to, and prints their ARNs comma-separated: the value `make bootstrap` passes
-to `cdk bootstrap --cloudformation-execution-policies`, which needs existing policies. First it creates or
-updates `MangaAssistGuard-StackRoleBoundary` (constructs/stack_role_boundary.py), the permissions
-boundary every stack role must carry and the execution policy requires (issue 38): it has to exist
-before any stack that names it deploys.
+"""`python -m ops.pipeline.execution_policy ENV`: `make bootstrap`'s first step, the guard policies.
 
-Run with the credentials that may bootstrap (they create IAM roles anyway). An unchanged document is
-left alone; a changed one becomes the policy's new default version, the oldest other version deleted
-first when the policy already has five (IAM's limit of versions per managed policy).
+Creates or updates `MangaAssistGuard-StackRoleBoundary` (constructs/stack_role_boundary.py; issue 38) and the
+`MangaAssistGuard-CloudFormationExecution-<n>` policies (constructs/execution_policy.py), and prints the latter's
+ARNs comma-separated for `cdk bootstrap --cloudformation-execution-policies`. A changed document becomes the new
+default version, the oldest deleted first at IAM's five versions per managed policy.
 """
 
 from __future__ import annotations

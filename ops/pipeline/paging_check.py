@@ -1,8 +1,6 @@
 """`python -m ops.pipeline.paging_check ENV`: `make deploy`'s first step, before any AWS call. A production
-environment (`production: true`) whose paging destination is a placeholder is refused (exit 2), naming
-each placeholder: its alarms would page nobody (config/alerting.py says what counts). Other
-environments get a warning. Under a runtime hook whose world pages nobody (ops/operations/runtime_hook.py)
-nothing is checked."""
+environment whose paging destination is a placeholder is refused (exit 2); others get a warning.
+"""
 
 from __future__ import annotations
 

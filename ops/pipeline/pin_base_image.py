@@ -1,18 +1,9 @@
 """`make pin-base-image [TAG=v0.33.0]`: pin container/Dockerfile's vLLM base image by digest, with its tag.
 
-A tag on Docker Hub can be pushed again; a digest cannot. The Dockerfile's runtime stage then reads
-`FROM vllm/vllm-openai:v0.33.0@sha256:… AS runtime`: Docker pulls by the digest and the tag stays for
-the reader (and for config/catalog.yaml's `serving_image.base_image`, which a test keeps equal to it).
-
-How the digest is read, with no Docker engine (Docker Registry HTTP API V2, as Docker Hub serves it):
-an anonymous pull token from auth.docker.io for `repository:vllm/vllm-openai:pull`, then
-`HEAD /v2/vllm/vllm-openai/manifests/<tag>` accepting the OCI image index and Docker manifest list
-media types; the `Docker-Content-Digest` header is the digest of what the tag names now (the
-multi-platform index, which `docker pull` resolves to the build's platform as it does for the tag).
-
-Bumping the release (another TAG) is two steps on purpose: the image's CUDA version decides which
-host AMI can run it, so config/catalog.yaml's `serving_image` is updated by hand first (its comment
-says how to read the CUDA version), then this pins the Dockerfile to the catalog's tag.
+A Docker Hub tag can be pushed again; a digest cannot. The digest is read without Docker (Registry HTTP API V2):
+an anonymous pull token from auth.docker.io, then `HEAD /v2/vllm/vllm-openai/manifests/<tag>` accepting the
+index and manifest-list media types; `Docker-Content-Digest` names what the tag points to. Another TAG needs
+config/catalog.yaml's `serving_image` updated by hand first: the image's CUDA version decides the host AMI.
 """
 
 from __future__ import annotations

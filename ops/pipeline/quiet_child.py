@@ -1,8 +1,6 @@
-"""`python -m ops.pipeline.quiet_child MESSAGE -- COMMAND...`: runs COMMAND (`make synth`'s CDK CLI) and returns its
-exit code. Ctrl-C, SIGTERM or SIGHUP stops it and everything under it (the CLI, the Python app, jsii's Node) without a
-traceback from any of them (ops/operations/child_process.py says how), prints MESSAGE as one line and exits 128 + the
-signal (ops/operations/interrupts.py). Stopped by its own parent (`bin/ops deploy` interrupted), the line goes to that parent's
-relay, which shows nothing after its own interrupt: the interrupted program says it, once."""
+"""`python -m ops.pipeline.quiet_child MESSAGE -- COMMAND...`: run COMMAND (`make synth`'s CDK CLI); interrupted,
+stop it and everything under it quietly (ops/operations/child_process.py), print MESSAGE, exit 128 + the signal.
+"""
 
 from __future__ import annotations
 

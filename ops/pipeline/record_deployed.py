@@ -1,7 +1,6 @@
-"""`python -m ops.pipeline.record_deployed ENV`: after a successful `make deploy`, write what was deployed
-(config/deployed/<env>.json, read by config/deployed.py). Not in deployed.py, which synth's checks
-import: writing the record loads the environment, and config imports one way (loader -> checks ->
-deployed)."""
+"""`python -m ops.pipeline.record_deployed ENV`: after a successful `make deploy`, write config/deployed/<env>.json.
+Not in config/deployed.py, which synth's checks import: config imports one way (loader -> checks -> deployed).
+"""
 
 from __future__ import annotations
 

