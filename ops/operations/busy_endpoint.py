@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from botocore.exceptions import ClientError
 
 from config.schema import Operations
-from ops.operations.errors import ExitCode, OpsError
+from ops.operations.errors import ExitCode, OpsError, error_code, error_message
 from ops.operations.output import Console, seconds
 from ops.operations.waiting import Timing
 
@@ -44,8 +44,7 @@ class Patience:
 
 
 def is_in_progress(error: ClientError) -> bool:
-    detail = error.response.get("Error", {})
-    return detail.get("Code") == "ValidationException" and IN_PROGRESS in str(detail.get("Message", ""))
+    return error_code(error) == "ValidationException" and IN_PROGRESS in error_message(error)
 
 
 def when_in_service(

@@ -61,14 +61,12 @@ EXPIRED_CODES = {"ExpiredToken", "ExpiredTokenException", "RequestExpired", "Inv
 # The request was signed, but not with a key AWS knows or not with the secret that belongs to it. S3
 # says "InvalidAccessKeyId ... does not exist in our records": a credentials problem, not a missing object.
 BAD_KEY_CODES = {"SignatureDoesNotMatch", "InvalidAccessKeyId", "InvalidSignatureException", "IncompleteSignature"}
+CALLER_PROBLEMS = THROTTLING_CODES | ACCESS_DENIED_CODES | EXPIRED_CODES | BAD_KEY_CODES
 NOT_FOUND_CODES = {"ResourceNotFoundException", "NoSuchBucket", "NoSuchKey", "ObjectNotFoundException"}
 
 
 def explain(error: OpsError | ConfigError | ClientError | BotoCoreError) -> OpsError:
-    """Map an exception from boto3, botocore or the config loader to an actionable OpsError.
-
-    Anything else reaching the CLI is a bug in it and keeps its traceback.
-    """
+    """An actionable OpsError for an exception of boto3, botocore or the config loader (others are bugs)."""
     if isinstance(error, OpsError):
         return error
     if isinstance(error, ConfigError):
@@ -107,8 +105,7 @@ class Invocation(Protocol):
 def explain_for_command(
     error: OpsError | ConfigError | ClientError | BotoCoreError, invocation: Invocation | None
 ) -> OpsError:
-    """`explain`, and for an access denial the environment's policies the running command needs
-    (ops/operations/permissions.py): "… lacks that permission (…); `bin/ops shift` needs MangaAssist-prod-Operator"."""
+    """`explain`; an access denial also names the policies the command needs (ops/operations/permissions.py)."""
     problem = explain(error)
     if invocation is None or not invocation.info_name or ACCESS_DENIED not in str(problem):
         return problem
@@ -116,9 +113,17 @@ def explain_for_command(
     return OpsError(f"{problem}; {hint}", problem.exit_code) if hint else problem
 
 
+def error_code(error: ClientError) -> str:
+    return error.response.get("Error", {}).get("Code", "")
+
+
+def error_message(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Message", ""))
+
+
 def says_missing(error: ClientError, words: str) -> bool:
     """Whether AWS's message contains `words`: each service says "no such thing" its own way."""
-    return words in error.response.get("Error", {}).get("Message", "")
+    return words in error_message(error)
 
 
 @contextmanager
@@ -143,8 +148,8 @@ def _explain_config(error: ConfigError) -> OpsError:
 
 
 def _explain_client_error(error: ClientError) -> OpsError:
-    code = error.response.get("Error", {}).get("Code", "Unknown")
-    message = one_line(error.response.get("Error", {}).get("Message", ""))
+    code = error_code(error) or "Unknown"
+    message = one_line(error_message(error))
     operation = error.operation_name
     if code in THROTTLING_CODES:
         return OpsError(

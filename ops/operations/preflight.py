@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from config import EnvironmentConfig, environment_label, naming
 from config.alerting import DOCUMENTATION_ACCOUNTS, placeholders
 from ops.operations.aws import AwsClients
+from ops.operations.images import image_in_repository
 from ops.operations.preflight_base_image import base_image_findings
 from ops.operations.preflight_finding import Finding
 from ops.operations.preflight_model_data import model_data_findings
@@ -69,27 +68,15 @@ def image_findings(cloudformation: Any, ecr: Any, cfg: EnvironmentConfig) -> lis
         if outputs is None or outputs.repository_name is None:
             fix = f"deploy with image_tag: source (built during the deploy), or `make deploy-image ENV={cfg.name}` and tag it"
             findings.append(Finding(what, f"no repository: {stack} is not deployed", "the image in ECR", fix))
-        elif not _in_repository(ecr, outputs.repository_name, tag):
+        elif not image_in_repository(ecr, outputs.repository_name, tag):
             fix = f"`bin/ops release-tag {cfg.name}` on a tested build, or image_tag: source"
             findings.append(Finding(what, f"not in repository {outputs.repository_name}", "the image in ECR", fix))
     return findings
 
 
-def _in_repository(ecr: Any, repository: str, tag: str) -> bool:
-    image_id = {"imageDigest": tag} if tag.startswith("sha256:") else {"imageTag": tag}
-    try:
-        ecr.describe_images(repositoryName=repository, imageIds=[image_id])
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") in ("ImageNotFoundException", "RepositoryNotFoundException"):
-            return False
-        raise
-    return True
-
-
 def cost_tag_findings(ce: Any, cfg: EnvironmentConfig) -> list[Finding]:
-    """AWS Budgets filters by a tag only once it is an active cost-allocation tag (Billing User Guide,
-    "Activating user-defined cost allocation tags"): inactive, the budget counts nothing. A warning: a tag
-    appears for activation only after resources carry it, so a new account's first deploy cannot have it."""
+    """Budgets filter by an active cost-allocation tag only (Billing User Guide, "Activating user-defined cost
+    allocation tags"). A warning: a tag is listed only once resources carry it, after the first deploy."""
     tags = ce.list_cost_allocation_tags(TagKeys=[COST_TAG], Type="UserDefined").get("CostAllocationTags", [])
     status = next((t["Status"] for t in tags if t["TagKey"] == COST_TAG), None)
     if status == "Active":

@@ -11,6 +11,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from config import EnvironmentConfig, environment_label
+from ops.operations.errors import error_code
 from ops.operations.preflight_finding import Finding
 
 AWS_MANAGED_S3_KEY = "alias/aws/s3"
@@ -25,9 +26,9 @@ def model_data_findings(s3: Any, cfg: EnvironmentConfig, region: str) -> list[Fi
             location = s3.get_bucket_location(Bucket=bucket).get("LocationConstraint") or "us-east-1"
             listed = s3.list_objects_v2(Bucket=bucket, Prefix=prefix, MaxKeys=1).get("KeyCount", 0)
         except ClientError as error:
-            code = error.response.get("Error", {}).get("Code", "")
             fix = "upload the model data there, or correct variants[].model_data_s3_uri"
-            findings.append(Finding(f"model data {uri}", code or str(error), "an existing bucket and prefix", fix))
+            found = error_code(error) or str(error)
+            findings.append(Finding(f"model data {uri}", found, "an existing bucket and prefix", fix))
             continue
         if location != region:
             fix = "copy the model data to a bucket in the endpoint's region"
@@ -46,7 +47,7 @@ def default_key(s3: Any, bucket: str) -> str | None:
     try:
         rules = s3.get_bucket_encryption(Bucket=bucket)["ServerSideEncryptionConfiguration"]["Rules"]
     except ClientError as error:
-        if error.response.get("Error", {}).get("Code") == "ServerSideEncryptionConfigurationNotFoundError":
+        if error_code(error) == "ServerSideEncryptionConfigurationNotFoundError":
             return None
         raise
     for rule in rules:

@@ -13,6 +13,7 @@ from botocore.exceptions import ClientError
 
 from config import EnvironmentConfig, environment_label
 from config.checks.platform import BLUE_GREEN_FLEETS, largest_fleet
+from ops.operations.errors import error_code
 from ops.operations.preflight_finding import Finding
 
 SERVICE_CODE = "sagemaker"
@@ -30,14 +31,14 @@ def endpoint_quotas(service_quotas: Any) -> dict[str, int]:
                     if quota["QuotaName"].endswith(SUFFIX):
                         found[quota["QuotaName"].removesuffix(SUFFIX)] = int(quota["Value"])
         except ClientError as error:
-            if error.response.get("Error", {}).get("Code") != "NoSuchResourceException":
+            if error_code(error) != "NoSuchResourceException":
                 raise
     return found
 
 
 def needs(cfg: EnvironmentConfig) -> dict[str, tuple[int, int]]:
-    """Instance type -> (instances at the variants' initial counts, at their maxima) of every variant whose
-    pools list it: with pools, any type may have to carry its variants' whole fleet (config.checks.platform)."""
+    """Instance type -> (initial instances, maximum) over the variants whose pools list it: any pool type may
+    have to carry its variant's whole fleet (config.checks.platform)."""
     found: dict[str, tuple[int, int]] = {}
     for variant in cfg.variants:
         for instance_type in dict.fromkeys(variant.instance_types):

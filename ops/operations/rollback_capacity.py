@@ -26,7 +26,6 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from config import ConfigError, EnvironmentConfig, load_catalog
-from config.access import scaling_tags
 from config.domain.prices import prices_in
 from config.schema import InstanceCapacity
 from ops.operations import floor_store
@@ -36,7 +35,7 @@ from ops.operations.errors import ExitCode, OpsError, explain
 from ops.operations.metric_window import variant_query
 from ops.operations.output import Console, percent, seconds
 from ops.operations.pool_capacity import PoolCapacity, UnknownCapacity
-from ops.operations.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
+from ops.operations.scaling import register_target, scalable_target
 from ops.operations.target import Target
 
 NAMESPACE = "AWS/SageMaker"
@@ -125,13 +124,9 @@ class Need:
 
 def read_primary(clients: AwsClients, target: Target) -> Primary:
     endpoint = read_endpoint(clients.sagemaker, target.endpoint, target.env_name)
-    live = endpoint.variant(target.primary)
-    found = clients.autoscaling.describe_scalable_targets(
-        ServiceNamespace=SERVICE_NAMESPACE, ResourceIds=[resource_id(target.endpoint, target.primary)]
-    )["ScalableTargets"]
-    scalable = [t for t in found if t["ScalableDimension"] == SCALABLE_DIMENSION]
-    low, high = (scalable[0]["MinCapacity"], scalable[0]["MaxCapacity"]) if scalable else (None, None)
-    return Primary(live, tuple(v.name for v in endpoint.variants), low, high)
+    found = scalable_target(clients.autoscaling, target.endpoint, target.primary)
+    low, high = (found["MinCapacity"], found["MaxCapacity"]) if found else (None, None)
+    return Primary(endpoint.variant(target.primary), tuple(v.name for v in endpoint.variants), low, high)
 
 
 def busiest_minute(cloudwatch: Any, endpoint: str, variants: tuple[str, ...]) -> float:
@@ -251,13 +246,7 @@ def _raise(clients: AwsClients, target: Target, floor: Floor, primary: Primary, 
         console.ok(f"{target.primary}'s scalable target minimum is {primary.min_capacity}: target tracking keeps it")
         return desired < count
     _remember(clients, floor, target, (primary.min_capacity, count), console)
-    clients.autoscaling.register_scalable_target(
-        ServiceNamespace=SERVICE_NAMESPACE,
-        ResourceId=resource_id(target.endpoint, target.primary),
-        ScalableDimension=SCALABLE_DIMENSION,
-        MinCapacity=count,
-        Tags=scaling_tags(target.endpoint),  # the tag it has: the Operator policy changes only tagged targets
-    )
+    register_target(clients.autoscaling, target.endpoint, target.primary, MinCapacity=count)
     console.ok(
         f"{target.primary}'s scalable target minimum {primary.min_capacity} → {count}: target tracking cannot "
         "scale it in before the traffic lands"
@@ -445,21 +434,18 @@ class FloorRecord:
 
 def restore_floor(autoscaling: Any, record: FloorRecord, console: Console) -> None:
     """The minimum back to what it was, only while it is still the one the record set."""
-    rid = resource_id(record.endpoint, record.variant)
-    common = {"ServiceNamespace": SERVICE_NAMESPACE, "ResourceId": rid, "ScalableDimension": SCALABLE_DIMENSION}
-    found = autoscaling.describe_scalable_targets(ServiceNamespace=SERVICE_NAMESPACE, ResourceIds=[rid])
-    targets = [t for t in found["ScalableTargets"] if t["ScalableDimension"] == SCALABLE_DIMENSION]
-    if not targets:
+    found = scalable_target(autoscaling, record.endpoint, record.variant)
+    if found is None:
         console.warn(f"{record.variant} has no scalable target now (a deploy removed it?): nothing to put back")
         return
-    now = targets[0]["MinCapacity"]
+    now = found["MinCapacity"]
     if now != record.raised_to:
         console.warn(
             f"{record.variant}'s minimum is {now}, not the {record.raised_to} set at {record.raised_at}: changed "
             "since (a scheduled action, a deploy or by hand), so it is left as it is"
         )
         return
-    autoscaling.register_scalable_target(**common, MinCapacity=record.min_before, Tags=scaling_tags(record.endpoint))
+    register_target(autoscaling, record.endpoint, record.variant, MinCapacity=record.min_before)
     console.ok(
         f"{record.variant}'s scalable target minimum {record.raised_to} → {record.min_before}; target tracking "
         "scales it in as the traffic allows"

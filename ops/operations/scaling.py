@@ -5,6 +5,7 @@ The deploy restores the live snapshot, never the config's idea of scaling, which
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -32,6 +33,28 @@ SCHEDULE_FIELDS = ("ScheduledActionName", "Schedule", "Timezone", "StartTime", "
 
 def resource_id(endpoint: str, variant: str) -> str:
     return f"endpoint/{endpoint}/variant/{variant}"
+
+
+def target_key(endpoint: str, variant: str) -> dict[str, str]:
+    """The parameters that name a variant's scalable target in every Application Auto Scaling call."""
+    return {
+        "ServiceNamespace": SERVICE_NAMESPACE,
+        "ResourceId": resource_id(endpoint, variant),
+        "ScalableDimension": SCALABLE_DIMENSION,
+    }
+
+
+def scalable_target(autoscaling: Any, endpoint: str, variant: str) -> dict[str, Any] | None:
+    """The variant's scalable target as DescribeScalableTargets gives it; None when it is not registered."""
+    found = autoscaling.describe_scalable_targets(
+        ServiceNamespace=SERVICE_NAMESPACE, ResourceIds=[resource_id(endpoint, variant)]
+    )["ScalableTargets"]
+    return next((t for t in found if t["ScalableDimension"] == SCALABLE_DIMENSION), None)
+
+
+def register_target(autoscaling: Any, endpoint: str, variant: str, **changes: Any) -> None:
+    """RegisterScalableTarget with the endpoint's tag it has: the Operator policy changes only tagged targets."""
+    autoscaling.register_scalable_target(**target_key(endpoint, variant), **changes, Tags=scaling_tags(endpoint))
 
 
 @dataclass
@@ -71,32 +94,18 @@ def read_scaling(autoscaling: Any, endpoint: str, variants: list[str]) -> Scalin
     ids = {resource_id(endpoint, v): v for v in variants}
     if not ids:  # an empty ResourceIds filter would list every target in the account
         return ScalingSnapshot(endpoint, [])
-    targets = _all(
-        autoscaling,
-        "describe_scalable_targets",
-        "ScalableTargets",
-        ServiceNamespace=SERVICE_NAMESPACE,
-        ResourceIds=list(ids),
-    )
+
+    def listed(operation: str, key: str, **params: Any) -> list[dict[str, Any]]:
+        pages = autoscaling.get_paginator(operation).paginate(ServiceNamespace=SERVICE_NAMESPACE, **params)
+        return [item for page in pages for item in page[key]]
+
     found = []
-    for target in targets:
+    for target in listed("describe_scalable_targets", "ScalableTargets", ResourceIds=list(ids)):
         if target["ScalableDimension"] != SCALABLE_DIMENSION:
             continue
         rid = target["ResourceId"]
-        policies = _all(
-            autoscaling,
-            "describe_scaling_policies",
-            "ScalingPolicies",
-            ServiceNamespace=SERVICE_NAMESPACE,
-            ResourceId=rid,
-        )
-        schedules = _all(
-            autoscaling,
-            "describe_scheduled_actions",
-            "ScheduledActions",
-            ServiceNamespace=SERVICE_NAMESPACE,
-            ResourceId=rid,
-        )
+        policies = listed("describe_scaling_policies", "ScalingPolicies", ResourceId=rid)
+        schedules = listed("describe_scheduled_actions", "ScheduledActions", ResourceId=rid)
         found.append(
             VariantScaling(
                 variant=ids[rid],
@@ -112,8 +121,7 @@ def remove_scaling(autoscaling: Any, snapshot: ScalingSnapshot, console: Console
     """Delete schedules and policies explicitly, then deregister (AWS would cascade; being explicit
     keeps the order visible and leaves nothing behind if deregistering fails)."""
     for scaling in snapshot.variants:
-        rid = resource_id(snapshot.endpoint, scaling.variant)
-        common = {"ServiceNamespace": SERVICE_NAMESPACE, "ResourceId": rid, "ScalableDimension": SCALABLE_DIMENSION}
+        common = target_key(snapshot.endpoint, scaling.variant)
         for action in scaling.scheduled_actions:
             autoscaling.delete_scheduled_action(ScheduledActionName=action["ScheduledActionName"], **common)
         for policy in scaling.policies:
@@ -125,24 +133,14 @@ def remove_scaling(autoscaling: Any, snapshot: ScalingSnapshot, console: Console
 def restore_scaling(autoscaling: Any, snapshot: ScalingSnapshot, console: Console, saved_at: Path | None) -> None:
     """Put every target, policy and schedule back; try each even after one fails, then report all."""
     failures = []
+    put_policy, put_schedule = autoscaling.put_scaling_policy, autoscaling.put_scheduled_action
     for scaling in snapshot.variants:
-        rid = resource_id(snapshot.endpoint, scaling.variant)
-        common = {"ServiceNamespace": SERVICE_NAMESPACE, "ResourceId": rid, "ScalableDimension": SCALABLE_DIMENSION}
-        # Re-registered with the endpoint's tag: the Operator policy changes only tagged targets.
-        target = {**common, **scaling.target, "Tags": scaling_tags(snapshot.endpoint)}
-        steps = [(f"{scaling.variant} target", autoscaling.register_scalable_target, target)]
-        steps += [
-            (f"{scaling.variant} policy {p['PolicyName']}", autoscaling.put_scaling_policy, {**common, **p})
-            for p in scaling.policies
-        ]
-        steps += [
-            (
-                f"{scaling.variant} schedule {a['ScheduledActionName']}",
-                autoscaling.put_scheduled_action,
-                {**common, **a},
-            )
-            for a in scaling.scheduled_actions
-        ]
+        name, common = scaling.variant, target_key(snapshot.endpoint, scaling.variant)
+        register = functools.partial(register_target, autoscaling, snapshot.endpoint, name)
+        steps = [(f"{name} target", register, scaling.target)]
+        steps += [(f"{name} policy {p['PolicyName']}", put_policy, {**common, **p}) for p in scaling.policies]
+        actions = scaling.scheduled_actions
+        steps += [(f"{name} schedule {a['ScheduledActionName']}", put_schedule, {**common, **a}) for a in actions]
         failed_before = len(failures)
         for label, call, params in steps:
             try:
@@ -158,10 +156,6 @@ def restore_scaling(autoscaling: Any, snapshot: ScalingSnapshot, console: Consol
             f"retry with `bin/ops restore-scaling ENV {saved_at or 'SNAPSHOT'}` now",
             ExitCode.SCALING_NOT_RESTORED,
         )
-
-
-def _all(client: Any, operation: str, key: str, **params: Any) -> list[dict[str, Any]]:
-    return [item for page in client.get_paginator(operation).paginate(**params) for item in page[key]]
 
 
 def _pick(source: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:

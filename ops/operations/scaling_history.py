@@ -27,7 +27,7 @@ from config.editor import UnsafeEdit, edit_environment_file
 from ops.operations.aws import AwsClients
 from ops.operations.endpoint import configured_types, describe_endpoint
 from ops.operations.errors import ExitCode, OpsError
-from ops.operations.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
+from ops.operations.scaling import target_key
 
 MAX_DAYS = 42  # "from the previous six weeks" (DescribeScalingActivities)
 MIN_SAMPLES = 5  # fewer successful scale-outs make no p95 worth planning on
@@ -208,11 +208,7 @@ def variant_types(described: dict[str, Any], config: dict[str, Any]) -> tuple[Va
 
 
 def read_activities(autoscaling: Any, endpoint: str, variant: str) -> list[dict[str, Any]]:
-    pages = autoscaling.get_paginator("describe_scaling_activities").paginate(
-        ServiceNamespace=SERVICE_NAMESPACE,
-        ResourceId=resource_id(endpoint, variant),
-        ScalableDimension=SCALABLE_DIMENSION,
-    )
+    pages = autoscaling.get_paginator("describe_scaling_activities").paginate(**target_key(endpoint, variant))
     return [activity for page in pages for activity in page["ScalingActivities"]]
 
 

@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from config.access import scaling_tags
 from ops.operations.errors import explain
 from ops.operations.output import Console
-from ops.operations.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
+from ops.operations.scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, register_target, resource_id
 
 if TYPE_CHECKING:
     from ops.operations.shift_plan import Target
@@ -42,19 +41,15 @@ def dynamic_scaling_suspended(autoscaling: Any, target: Target, console: Console
 
 def _suspend(autoscaling: Any, target: Target, console: Console) -> list[str]:
     """The variants whose dynamic scaling this run suspended (not those suspended already, nor unregistered)."""
-    variants = (target.primary, target.canary)
-    found = autoscaling.describe_scalable_targets(
-        ServiceNamespace=SERVICE_NAMESPACE, ResourceIds=[resource_id(target.endpoint, v) for v in variants]
-    )["ScalableTargets"]
-    states = {
-        t["ResourceId"]: t.get("SuspendedState") or {} for t in found if t["ScalableDimension"] == SCALABLE_DIMENSION
+    ids = {resource_id(target.endpoint, v): v for v in (target.primary, target.canary)}
+    found = autoscaling.describe_scalable_targets(ServiceNamespace=SERVICE_NAMESPACE, ResourceIds=list(ids))
+    running = {
+        ids[t["ResourceId"]]
+        for t in found["ScalableTargets"]
+        if t["ScalableDimension"] == SCALABLE_DIMENSION
+        and not all((t.get("SuspendedState") or {}).get(k) for k in DYNAMIC)
     }
-    chosen = [
-        v
-        for v in variants
-        if resource_id(target.endpoint, v) in states
-        and not all(states[resource_id(target.endpoint, v)].get(key) for key in DYNAMIC)
-    ]
+    chosen = [v for v in ids.values() if v in running]
     for variant in chosen:
         _register(autoscaling, target.endpoint, variant, suspended=True)
     if chosen:
@@ -80,10 +75,4 @@ def _resume(autoscaling: Any, target: Target, variants: list[str], console: Cons
 
 
 def _register(autoscaling: Any, endpoint: str, variant: str, *, suspended: bool) -> None:
-    autoscaling.register_scalable_target(
-        ServiceNamespace=SERVICE_NAMESPACE,
-        ResourceId=resource_id(endpoint, variant),
-        ScalableDimension=SCALABLE_DIMENSION,
-        SuspendedState=dict.fromkeys(DYNAMIC, suspended),
-        Tags=scaling_tags(endpoint),  # the tag it has: the Operator policy changes only tagged targets
-    )
+    register_target(autoscaling, endpoint, variant, SuspendedState=dict.fromkeys(DYNAMIC, suspended))

@@ -14,12 +14,10 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from config.routing import PREFIX_AWARE_ID_PARAMETER, conversation_id
-from ops.operations.errors import ACCESS_DENIED_CODES, BAD_KEY_CODES, EXPIRED_CODES, THROTTLING_CODES
+from ops.operations.errors import CALLER_PROBLEMS, error_code, error_message
 from ops.operations.output import one_line
 
 DEFAULT_PROMPT = "Recommend one manga for a reader who loved Frieren, in one sentence."
-# Errors that say nothing about the endpoint's health: stop and let the CLI explain them.
-NOT_THE_ENDPOINTS_FAULT = THROTTLING_CODES | ACCESS_DENIED_CODES | EXPIRED_CODES | BAD_KEY_CODES
 
 
 @dataclass(frozen=True)
@@ -175,9 +173,8 @@ class ServerSentEvents:
 
 
 def _failed(request: SmokeRequest, mode: str, latency: float, error: ClientError) -> SmokeResult:
-    code = error.response.get("Error", {}).get("Code", "")
-    if code in NOT_THE_ENDPOINTS_FAULT:
+    code = error_code(error)
+    if code in CALLER_PROBLEMS:  # nothing about the endpoint's health: the CLI explains it
         raise error
-    message = error.response.get("Error", {}).get("Message", "")
-    problem = one_line(f"{code}: {message}", limit=120)
+    problem = one_line(f"{code}: {error_message(error)}", limit=120)
     return SmokeResult(request.adapter, mode, request.variant or "?", latency, None, None, problem)

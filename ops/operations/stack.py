@@ -20,6 +20,12 @@ class ServingOutputs:
     rollback_alarm_names: tuple[str, ...]
 
 
+def stack_outputs(cloudformation: Any, stack_name: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The stack and its outputs by key; ClientError when it does not exist."""
+    stack = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]
+    return stack, {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+
+
 def read_serving_outputs(cloudformation: Any, env_name: str) -> ServingOutputs:
     stack_name = naming.serving_stack_name(env_name)
     with missing_is_not_found(
@@ -27,8 +33,7 @@ def read_serving_outputs(cloudformation: Any, env_name: str) -> ServingOutputs:
         f"stack {stack_name} does not exist in {cloudformation.meta.region_name}: "
         f"deploy with `make deploy ENV={env_name}` (or check --region / AWS_PROFILE)",
     ):
-        stack = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+        stack, outputs = stack_outputs(cloudformation, stack_name)
     return ServingOutputs(
         stack_name=stack_name,
         stack_status=stack["StackStatus"],
@@ -51,16 +56,9 @@ class ImageOutputs:
 def read_image_outputs(cloudformation: Any, env_name: str) -> ImageOutputs | None:
     """The image stack's outputs, or None when the stack is not deployed."""
     try:
-        stack = cloudformation.describe_stacks(StackName=naming.image_stack_name(env_name))["Stacks"][0]
+        _, outputs = stack_outputs(cloudformation, naming.image_stack_name(env_name))
     except ClientError as error:
         if says_missing(error, "does not exist"):
             return None
         raise
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
     return ImageOutputs(outputs.get(naming.OUTPUT_REPOSITORY_NAME), outputs.get(naming.OUTPUT_SOURCE_IMAGE_TAG))
-
-
-def read_source_image_tag(cloudformation: Any, env_name: str) -> str | None:
-    """The tag the image stack last built from container/, if deployed."""
-    outputs = read_image_outputs(cloudformation, env_name)
-    return outputs.source_image_tag if outputs else None

@@ -34,7 +34,7 @@ from ops.operations.rollback_capacity import (
     warn_if_short,
 )
 from ops.operations.runtime_hook import runtime_hook
-from ops.operations.scaling import SERVICE_NAMESPACE, resource_id
+from ops.operations.scaling import scalable_target
 from ops.operations.scaling_suspension import dynamic_scaling_suspended
 from ops.operations.shift_plan import (
     ShiftPlan,
@@ -343,12 +343,10 @@ def _raise_canary(
     clients: AwsClients, target: Target, shown: str, count: int, console: Console, timing: Timing
 ) -> None:
     """DesiredInstanceCount through the same call as the weights, within the autoscaler's range."""
-    targets = clients.autoscaling.describe_scalable_targets(
-        ServiceNamespace=SERVICE_NAMESPACE, ResourceIds=[resource_id(target.endpoint, target.canary)]
-    )["ScalableTargets"]
-    if targets and targets[0]["MaxCapacity"] < count:
+    scalable = scalable_target(clients.autoscaling, target.endpoint, target.canary)
+    if scalable and scalable["MaxCapacity"] < count:
         raise Refused(
-            f"the canary needs {count} instances but its autoscaling max_capacity is {targets[0]['MaxCapacity']}: "
+            f"the canary needs {count} instances but its autoscaling max_capacity is {scalable['MaxCapacity']}: "
             "raise autoscaling.canary.max_capacity and deploy first"
         )
     console.line(f"raising {target.canary} to {shown} before the step")

@@ -20,9 +20,10 @@ from ops.operations.alarm_data import alarm_data_checks
 from ops.operations.alarms import firing_alarms
 from ops.operations.endpoint import LiveEndpoint, LiveVariant, read_endpoint
 from ops.operations.environment import EmergencyAccess, Environment
+from ops.operations.errors import error_code
 from ops.operations.images import image_in_ecr
 from ops.operations.output import Console, percent
-from ops.operations.stack import ServingOutputs, read_serving_outputs, read_source_image_tag
+from ops.operations.stack import ServingOutputs, read_image_outputs, read_serving_outputs, stack_outputs
 
 HEALTHY_STACK_STATES = {"CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE"}
 # The serving stack's topic outputs; a stack deployed before issue 27 has the one AlarmTopicArn.
@@ -81,7 +82,8 @@ def _config_checks(env: Environment, live: LiveEndpoint, check_weights: bool) ->
     wanted, running = {v.name: v for v in cfg.variants}, {v.name: v for v in live.variants}
     source_tag = None  # `image_tag: source` = the tag the image stack built
     if any(v.image_tag == naming.SOURCE_IMAGE_TAG for v in cfg.variants):
-        source_tag = read_source_image_tag(clients.cloudformation, env.name)
+        image_outputs = read_image_outputs(clients.cloudformation, env.name)
+        source_tag = image_outputs.source_image_tag if image_outputs else None
     checks = []
     for name in sorted(set(wanted) & set(running)):
         want, have = wanted[name], running[name]
@@ -94,8 +96,7 @@ def _config_checks(env: Environment, live: LiveEndpoint, check_weights: bool) ->
 
 def alarm_topics(cloudformation: Any, env_name: str) -> dict[str, str]:
     """{"paging": arn, "ticket": arn} from the serving stack's outputs (the ones it has)."""
-    stack = cloudformation.describe_stacks(StackName=naming.serving_stack_name(env_name))["Stacks"][0]
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+    _, outputs = stack_outputs(cloudformation, naming.serving_stack_name(env_name))
     return {label: outputs[key] for key, label in TOPIC_OUTPUTS.items() if key in outputs}
 
 
@@ -108,7 +109,7 @@ def subscription_checks(sns: Any, topics: dict[str, str], env_name: str) -> list
             pages = sns.get_paginator("list_subscriptions_by_topic").paginate(TopicArn=arn)
             subscriptions = [s for page in pages for s in page["Subscriptions"]]
         except ClientError as error:
-            if error.response.get("Error", {}).get("Code") != "NotFound":
+            if error_code(error) != "NotFound":
                 raise
             checks.append(Check(False, f"{label} topic {arn} does not exist: deploy {env_name} again"))
             continue
