@@ -12,9 +12,7 @@ from typing import Any
 
 from ops.operations.alarms import firing_alarms
 from ops.operations.latency import first_token_times
-from ops.operations.metric_window import variant_query, window_results
-
-NAMESPACE = "AWS/SageMaker"
+from ops.operations.metric_window import SAGEMAKER, variant_query, window_results
 
 
 @dataclass(frozen=True)
@@ -159,7 +157,7 @@ def _percent(errors: float, invocations: float) -> float | None:
 def _counts(cloudwatch: Any, endpoint: str, variants: list[str], window_seconds: int) -> dict[str, tuple[float, float]]:
     """(invocations, 5XX errors) per variant over the window."""
     queries = [
-        variant_query(f"{prefix}{index}", NAMESPACE, metric, endpoint, variant, "Sum", window_seconds)
+        variant_query(f"{prefix}{index}", SAGEMAKER, metric, endpoint, variant, "Sum", window_seconds)
         for index, variant in enumerate(variants)
         for prefix, metric in (("i", "Invocations"), ("e", "Invocation5XXErrors"))
     ]

@@ -32,13 +32,12 @@ from ops.operations import floor_store
 from ops.operations.aws import AwsClients
 from ops.operations.endpoint import LiveVariant, read_endpoint
 from ops.operations.errors import ExitCode, OpsError, explain
-from ops.operations.metric_window import variant_query
+from ops.operations.metric_window import invocations_per_minute, window_end
 from ops.operations.output import Console, percent, seconds
 from ops.operations.pool_capacity import PoolCapacity, UnknownCapacity
 from ops.operations.scaling import register_target, scalable_target
 from ops.operations.target import Target
 
-NAMESPACE = "AWS/SageMaker"
 TRAFFIC_WINDOW_SECONDS = 300  # "the last few minutes": five one-minute sums
 RECORD_KIND = "rollback-floor"
 INVALID_CONFIG = (
@@ -132,19 +131,11 @@ def read_primary(clients: AwsClients, target: Target) -> Primary:
 def busiest_minute(cloudwatch: Any, endpoint: str, variants: tuple[str, ...]) -> float:
     """The endpoint's invocations in its busiest minute of the last TRAFFIC_WINDOW_SECONDS, every
     variant's one-minute Sum added up minute by minute; 0 when CloudWatch has none."""
-    queries = [
-        variant_query(f"v{index}", NAMESPACE, "Invocations", endpoint, variant, "Sum", 60)
-        for index, variant in enumerate(variants)
-    ]
-    end = (datetime.now(UTC) + timedelta(minutes=1)).replace(second=0, microsecond=0)
-    pages = cloudwatch.get_paginator("get_metric_data").paginate(
-        MetricDataQueries=queries, StartTime=end - timedelta(seconds=TRAFFIC_WINDOW_SECONDS), EndTime=end
-    )
+    end = window_end()
     minutes: dict[datetime, float] = {}
-    for page in pages:
-        for result in page["MetricDataResults"]:
-            for stamp, value in zip(result["Timestamps"], result["Values"], strict=True):
-                minutes[stamp] = minutes.get(stamp, 0.0) + value
+    start = end - timedelta(seconds=TRAFFIC_WINDOW_SECONDS)
+    for stamp, value in invocations_per_minute(cloudwatch, endpoint, variants, start, end):
+        minutes[stamp] = minutes.get(stamp, 0.0) + value
     return max(minutes.values(), default=0.0)
 
 

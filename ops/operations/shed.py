@@ -6,9 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from container.serving.contract import METRIC_NAMESPACE, METRIC_SHED_REQUESTS
-from ops.operations.metric_window import variant_query, window_results
-
-SAGEMAKER_NAMESPACE = "AWS/SageMaker"
+from ops.operations.metric_window import SAGEMAKER, variant_query, window_results
 
 
 @dataclass(frozen=True)
@@ -28,7 +26,7 @@ def shed_counts(cloudwatch: Any, endpoint: str, variants: list[str], window_seco
     for index, variant in enumerate(variants):
         for key, namespace, metric in (
             ("shed", METRIC_NAMESPACE, METRIC_SHED_REQUESTS),
-            ("invocations", SAGEMAKER_NAMESPACE, "Invocations"),
+            ("invocations", SAGEMAKER, "Invocations"),
         ):
             query_id = f"{key}{index}"
             ids[query_id] = (variant, key)

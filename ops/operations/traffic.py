@@ -1,8 +1,5 @@
-"""Moving traffic between the primary and the canary with UpdateEndpointWeightsAndCapacities.
-
-Weights are written as percentages (canary N, primary 100 - N) and every change is confirmed by
-describing the endpoint until SageMaker reports them in effect.
-"""
+"""Moving traffic between primary and canary (UpdateEndpointWeightsAndCapacities), in percentages, each change
+confirmed by describing the endpoint until SageMaker reports it in effect."""
 
 from __future__ import annotations
 
@@ -55,39 +52,14 @@ class Refused(Exception):
 def set_canary_weight(sagemaker: Any, target: Target, weight: float, console: Console, timing: Timing) -> None:
     """The weights, sent once the endpoint takes changes (ops.operations.busy_endpoint), then confirmed in effect."""
     weights = {target.canary: float(weight), target.primary: 100.0 - weight}
-    update_weights_and_capacities(
-        sagemaker,
-        target.endpoint,
-        [{"VariantName": n, "DesiredWeight": w} for n, w in weights.items()],
-        console,
-        timing,
-        target.patience,
-        f"set canary {target.canary} to {percent(weight)}",
-    )
-    wait(
-        _weights_in_effect(weights),
-        sagemaker.describe_endpoint,
-        _describe_weights,
-        console,
-        timing,
-        EndpointName=target.endpoint,
-    )
-
-
-def _weights_in_effect(weights: dict[str, float]) -> Any:
+    desired = [{"VariantName": n, "DesiredWeight": w} for n, w in weights.items()]
+    what = f"set canary {target.canary} to {percent(weight)}"
+    update_weights_and_capacities(sagemaker, target.endpoint, desired, console, timing, target.patience, what)
     in_effect = " && ".join(
         f"length(ProductionVariants[?VariantName=='{name}' && CurrentWeight == `{json.dumps(weight)}`]) == `1`"
         for name, weight in weights.items()
     )
-    return _endpoint_waiter("WeightsInEffect", in_effect)
-
-
-def _describe_weights(response: dict[str, Any]) -> str:
-    weights = ", ".join(
-        f"{v['VariantName']} {v.get('CurrentWeight', 0):g}→{v.get('DesiredWeight', 0):g}"
-        for v in response.get("ProductionVariants", [])
-    )
-    return f"{response['EndpointStatus']}; weights {weights}"
+    _wait_for_endpoint(sagemaker, target, ("WeightsInEffect", in_effect), ("weights", "Weight"), console, timing)
 
 
 def rollback(clients: AwsClients, target: Target, console: Console, timing: Timing, floor: Floor) -> None:
@@ -195,8 +167,8 @@ def _run(
 
 
 def _interrupted(sagemaker: Any, target: Target, plan: ShiftPlan, code: int) -> OpsError:
-    """Interrupted mid-shift: nothing more is changed; say where the weights stand (read back now) and how
-    to go on or back. A weight change already sent still takes effect: SageMaker has it."""
+    """Interrupted mid-shift: where the weights stand, read back (a change already sent still takes effect),
+    and how to go on or back."""
     now, stands = _standing(sagemaker, target)
     if now == plan.weight:
         resume = (
@@ -240,14 +212,9 @@ def _log_override(target: Target, plan: ShiftPlan, console: Console, log: Path |
     console.warn(f"reason given: {plan.override}")
     if log is None:
         return
-    entry = {
-        "time": datetime.now(UTC).isoformat(timespec="seconds"),
-        "user": getpass.getuser(),
-        "endpoint": target.endpoint,
-        "canary_weight": plan.weight,
-        "skipped": SKIPPED_BY_OVERRIDE,
-        "reason": plan.override,
-    }
+    entry = {"time": datetime.now(UTC).isoformat(timespec="seconds"), "user": getpass.getuser(),
+             "endpoint": target.endpoint, "canary_weight": plan.weight, "skipped": SKIPPED_BY_OVERRIDE,
+             "reason": plan.override}  # fmt: skip
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("a") as out:
         out.write(json.dumps(entry) + "\n")
@@ -268,19 +235,11 @@ def _hold(cloudwatch: Any, target: Target, plan: ShiftPlan, guarded: bool, conso
 def _require_healthy(
     cloudwatch: Any, target: Target, plan: ShiftPlan, console: Console, *, evidence: bool, prefix: str = ""
 ) -> Verdict:
-    """Alarms, the 5XX and TTFT margins always; before a step from above 0 %, also evidence: enough
-    canary invocations and enough streams on both variants to compare TTFT (unless overridden).
-    ✓ goes only to checks that ran; each one that did not is named on a `!` line."""
+    """Alarms and the margins always; from above 0 %, also the evidence (unless overridden). ✓ only for checks
+    that ran; each one that did not is named on a `!` line."""
     required = evidence and plan.override is None
-    verdict: Verdict = check_canary(
-        cloudwatch,
-        target.endpoint,
-        target.canary,
-        target.primary,
-        plan.policy,
-        require_evidence=required,
-        require_latency=required,
-    )
+    variants = (target.endpoint, target.canary, target.primary)
+    verdict = check_canary(cloudwatch, *variants, plan.policy, require_evidence=required, require_latency=required)
     if not verdict.healthy:
         for problem in verdict.problems:
             console.fail(f"{prefix}{problem}")
@@ -293,26 +252,15 @@ def _require_healthy(
 
 
 def _require_capacity(
-    clients: AwsClients,
-    target: Target,
-    plan: ShiftPlan,
-    weight: float,
-    console: Console,
-    timing: Timing,
+    clients: AwsClients, target: Target, plan: ShiftPlan, weight: float, console: Console, timing: Timing
 ) -> None:
-    """The canary's instances in service must serve its new share of the current traffic.
-
-    Current traffic is counted as a rollback counts it (ops.operations.rollback_capacity.busiest_minute): the
-    busiest minute of the last five, both variants added up. Not the window's sum over its length: the
-    window ends in the minute still filling, so an average is low by up to a minute's traffic and lets a
-    step through that the same minute's rollback could not carry. One instance serves
-    `planning.capacity[instance type].requests_per_minute` (the planner's figure) of the type it runs on,
-    with instance pools the type in service (ops/operations/pool_capacity.py).
-    """
+    """The canary's instances in service, each at its own type's planning.capacity, must serve its new share
+    of the busiest minute of the last five, counted as a rollback counts it (an average over the window, which
+    ends in the minute still filling, would let through a step the same minute's rollback could not carry)."""
     if plan.override is not None:
         return
     canary = read_endpoint(clients.sagemaker, target.endpoint, target.env_name).variant(target.canary)
-    try:  # each instance at its own pool type's figure (ops/operations/pool_capacity.py), not the preferred type's
+    try:
         pools = PoolCapacity.of(canary, plan.capacity_per_instance)
     except UnknownCapacity as error:
         raise Refused(
@@ -350,60 +298,43 @@ def _raise_canary(
             "raise autoscaling.canary.max_capacity and deploy first"
         )
     console.line(f"raising {target.canary} to {shown} before the step")
-    update_weights_and_capacities(
-        clients.sagemaker,
-        target.endpoint,
-        [{"VariantName": target.canary, "DesiredInstanceCount": count}],
-        console,
-        timing,
-        target.patience,
-        f"raise {target.canary} to {count} instances",
-    )
+    desired = [{"VariantName": target.canary, "DesiredInstanceCount": count}]
+    what = f"raise {target.canary} to {count} instances"
+    update_weights_and_capacities(clients.sagemaker, target.endpoint, desired, console, timing, target.patience, what)
     _wait_for_instances(clients.sagemaker, target, target.canary, count, console, timing)
 
 
 def _wait_for_instances(
     sagemaker: Any, target: Target, variant: str, count: int, console: Console, timing: Timing
 ) -> None:
-    wait(
-        _instances_in_service(variant, count),
-        sagemaker.describe_endpoint,
-        _describe_instances,
-        console,
-        timing,
-        EndpointName=target.endpoint,
-    )
+    in_service = f"length(ProductionVariants[?VariantName=='{variant}' && CurrentInstanceCount >= `{count}`]) == `1`"
+    waiter = ("InstancesInService", in_service)
+    _wait_for_endpoint(sagemaker, target, waiter, ("instances", "InstanceCount"), console, timing)
     console.ok(f"{variant} has {count} instances in service")
 
 
-def _instances_in_service(variant: str, count: int) -> Any:
-    in_service = f"length(ProductionVariants[?VariantName=='{variant}' && CurrentInstanceCount >= `{count}`]) == `1`"
-    return _endpoint_waiter("InstancesInService", in_service)
+def _wait_for_endpoint(
+    sagemaker: Any, target: Target, waiter: tuple[str, str], shown: tuple[str, str], console: Console, timing: Timing
+) -> None:
+    """DescribeEndpoint until it is InService with the waiter's JMESPath condition true (Failed stops it),
+    printing each variant's Current→Desired of the `shown` field at every poll."""
+    name, condition = waiter
+    done = f"EndpointStatus == 'InService' && {condition}"
+    acceptors = [
+        {"matcher": "path", "argument": done, "expected": True, "state": "success"},
+        {"matcher": "path", "argument": "EndpointStatus", "expected": "Failed", "state": "failure"},
+    ]
+    label, field = shown
 
+    def describe(response: dict[str, Any]) -> str:
+        pairs = ", ".join(
+            f"{v['VariantName']} {v.get(f'Current{field}', 0):g}→{v.get(f'Desired{field}', 0):g}"
+            for v in response.get("ProductionVariants", [])
+        )
+        return f"{response['EndpointStatus']}; {label} {pairs}"
 
-def _endpoint_waiter(name: str, condition: str) -> Any:
-    """DescribeEndpoint until the endpoint is InService with `condition` (JMESPath) true; Failed stops it."""
-    return custom_waiter(
-        name,
-        "DescribeEndpoint",
-        [
-            {
-                "matcher": "path",
-                "argument": f"EndpointStatus == 'InService' && {condition}",
-                "expected": True,
-                "state": "success",
-            },
-            {"matcher": "path", "argument": "EndpointStatus", "expected": "Failed", "state": "failure"},
-        ],
-    )
-
-
-def _describe_instances(response: dict[str, Any]) -> str:
-    counts = ", ".join(
-        f"{v['VariantName']} {v.get('CurrentInstanceCount', 0)}→{v.get('DesiredInstanceCount', 0)}"
-        for v in response.get("ProductionVariants", [])
-    )
-    return f"{response['EndpointStatus']}; instances {counts}"
+    polled = custom_waiter(name, "DescribeEndpoint", acceptors)
+    wait(polled, sagemaker.describe_endpoint, describe, console, timing, EndpointName=target.endpoint)
 
 
 def _return_to(

@@ -18,12 +18,9 @@ from typing import Any
 
 from config import EnvironmentConfig
 from ops.operations.errors import ExitCode, OpsError
-from ops.operations.metric_window import variant_query
+from ops.operations.metric_window import invocations_per_minute
 from ops.operations.traffic_csv import MIN_MINUTES, TrafficCsvError, read_series, write_series
 
-NAMESPACE = "AWS/SageMaker"
-METRIC = "Invocations"
-PERIOD_SECONDS = 60
 RETENTION_DAYS = 15  # one-minute datapoints (GetMetricData documentation)
 MAX_DAYS = RETENTION_DAYS - 1  # whole days that stay clear of the retention edge
 MAX_DATAPOINTS = 100_800  # per GetMetricData call
@@ -68,8 +65,10 @@ def read_traffic(cloudwatch: Any, cfg: EnvironmentConfig, days: int, now: dateti
     asked_from = asked_to - timedelta(days=days)
     totals: dict[datetime, float] = {}
     for start, end in spans(asked_from, asked_to, len(variants)):
-        for when, value in _datapoints(cloudwatch, cfg.endpoint_name, variants, start, end):
-            totals[when] = totals.get(when, 0.0) + value
+        ascending = {"ScanBy": "TimestampAscending"}
+        for when, value in invocations_per_minute(cloudwatch, cfg.endpoint_name, variants, start, end, **ascending):
+            minute = when.astimezone(UTC).replace(second=0, microsecond=0)
+            totals[minute] = totals.get(minute, 0.0) + float(value)
     if not totals:
         raise _too_little(cfg, variants, asked_from, asked_to, 0)
     first, last = min(totals), max(totals)
@@ -87,22 +86,6 @@ def spans(start: datetime, end: datetime, variants: int) -> Iterator[tuple[datet
     while start < end:
         yield start, min(end, start + step)
         start += step
-
-
-def _datapoints(
-    cloudwatch: Any, endpoint: str, variants: tuple[str, ...], start: datetime, end: datetime
-) -> Iterator[tuple[datetime, float]]:
-    queries = [
-        variant_query(f"v{i}", NAMESPACE, METRIC, endpoint, name, "Sum", PERIOD_SECONDS)
-        for i, name in enumerate(variants)
-    ]
-    pages = cloudwatch.get_paginator("get_metric_data").paginate(
-        MetricDataQueries=queries, StartTime=start, EndTime=end, ScanBy="TimestampAscending"
-    )
-    for page in pages:
-        for result in page["MetricDataResults"]:
-            for when, value in zip(result["Timestamps"], result["Values"], strict=True):
-                yield when.astimezone(UTC).replace(second=0, microsecond=0), float(value)
 
 
 def _too_little(
