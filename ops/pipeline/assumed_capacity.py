@@ -17,14 +17,11 @@ from config import ConfigError, EnvironmentConfig
 from config.capacity_evidence import assumed_types
 from config.naming import PARAMETER_ACCEPT_ASSUMED_CAPACITY, serving_stack_name
 from ops.operations.capacity_gate import OVERRIDE, accepted_reason, refusal
-from ops.pipeline.environment_arg import USAGE, environment_or_say_why
-
-REFUSED = 4  # the exit code ops uses for "refused by a guard"
+from ops.pipeline.environment_arg import REFUSED, USAGE, environment_or_say_why
 
 
 def acceptance(cfg: EnvironmentConfig) -> dict[str, object] | None:
-    """What config/deployed/<env>.json records for this deploy: the override, the types it covered, who
-    and when; None when the environment is not production, every type is measured, or no override."""
+    """config/deployed/<env>.json's record of the override (reason, types, who, when), or None without one."""
     assumed = assumed_types(cfg) if cfg.production else []
     reason = accepted_reason() if assumed else None
     if reason is None:
@@ -50,14 +47,16 @@ def main(argv: list[str] | None = None) -> int:
     cfg = environment_or_say_why(args.env)
     if cfg is None:
         return USAGE
-    if args.cdk_parameter:
-        return _print_cdk_parameter(cfg)
     try:
         assumed = assumed_types(cfg)
         reason = accepted_reason() if cfg.production and assumed else None
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE
+    if args.cdk_parameter:
+        if reason is not None:
+            print(f"{serving_stack_name(cfg.name)}:{PARAMETER_ACCEPT_ASSUMED_CAPACITY}={reason}")
+        return 0
     if not cfg.production:
         print(f"capacity: {cfg.name} is not production: deploys on assumed capacity are allowed")
         return 0
@@ -69,17 +68,6 @@ def main(argv: list[str] | None = None) -> int:
         return REFUSED
     types = ", ".join(p.instance_type for p in assumed)
     print(f"warning ({OVERRIDE}): deploying {cfg.name} on an assumed capacity of {types}: {reason!r}")
-    return 0
-
-
-def _print_cdk_parameter(cfg: EnvironmentConfig) -> int:
-    try:
-        reason = accepted_reason() if cfg.production and assumed_types(cfg) else None
-    except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return USAGE
-    if reason is not None:
-        print(f"{serving_stack_name(cfg.name)}:{PARAMETER_ACCEPT_ASSUMED_CAPACITY}={reason}")
     return 0
 
 

@@ -9,11 +9,7 @@ import sys
 from datetime import UTC, datetime
 
 from config.deploy_window import check, in_minutes, refusal
-from ops.operations.errors import OpsError
-from ops.operations.runtime_hook import runtime_hook
-from ops.pipeline.environment_arg import USAGE, environment_or_say_why
-
-REFUSED = 4  # the exit code ops uses for "refused by a guard"
+from ops.pipeline.environment_arg import REFUSED, USAGE, environment_or_say_why, hook_or_say_why
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,12 +25,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --now needs a UTC offset, got {args.now.isoformat()}", file=sys.stderr)
         return USAGE
     cfg = environment_or_say_why(args.env)
-    if cfg is None:
-        return USAGE
-    try:
-        hook = runtime_hook()
-    except OpsError as error:
-        print(f"error: {error}", file=sys.stderr)
+    hook = cfg and hook_or_say_why()
+    if cfg is None or hook is None:
         return USAGE
     note = None if args.now else hook.peak_windows_skipped(cfg.name)  # --now: judging a given time was asked for
     if note is not None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import sys
 
 from config import ConfigError, EnvironmentConfig, known_environments, load_environment
+from ops.operations.errors import ExitCode, OpsError
+from ops.operations.runtime_hook import RuntimeHook, runtime_hook
 
-USAGE = 2  # a name or config to change, as ops' exit code 2
+USAGE, REFUSED = ExitCode.USAGE, ExitCode.REFUSED  # ops' exit codes for the same refusals
 
 
 def environment_or_say_why(env_name: str) -> EnvironmentConfig | None:
@@ -16,5 +18,14 @@ def environment_or_say_why(env_name: str) -> EnvironmentConfig | None:
     try:
         return load_environment(env_name, against_deployed=False)
     except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return None
+
+
+def hook_or_say_why() -> RuntimeHook | None:
+    """The runtime hook, or None after one line on stderr when MANGAASSIST_RUNTIME_HOOK names no hook."""
+    try:
+        return runtime_hook()
+    except OpsError as error:
         print(f"error: {error}", file=sys.stderr)
         return None

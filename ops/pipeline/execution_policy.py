@@ -59,7 +59,9 @@ def ensure_policy(iam, arn: str, name: str, document: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ops.pipeline.execution_policy", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m ops.pipeline.execution_policy", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("env")
     parser.add_argument(
         "--boundary-only",

@@ -9,9 +9,7 @@ import sys
 
 from config import environment_label
 from config.alerting import placeholders
-from ops.operations.errors import OpsError
-from ops.operations.runtime_hook import runtime_hook
-from ops.pipeline.environment_arg import USAGE, environment_or_say_why
+from ops.pipeline.environment_arg import USAGE, environment_or_say_why, hook_or_say_why
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -19,14 +17,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("env")
     args = parser.parse_args(argv)
     cfg = environment_or_say_why(args.env)
-    if cfg is None:
+    hook = cfg and hook_or_say_why()
+    if cfg is None or hook is None:
         return USAGE
-    try:
-        skipped = runtime_hook().paging_skipped(cfg.name)
-    except OpsError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return USAGE
-    if skipped is not None:
+    if (skipped := hook.paging_skipped(cfg.name)) is not None:
         print(f"paging: {skipped}")
         return 0
     found = placeholders(cfg.alarms.paging)
