@@ -22,11 +22,8 @@ class Alarm:
 
 
 def firing_alarms(cloudwatch: Any, endpoint_name: str, also_named: Iterable[str] = ()) -> list[Alarm]:
-    """Alarms in ALARM that watch a metric of `endpoint_name`, plus any alarm named in `also_named`.
-
-    A metric-math alarm counts when any of its metrics has the endpoint's dimension. Composite alarms
-    have no dimensions; they count only when named (e.g. the stack's rollback alarms).
-    """
+    """Alarms in ALARM on a metric of `endpoint_name` (a math alarm: any of its metrics), plus the composite
+    or other alarms named in `also_named` (the stack's rollback alarms)."""
     named = set(also_named)
     found = []
     pages = cloudwatch.get_paginator("describe_alarms").paginate(

@@ -74,13 +74,10 @@ class AwsClients:
 
 
 def open_session(config_region: str | None, requested_region: str | None) -> boto3.Session:
-    """The environment's region wins; --region fills in where the config has none (dev), then AWS_REGION.
+    """The environment's region wins; then --region (dev has none), then AWS_REGION.
 
-    botocore itself reads only AWS_DEFAULT_REGION and the profile's `region` (botocore/configprovider.py,
-    BOTOCORE_DEFAULT_SESSION_VARIABLES['region']); AWS_REGION is the name the AWS SDKs and Tools
-    reference guide gives the setting (docs.aws.amazon.com/sdkref/latest/guide/feature-region.html)
-    and what the docs tell operators to set, so it comes first, as in the other SDKs.
-    """
+    botocore reads only AWS_DEFAULT_REGION and the profile's (botocore/configprovider.py); AWS_REGION is the SDKs'
+    name for it (docs.aws.amazon.com/sdkref/latest/guide/feature-region.html), and what the docs tell operators."""
     runtime_hook().before_session()  # a hook's world that is not running: said now, not after ~19 s of retries
     if config_region and requested_region and config_region != requested_region:
         raise OpsError(

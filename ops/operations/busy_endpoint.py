@@ -55,8 +55,8 @@ def when_in_service(
     timing: Timing,
     patience: Patience,
 ) -> T:
-    """`action` (what, call) once the endpoint is InService, retried while SageMaker says in-progress.
-    OpsError (refused) when the endpoint is in a state that does not pass, or the budget runs out."""
+    """`action` (what, call) once the endpoint is InService, retried while SageMaker says in-progress;
+    OpsError in a state that does not pass, or when the budget runs out."""
     what, call = action
     waited, pause = 0.0, patience.first_pause
     while True:

@@ -16,8 +16,7 @@ OVERRIDE = "ACCEPT_ASSUMED_CAPACITY"
 
 
 def accepted_reason() -> str | None:
-    """The override's reason; None when it is unset or blank (a GitHub variable that is not defined
-    reaches the workflow's step as an empty string): an override must say why."""
+    """The override's reason; None when unset or blank (an undefined GitHub variable arrives empty)."""
     value = os.environ.get(OVERRIDE, "").strip()
     return value or None
 
@@ -37,8 +36,7 @@ def refusal(cfg: EnvironmentConfig, assumed: list[PoolType], command: str) -> st
 
 
 def check_before_deploy(cfg: EnvironmentConfig, console: Console) -> None:
-    """`bin/ops deploy`: refused (exit 4) before anything is touched; a note instead where the runtime hook
-    allows it (a world that serves no users: ops/operations/runtime_hook.py)."""
+    """Refused (exit 4) before anything is touched; a note instead where the runtime hook allows it."""
     assumed = assumed_types(cfg) if cfg.production else []
     if not assumed:
         return

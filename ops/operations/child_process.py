@@ -40,11 +40,8 @@ def _show(chunk: bytes) -> None:
 
 
 class StderrRelay:
-    """A pipe for the child's stderr, copied to this process's stderr as it arrives, until `silence()`.
-
-    It is read from before the child starts, and under a lock, so `silence()` knows all the child wrote before the
-    interrupt: that is shown, then nothing. The pipe is drained to its end all the same: a child never blocks on it.
-    """
+    """The child's stderr, copied to ours as it arrives until `silence()` (under a lock, so all it wrote before
+    the interrupt is shown, then nothing); drained to its end all the same, so the child never blocks on it."""
 
     def __init__(self) -> None:
         self._fd, self.write_end = os.pipe()  # neither inherited by children (PEP 446) but as the child's stderr
@@ -98,10 +95,9 @@ class StderrRelay:
 
 @contextmanager
 def interrupt_held_while_starting() -> Iterator[None]:
-    """An interrupt (ops/operations/interrupts.py) while Popen starts the child is raised once Popen has returned. Raised inside
-    it, after the fork (Popen waits there for the child's exec), it leaves the child running and this code without its
-    Popen to stop it (CPython's Popen.__init__ then closes its pipes, not the child). Handlers, not a blocked signal
-    mask: the child would inherit the mask through exec, and exec resets a handler to the default."""
+    """An interrupt while Popen starts the child is raised once Popen has returned: raised inside it, after the
+    fork, it would leave the child running and nothing to stop it. Handlers, not a blocked signal mask: the child
+    would inherit the mask through exec, while exec resets handlers."""
     if threading.current_thread() is not threading.main_thread():
         yield  # only the main thread may set a handler
         return
@@ -132,10 +128,8 @@ def stop_group(process: subprocess.Popen, grace_seconds: float = GRACE_SECONDS) 
 
 
 def run_child(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> int:
-    """Runs `command` to its end with the terminal's stdin and stdout and its stderr relayed, and returns its exit
-    code; interrupted (Ctrl-C, or SIGTERM and SIGHUP at an entry point: ops/operations/interrupts.py), stops its process group
-    quietly (nothing it says from then on is shown) and lets the KeyboardInterrupt go on. A program run here (a
-    runtime hook's deploy under `bin/ops deploy`) is stopped by that SIGTERM, and stops its own child the same way."""
+    """`command`'s exit code, its stderr relayed; interrupted, its process group is stopped quietly and the
+    KeyboardInterrupt goes on (a runtime hook's deploy run here stops its own child the same way)."""
     relay = StderrRelay()
     process = None
     try:

@@ -41,16 +41,14 @@ def make_deploy_command(env_name: str, released: list[str]) -> list[str]:
 
 
 def make_deploy(env_name: str, released: list[str]) -> int:
-    """`make deploy ENV=<env>` from the repository root; its output streams to the terminal as it comes (stderr
-    relayed, so that Ctrl-C shows only this command's line: ops/operations/child_process.py)."""
+    """`make deploy ENV=<env>` from the repository root, its stderr relayed (ops/operations/child_process.py)."""
     return run_child(make_deploy_command(env_name, released), REPO_ROOT)
 
 
 def variants_needing_release(live: LiveEndpoint, cfg: EnvironmentConfig) -> dict[str, str]:
-    """Live variants the deploy would re-type or remove, with what happens to each. The whole ordered
-    list of instance types is compared (InstancePools, priority 1 first): the first switch from
-    InstanceType to InstancePools keeps the preferred type, and whether SageMaker lets that through on
-    a scaled variant is not documented (config/checks/deployed.py), so it goes the safe way round."""
+    """Live variants the deploy would re-type or remove, and how. The whole ordered list of types is compared:
+    whether SageMaker lets a first switch to InstancePools through on a scaled variant is not documented
+    (config/checks/deployed.py), so it goes the safe way round."""
     wanted = {v.name: tuple(v.instance_types) for v in cfg.variants}
     changes = {}
     for variant in live.variants:
@@ -132,8 +130,8 @@ def _deploy_and_wait(
 
 
 def _what_failed(clients: AwsClients, env_name: str, since: datetime) -> str:
-    """Blame CloudFormation only if it touched a stack after the deploy began; synth, asset publishing
-    and a missing `cdk bootstrap` all fail before it runs, and the stacks' times say so."""
+    """CloudFormation is blamed only if it touched a stack after the deploy began (synth, assets and a missing
+    `cdk bootstrap` fail before it runs)."""
     touched = []
     for stack_name in (naming.image_stack_name(env_name), naming.serving_stack_name(env_name)):
         try:

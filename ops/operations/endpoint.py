@@ -43,12 +43,8 @@ class LiveVariant:
         return len(self.instance_types) > 1 or bool(self.pools)
 
     def instances_by_type(self) -> dict[str, int | None]:
-        """Instances in service per type, every configured type listed in priority order.
-
-        Without pools every instance is the one `instance_type`. With pools the counts are
-        DescribeEndpoint's InstancePools[].CurrentInstanceCount (0 for a type it does not list);
-        None for every type while it reports no pools (an endpoint still updating onto them).
-        """
+        """Instances in service per configured type, priority order: DescribeEndpoint's InstancePools counts
+        (0 for a type it does not list), None for every type while it reports no pools."""
         configured = self.instance_types or (self.instance_type,)
         if self.pools:
             counts: dict[str, int | None] = dict.fromkeys(configured, 0)
@@ -60,8 +56,7 @@ class LiveVariant:
         return {self.instance_type: self.current_instance_count}
 
     def serving_type(self) -> str | None:
-        """The one type every instance in service runs on (what a capacity measurement measures);
-        None while they are of several types, none is in service, or the split is not reported."""
+        """The one type every instance in service runs on; None when mixed, empty or not reported."""
         counts = self.instances_by_type()
         if any(count is None for count in counts.values()):
             return None
@@ -103,8 +98,7 @@ def image_tag(image_uri: str) -> str:
 
 
 def configured_types(variant: dict[str, Any]) -> tuple[str, ...]:
-    """A ProductionVariant's instance types, preferred first: InstanceType, or its InstancePools by
-    Priority (1 is provisioned first), or ("serverless",) for a serverless variant."""
+    """A ProductionVariant's types, preferred first: InstanceType, InstancePools by Priority, or ("serverless",)."""
     pools = variant.get("InstancePools")
     if pools:
         return tuple(pool["InstanceType"] for pool in sorted(pools, key=lambda pool: pool["Priority"]))

@@ -32,8 +32,7 @@ class Environment:
 
 @dataclass(frozen=True)
 class EmergencyAccess:
-    """What an emergency command works from: the endpoint's identity and AWS clients, and the whole
-    config when it is valid (`cfg` None: it failed validation and the command goes on without it)."""
+    """The endpoint's identity and AWS clients, and the config when valid (`cfg` None: it failed validation)."""
 
     identity: EndpointIdentity
     clients: AwsClients
@@ -41,8 +40,7 @@ class EmergencyAccess:
 
 
 def load_environment_config(env_name: str) -> EnvironmentConfig:
-    """The environment's validated config, not compared with what was last deployed (see
-    `config.load_environment`): a pending change must not stop an operator from reading status."""
+    """Validated, not compared with what was last deployed: a pending change must not hide status."""
     return load_environment(env_name, against_deployed=False)
 
 
@@ -63,9 +61,8 @@ def open_for_emergency(
     variants: tuple[str, ...],
     say: Callable[[str], None],
 ) -> EmergencyAccess:
-    """As `open_environment`, but a config that fails validation only costs one line through `say`
-    (the first problem): the command goes on with the endpoint's identity, refused only when the
-    identity itself is invalid or the environment unknown."""
+    """As `open_environment`, but an invalid config costs one line through `say` and the command goes on from
+    the endpoint's identity (refused only when the identity is invalid or the environment unknown)."""
     cfg: EnvironmentConfig | None
     try:
         cfg = load_environment_config(env_name)

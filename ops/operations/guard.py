@@ -50,9 +50,8 @@ def check_canary(
     require_evidence: bool = True,
     require_latency: bool = False,
 ) -> Verdict:
-    """Alarms, the 5XX margin and the TTFT margin where there is something to compare; with
-    `require_evidence`, enough canary invocations; with `require_latency`, a TTFT comparison itself
-    (too few streams on either side, or no metric, is then a refusal, not a pass)."""
+    """Alarms and the margins where there is something to compare; `require_evidence`: enough canary
+    invocations; `require_latency`: a TTFT comparison itself (nothing to compare is then a refusal)."""
     problems = [
         f"alarm {alarm.name} is in ALARM ({alarm.reason})"
         for alarm in firing_alarms(cloudwatch, endpoint)
@@ -119,8 +118,7 @@ def _compare_errors(
 def _compare_first_token(
     cloudwatch: Any, endpoint: str, canary: str, primary: str, policy: GuardPolicy
 ) -> tuple[str, str | None]:
-    """(summary, problem or None): the canary's TTFT p95 against the primary's over the window. The
-    summary starts with NOT_COMPARED, naming each side's streams, when there is nothing to compare."""
+    """(summary, problem or None); the summary starts with NOT_COMPARED when there is nothing to compare."""
     times = first_token_times(cloudwatch, endpoint, [canary, primary], policy.window_seconds)
     mine, theirs = times[canary], times[primary]
     needed = policy.min_invocations

@@ -42,8 +42,8 @@ def install() -> None:
 
 
 class _PastTyper(BaseException):
-    """An interrupt on its way out of typer, which would end a KeyboardInterrupt inside a command as a silent
-    exit 130 (typer 0.29 typer/core.py `_main`: `except KeyboardInterrupt: raise Exit(130)`)."""
+    """An interrupt on its way past typer, which ends a KeyboardInterrupt as a silent exit 130
+    (typer 0.29 typer/core.py `_main`)."""
 
     def __init__(self, interrupt: KeyboardInterrupt) -> None:
         super().__init__()
@@ -69,12 +69,9 @@ def _past_typer(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def entry_point(main: Callable[[], int | None], interrupted: str) -> NoReturn:
-    """The whole command: the handlers installed before `main` loads its libraries, then `main`'s exit code;
-    an interrupt that reaches here is the line `interrupted` on stderr and 128 + its signal.
-
-    Interrupted, it ends with os._exit once its streams are flushed: after a KeyboardInterrupt, CPython's
-    Py_RunMain may send SIGINT again at exit whatever exit code it was given (_Py_UnhandledKeyboardInterrupt,
-    Modules/main.c), which ended the planner by SIGINT (-2) after its line about 1 run in 6."""
+    """The whole command: handlers installed before `main` loads its libraries; an interrupt is the line
+    `interrupted` on stderr and 128 + its signal, through os._exit: after a KeyboardInterrupt CPython may send
+    SIGINT again at exit (_Py_UnhandledKeyboardInterrupt, Modules/main.c)."""
     install()
     try:
         code = main()

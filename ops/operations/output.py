@@ -20,8 +20,7 @@ def local_zone() -> tzinfo:
 
 
 class Console:
-    """`width`: wrap longer lines at spaces, continuations indented four columns deeper than the line
-    (`status`: 119, so it fits a 120-column terminal); None leaves every line as it is."""
+    """`width`: longer lines wrapped at spaces, continuations four columns deeper (`status`: 119)."""
 
     def __init__(self, zone: tzinfo | None = None, width: int | None = None):
         self.zone = zone or local_zone()
@@ -77,8 +76,7 @@ def local_time(moment: datetime, zone: tzinfo) -> str:
 
 
 def one_line(text: str, limit: int = 200) -> str:
-    """A message fit for one table cell or error line: whitespace (an HTML error page's newlines and
-    indentation) collapsed, cut at `limit` characters with an ellipsis."""
+    """Whitespace (an HTML error page's) collapsed, cut at `limit` characters with an ellipsis."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 

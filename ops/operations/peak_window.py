@@ -12,8 +12,8 @@ from ops.operations.runtime_hook import runtime_hook
 
 
 def check_peak_windows(cfg: EnvironmentConfig, now: datetime, during_peak: bool, console: Console) -> None:
-    """Refuse (exit 4) before anything is touched when the update would overlap a peak window; in the
-    world of a runtime hook that skips them (ops/operations/runtime_hook.py), say that nothing was checked."""
+    """Refused (exit 4) before anything is touched when the update would overlap a peak window; a note
+    instead where the runtime hook skips them."""
     if (note := runtime_hook().peak_windows_skipped(cfg.name)) is not None:
         console.line(note)
         return

@@ -29,8 +29,7 @@ class PoolCapacity:
 
     @classmethod
     def of(cls, live: LiveVariant, capacity: Mapping[str, InstanceCapacity | float]) -> PoolCapacity:
-        """`capacity`: planning.capacity, or its requests per minute by type. UnknownCapacity when a type of
-        the variant has no figure."""
+        """`capacity`: planning.capacity or requests per minute by type; UnknownCapacity for a type without one."""
         types = live.instance_types or (live.instance_type,)
         missing = [t for t in types if t not in capacity]
         if missing:
@@ -50,8 +49,7 @@ class PoolCapacity:
 
     @property
     def mixed(self) -> bool:
-        """More than one figure among the instances in service and those to come: the messages then
-        give the split."""
+        """More than one figure among the instances in service and to come: messages then give the split."""
         used = {self.per_instance[t] for t in self.in_service} | {self.per_instance[self.new_type]}
         return len(used) > 1
 
@@ -79,8 +77,7 @@ class PoolCapacity:
         return count + math.ceil((traffic - total) / self.per_instance[self.new_type])
 
     def describe(self, wanted: int) -> str:
-        """'3 × ml.g5.xlarge at 274/min, 2 × ml.g6.xlarge at 200/min in service, 1 more at ml.g6.xlarge's
-        200/min (the weakest of the pools SageMaker is providing from now)'."""
+        """'3 × ml.g5.xlarge at 274/min, 2 × ml.g6.xlarge at 200/min in service, 1 more at ml.g6.xlarge's …'."""
         parts, left = [], wanted
         for instance_type, n in self.in_service.items():
             kept = min(n, left)

@@ -37,8 +37,7 @@ def endpoint_quotas(service_quotas: Any) -> dict[str, int]:
 
 
 def needs(cfg: EnvironmentConfig) -> dict[str, tuple[int, int]]:
-    """Instance type -> (initial instances, maximum) over the variants whose pools list it: any pool type may
-    have to carry its variant's whole fleet (config.checks.platform)."""
+    """Instance type -> (initial instances, maximum) over the variants whose pools list it."""
     found: dict[str, tuple[int, int]] = {}
     for variant in cfg.variants:
         for instance_type in dict.fromkeys(variant.instance_types):

@@ -65,8 +65,7 @@ class Sizing:
 
     @classmethod
     def of(cls, cfg: EnvironmentConfig) -> Sizing:
-        """Never raises: it runs before a rollback, which nothing may stop (a catalog that fails to load
-        only costs the prices, shown as unknown)."""
+        """Never raises: it runs before a rollback (a catalog that fails to load only costs the prices)."""
         planning = cfg.planning
         try:
             regional = prices_in(cfg.region, load_catalog())
@@ -79,8 +78,7 @@ class Sizing:
 
 @dataclass
 class Floor:
-    """One command's floor: its sizing (None, with `missing` saying why, when the config is invalid),
-    where its record goes, and the record once a minimum was raised (one per run)."""
+    """One command's floor: its sizing (None and `missing` why, with an invalid config) and its record."""
 
     state_dir: Path
     sizing: Sizing | None = None
@@ -129,8 +127,7 @@ def read_primary(clients: AwsClients, target: Target) -> Primary:
 
 
 def busiest_minute(cloudwatch: Any, endpoint: str, variants: tuple[str, ...]) -> float:
-    """The endpoint's invocations in its busiest minute of the last TRAFFIC_WINDOW_SECONDS, every
-    variant's one-minute Sum added up minute by minute; 0 when CloudWatch has none."""
+    """Invocations in the busiest minute of the last TRAFFIC_WINDOW_SECONDS, all variants; 0 without data."""
     end = window_end()
     minutes: dict[datetime, float] = {}
     start = end - timedelta(seconds=TRAFFIC_WINDOW_SECONDS)
@@ -148,8 +145,7 @@ def _window() -> str:
 
 
 def size(clients: AwsClients, target: Target, sizing: Sizing, share: float) -> tuple[Primary, Need]:
-    """The primary now and the instances `share` percent of the endpoint's live traffic needs; OpsError
-    (refused) when planning.capacity has no figure for the primary's type."""
+    """The primary now and what `share` % of the live traffic needs; Unsized without a capacity figure."""
     primary = read_primary(clients, target)
     try:
         pools = PoolCapacity.of(primary.live, sizing.capacity)
@@ -162,8 +158,7 @@ def size(clients: AwsClients, target: Target, sizing: Sizing, share: float) -> t
 
 
 def _each(sizing: Sizing, need: Need, count: int) -> str:
-    """'5 × ml.g5.xlarge at 274/min each (planning.capacity assumed: …)', or with instance pools of
-    different figures, the split: which instances count at which type's figure."""
+    """'5 × ml.g5.xlarge at 274/min each (planning.capacity …)', or with pools of different figures the split."""
     pools = need.pools
     if not pools.mixed:
         instance_type = pools.new_type
@@ -217,8 +212,8 @@ def _pools_note(target: Target, primary: Primary, need: Need, console: Console) 
 
 
 def _raise(clients: AwsClients, target: Target, floor: Floor, primary: Primary, count: int, console: Console) -> bool:
-    """DesiredInstanceCount, then MinCapacity, each only if below `count`; True if the desired count was
-    raised. A raised minimum is recorded first, so a process killed after the call leaves the way back."""
+    """DesiredInstanceCount, then MinCapacity, each only if below `count`; True if desired was raised. The
+    minimum is recorded first, so a process killed after the call leaves the way back."""
     desired = primary.live.desired_instance_count or 0
     if desired < count:
         clients.sagemaker.update_endpoint_weights_and_capacities(
@@ -246,8 +241,7 @@ def _raise(clients: AwsClients, target: Target, floor: Floor, primary: Primary, 
 
 
 def _remember(clients: AwsClients, floor: Floor, target: Target, minimums: tuple[int, int], console: Console) -> None:
-    """This run's record (the first minimum it found, the last one it set) in SSM, where any operator
-    finds it, and in the state directory; a record SSM refused stays local, and the warning says so."""
+    """The record (first minimum found, last set) in SSM and the state directory; refused by SSM, it stays local."""
     min_before, raised_to = minimums
     if floor.record is None:
         stamp = f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
@@ -271,8 +265,7 @@ def restore_command(target: Target, floor: Floor) -> str:
 
 
 def carry(clients: AwsClients, target: Target, floor: Floor, share: float, console: Console) -> str:
-    """Size the primary for `share` percent of the live traffic and raise it; a one-line outcome.
-    Raises OpsError (refused) without a capacity figure, and AWS errors as they come."""
+    """The primary sized for `share` % of the live traffic and raised; a one-line outcome."""
     if floor.sizing is None:
         raise Unsized(floor.missing)
     primary, need = size(clients, target, floor.sizing, share)
@@ -316,8 +309,8 @@ def carry_return(clients: AwsClients, target: Target, floor: Floor | None, weigh
 
 
 def keep_floor(clients: AwsClients, target: Target, floor: Floor | None, console: Console) -> int:
-    """`shift --keep-rollback-floor`, before a step: the primary at what a full rollback needs. Returns the
-    instances to wait for (0 when its desired count was not raised); AWS errors and a missing figure raise."""
+    """`--keep-rollback-floor` before a step: the primary at what a full rollback needs; the instances to wait
+    for (0 when desired was not raised)."""
     if floor is None or floor.sizing is None:
         raise Unsized(f"--keep-rollback-floor: {floor.missing if floor else 'no sizing'}")
     primary, need = size(clients, target, floor.sizing, 100)

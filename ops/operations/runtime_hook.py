@@ -19,12 +19,10 @@ class RuntimeHook:
     """Every behaviour a hook may supply, each returning what happens on AWS."""
 
     def before_session(self) -> None:
-        """Called before a command opens its AWS session (ops/operations/aws.py open_session): raise
-        OpsError to refuse at once, e.g. when the hook's world is not running."""
+        """Before a command opens its AWS session: raise OpsError to refuse at once (a world not running)."""
 
     def deployer(self) -> Callable[[str, list[str]], int] | None:
-        """What `bin/ops deploy` and `promote --deploy` run as the deploy, called (ENV, released variants)
-        and returning an exit status; None: `make deploy` (ops/operations/deploy.py make_deploy)."""
+        """The deploy `bin/ops deploy` runs, called (ENV, released variants) -> exit status; None: `make deploy`."""
         return None
 
     def deploy_command(self, env_name: str) -> str:
@@ -36,8 +34,7 @@ class RuntimeHook:
         return f"deploy it with `make deploy-image ENV={env_name}` (or check --region / AWS_PROFILE)"
 
     def peak_windows_skipped(self, env_name: str) -> str | None:
-        """A note said instead of judging a deploy against the peak windows (`bin/ops deploy` and
-        `make deploy`'s first step); None: they are judged."""
+        """A note said instead of judging a deploy against the peak windows; None: they are judged."""
         return None
 
     def assumed_capacity_allowed(self, env_name: str) -> str | None:
@@ -49,13 +46,11 @@ class RuntimeHook:
         return None
 
     def evidence_hint(self, env_name: str, problems: Iterable[str], needed: int) -> str:
-        """Appended to a shift refused by the canary guard (ops/operations/traffic.py): where the evidence
-        it lacked comes from; '' on AWS, where users' traffic is the evidence."""
+        """Appended to a shift the guard refused: where the evidence comes from; '' on AWS (users' traffic)."""
         return ""
 
     def slow_metrics_hint(self) -> str:
-        """Appended when CloudWatch did not answer GetMetricData in time (`bin/ops traffic`): what slows it
-        in this world; '' on AWS."""
+        """Appended when GetMetricData did not answer in time (`bin/ops traffic`); '' on AWS."""
         return ""
 
     def bedrock_import_refused(self) -> str | None:
@@ -67,8 +62,7 @@ AWS = RuntimeHook()
 
 
 def runtime_hook() -> RuntimeHook:
-    """The hook `MANGAASSIST_RUNTIME_HOOK` names, read at each call (a test sets it for one command);
-    AWS's behaviour when unset."""
+    """The hook `MANGAASSIST_RUNTIME_HOOK` names, read at each call; AWS's behaviour when unset."""
     name = os.environ.get(VARIABLE, "").strip()
     if not name:
         return AWS

@@ -118,8 +118,7 @@ def read_scaling(autoscaling: Any, endpoint: str, variants: list[str]) -> Scalin
 
 
 def remove_scaling(autoscaling: Any, snapshot: ScalingSnapshot, console: Console) -> None:
-    """Delete schedules and policies explicitly, then deregister (AWS would cascade; being explicit
-    keeps the order visible and leaves nothing behind if deregistering fails)."""
+    """Schedules and policies deleted explicitly, then deregistered: nothing left behind if deregistering fails."""
     for scaling in snapshot.variants:
         common = target_key(snapshot.endpoint, scaling.variant)
         for action in scaling.scheduled_actions:

@@ -70,8 +70,7 @@ class Activity:
 
 @dataclass(frozen=True)
 class VariantTypes:
-    """A variant's instance types in priority order (the endpoint config in service) and how many
-    instances of each are in service now (DescribeEndpoint)."""
+    """A variant's types by priority (the endpoint config in service) and instances in service of each now."""
 
     variant: str
     types: tuple[str, ...]
@@ -144,8 +143,7 @@ def _minutes(activity: Activity) -> float:
 
 
 def percentile(values: Iterable[float], q: float) -> float:
-    """Nearest rank: the smallest value with at least q % of the values at or below it. With few
-    samples p95 is the longest one, which is what a plan should stand on."""
+    """Nearest rank: with few samples p95 is the longest one, which is what a plan should stand on."""
     ordered = sorted(values)
     if not ordered:
         raise ValueError("no values")
@@ -166,8 +164,8 @@ def check_days(days: int) -> None:
 
 
 def read_history(clients: AwsClients, cfg: EnvironmentConfig, days: int, now: datetime) -> History:
-    """Every variant's activities of the last six weeks (the older ones tell the direction of the
-    first in the window), kept from `days` ago; the types from the endpoint config in service."""
+    """Activities of the last six weeks (older ones tell the direction of the first in the window), kept from
+    `days` ago; the types from the endpoint config in service."""
     check_days(days)
     described = describe_endpoint(clients.sagemaker, cfg.endpoint_name, cfg.name)
     config = clients.sagemaker.describe_endpoint_config(EndpointConfigName=described["EndpointConfigName"])
@@ -190,9 +188,8 @@ def read_history(clients: AwsClients, cfg: EnvironmentConfig, days: int, now: da
 
 
 def variant_types(described: dict[str, Any], config: dict[str, Any]) -> tuple[VariantTypes, ...]:
-    """DescribeEndpointConfig's `ProductionVariants[].InstancePools[]` ({InstanceType, Priority}, 1 is
-    preferred) or `InstanceType`; DescribeEndpoint's `InstancePools[].CurrentInstanceCount` or the
-    variant's `CurrentInstanceCount` (botocore sagemaker model, InstancePool / InstancePoolSummary)."""
+    """InstancePools (by Priority) or InstanceType of the config; InstancePools[].CurrentInstanceCount or the
+    variant's CurrentInstanceCount of the endpoint (botocore sagemaker model, InstancePoolSummary)."""
     live = {v["VariantName"]: v for v in described.get("ProductionVariants", [])}
     found = []
     for configured in config["ProductionVariants"]:
@@ -243,9 +240,8 @@ def _target(text: str) -> int | None:
 
 
 def direction(cause: str, target: int | None, before: int | None) -> str:
-    """Target tracking names its alarms ...-AlarmHigh-... (scale out) and ...-AlarmLow-... (scale in); a
-    range change its bound (a raised minimum: out; a lowered maximum: in), whether or not an earlier count
-    is known; anything else is compared with the count before it."""
+    """AlarmHigh (out) or AlarmLow (in) in the cause, or the bound a range change names (minimum: out), else
+    the count before compared with the target."""
     if "-AlarmHigh-" in cause:
         return OUT
     if "-AlarmLow-" in cause:
@@ -259,8 +255,7 @@ def direction(cause: str, target: int | None, before: int | None) -> str:
 
 
 def record_provisioning(cfg: EnvironmentConfig, history: History) -> str:
-    """--write-config: planning.provisioning_minutes = p95 rounded up, with provisioning_measured
-    saying where, when and over how many scale-outs; refused below MIN_SAMPLES."""
+    """--write-config: the p95 rounded up, with where, when and over how many scale-outs; refused below MIN_SAMPLES."""
     overall = history.overall()
     samples = overall.samples if overall else 0
     if overall is None or samples < MIN_SAMPLES:

@@ -26,8 +26,8 @@ DYNAMIC = ("DynamicScalingInSuspended", "DynamicScalingOutSuspended")
 
 @contextmanager
 def dynamic_scaling_suspended(autoscaling: Any, target: Target, console: Console) -> Iterator[None]:
-    """Both variants' dynamic scaling suspended inside the block, resumed after whatever happens in it.
-    Failing to suspend is a warning: the rollback goes on and retries through a busy endpoint anyway."""
+    """Both variants' dynamic scaling suspended inside the block and resumed after; failing to suspend is a
+    warning (the rollback retries through a busy endpoint anyway)."""
     try:
         suspended = _suspend(autoscaling, target, console)
     except (ClientError, BotoCoreError) as error:

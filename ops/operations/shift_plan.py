@@ -46,13 +46,9 @@ def default_check_seconds(hold: float) -> float:
 
 
 def plan_steps(start: float, target: float, steps: Iterable[float], first_step: float | None = None) -> list[float]:
-    """The weights to pass through, in travel order, ending at the target.
-
-    A step outside the way from `start` to `target` is refused rather than silently dropped: the
-    operator asked for a hold there. From 0 % the canary has served nothing, so there is no evidence
-    for a large share: the way starts at the lowest step, or at `first_step` (the config's canary
-    share) when no step lies on it, and never jumps straight to a larger target.
-    """
+    """The weights to pass through, ending at the target. A step off the way is refused, not dropped (a hold was
+    asked there). From 0 % there is no evidence for a large share: the way starts at the lowest step, or at
+    `first_step` (the config's share), never jumping straight to a larger target."""
     low, high = sorted((start, target))
     outside = sorted({s for s in steps if not low <= s <= high})
     if outside:

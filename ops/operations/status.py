@@ -58,8 +58,7 @@ def show_status(
     *,
     as_json: bool = False,
 ) -> None:
-    """`cfg` None: the config failed validation (`bin/ops status` said so); the live endpoint is shown,
-    the capacity the config plans with is not."""
+    """`cfg` None: the config failed validation; the live endpoint is shown, the planned capacity is not."""
     status = read_status(clients, identity)
     if as_json:
         typer.echo(json.dumps(status_document(status, identity, cfg), indent=2, default=str))
@@ -128,8 +127,6 @@ def _show_variants(status: Status, console: Console) -> None:
 
 
 def _show_instances_by_type(live: LiveEndpoint, console: Console) -> None:
-    """Each variant's instances in service by type: with instance pools, DescribeEndpoint's
-    InstancePools[].CurrentInstanceCount; priority 1 is provisioned first, fallbacks released first."""
     console.heading("Instances by type (instance pools by priority: 1 is preferred)")
     rows = []
     for v in live.variants:
@@ -177,9 +174,8 @@ def _capacities(cfg: EnvironmentConfig) -> list[tuple[str, InstanceCapacity | No
 
 
 def status_document(status: Status, identity: EndpointIdentity, cfg: EnvironmentConfig | None) -> dict[str, Any]:
-    """`status --json`: what the text shows, as data: counts as numbers, times ISO 8601 in UTC, the
-    autoscaling policies and scheduled actions as Application Auto Scaling returns them; `capacity` and
-    `provisioning_minutes` null when the config is invalid (`config_valid` false)."""
+    """`status --json`: the text's facts as data, times ISO 8601 UTC; `capacity` and `provisioning_minutes`
+    null when the config is invalid (`config_valid` false)."""
     live = status.live
     return {
         "environment": identity.name,

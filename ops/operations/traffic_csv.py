@@ -51,8 +51,7 @@ def read_series(path: Path) -> tuple[datetime, tuple[float, ...]]:
 
 
 def write_series(path: Path, start: datetime, requests_per_minute: Iterable[float]) -> None:
-    """Write in the format `read_series` reads: UTC timestamps from `start` (timezone-aware), one a minute,
-    floats written so they read back exactly."""
+    """The format `read_series` reads: UTC minutes from `start`, floats that read back exactly."""
     first = start.astimezone(UTC)
     with Path(path).open("w", newline="", encoding="utf-8") as file:
         writer = csv.writer(file, lineterminator="\n")

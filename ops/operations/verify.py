@@ -45,8 +45,7 @@ NOT_COMPARED = (
 
 
 def verify(access: EmergencyAccess, check_weights: bool) -> list[Check]:
-    """Every check; with an invalid config (`access.cfg` None) those against the live endpoint and the
-    stack, and one failed check saying the comparison with the config was not made."""
+    """Every check; with an invalid config, those that need none and one failed check saying so."""
     identity, cfg, clients = access.identity, access.cfg, access.clients
     outputs = read_serving_outputs(clients.cloudformation, identity.name)
     live = read_endpoint(clients.sagemaker, identity.endpoint_name, identity.name)
@@ -101,8 +100,7 @@ def alarm_topics(cloudformation: Any, env_name: str) -> dict[str, str]:
 
 
 def subscription_checks(sns: Any, topics: dict[str, str], env_name: str) -> list[Check]:
-    """One failed check per subscription still waiting for its confirmation; one passed check per topic
-    whose subscriptions are all confirmed."""
+    """A failed check per subscription awaiting confirmation; a passed one per topic with none."""
     checks = []
     for label, arn in topics.items():
         try:

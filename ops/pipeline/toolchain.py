@@ -18,8 +18,7 @@ def pinned_node() -> Path | None:
 
 
 def use_pinned_node() -> None:
-    """Points jsii, and child processes started from here, at the pinned node (jsii's in a session of its
-    own). Must run before the first `import aws_cdk` (that import starts jsii's Node process)."""
+    """jsii and child processes pointed at the pinned node; before the first `import aws_cdk` (it starts Node)."""
     node = pinned_node()
     if node is None:
         return
