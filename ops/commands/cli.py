@@ -33,7 +33,7 @@ from ops.operations.endpoint import read_endpoint
 from ops.operations.environment import config_variant, load_environment_config
 from ops.operations.errors import ExitCode, OpsError
 from ops.operations.guard import GuardPolicy, check_canary
-from ops.operations.output import Console, JsonOpt, one_line
+from ops.operations.output import Console, JsonOpt
 from ops.operations.peak_window import check_peak_windows
 from ops.operations.promotion import plan_promotion, write_promotion
 from ops.operations.release_tag import tag_release
@@ -74,20 +74,10 @@ def rollback_command(
     config commit and run `bin/ops deploy ENV` (see docs/reference/commands.md)."""
     rt = runtime(ctx)
     access = rt.open_for_emergency(env, region, (canary, primary))  # an invalid config does not stop it
-    rollback(
-        access.clients,
-        Target(
-            env,
-            access.identity.endpoint_name,
-            canary,
-            primary,
-            region,
-            Patience.of(access.cfg and access.cfg.operations),
-        ),
-        Console(rt.zone),
-        rt.timing,
-        Floor.of(access.cfg, rt.state_dir),  # no capacity figures with an invalid config: the floor says so
-    )
+    patience = Patience.of(access.cfg and access.cfg.operations)
+    target = Target(env, access.identity.endpoint_name, canary, primary, region, patience)
+    floor = Floor.of(access.cfg, rt.state_dir)  # no capacity figures with an invalid config: the floor says so
+    rollback(access.clients, target, Console(rt.zone), rt.timing, floor)
 
 
 @app.command()
@@ -220,21 +210,7 @@ def smoke(
     for adapter in cfg.engine.adapters:
         request = SmokeRequest(cfg.endpoint_name, adapter, prompt, max_tokens, variant)
         results += smoke_adapter(environment.clients.runtime, request, rt.timing.clock)
-    console.table(
-        ["ADAPTER", "MODE", "VARIANT", "LATENCY", "TTFT", "TOKENS", "RESULT"],
-        [
-            [
-                r.adapter,
-                r.mode,
-                r.variant,
-                f"{r.latency * 1000:.0f} ms",
-                "-" if r.first_token is None else f"{r.first_token * 1000:.0f} ms",
-                "-" if r.tokens is None else r.tokens,
-                "ok" if r.passed else f"FAIL: {one_line(r.problem or '', limit=120)}",
-            ]
-            for r in results
-        ],
-    )
+    console.table(["ADAPTER", "MODE", "VARIANT", "LATENCY", "TTFT", "TOKENS", "RESULT"], [r.row() for r in results])
     failed = [r for r in results if not r.passed]
     console.line(f"\n{len(results) - len(failed)} of {len(results)} invocations answered as expected")
     if failed:

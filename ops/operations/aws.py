@@ -12,16 +12,15 @@ from botocore.config import Config
 from ops.operations.errors import ExitCode, OpsError
 from ops.operations.runtime_hook import runtime_hook
 
-# Control-plane calls (describe, update weights, alarms, scaling) are what AWS throttles when several
-# tools poll one account: adaptive mode adds client-side rate limiting on top of exponential backoff.
+# Control-plane calls are what AWS throttles when several tools poll one account: adaptive mode adds
+# client-side rate limiting to exponential backoff.
 CONTROL_PLANE = Config(
     retries={"mode": "adaptive", "total_max_attempts": 10},
     connect_timeout=10,
     read_timeout=30,
     user_agent_extra="mangaassist-ops",
 )
-# Invocations: a non-streamed answer may take the container's full 60 s; retry only briefly, since a
-# smoke test that needs many retries has already found something.
+# Invocations: an answer may take the container's full 60 s; a smoke test that needs retries found something.
 RUNTIME = Config(
     retries={"mode": "standard", "total_max_attempts": 3},
     connect_timeout=10,

@@ -27,8 +27,7 @@ from ops.operations.waiting import Timing, builtin_waiter, wait
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
-# Runs the deploy for an environment and returns its exit status. The second argument names the
-# variants whose scaling this CLI moved aside, so synth lets their instance type change through.
+# (env, variants whose scaling was moved aside, so synth lets their type change) -> the deploy's exit status
 Deployer = Callable[[str, list[str]], int]
 
 

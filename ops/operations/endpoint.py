@@ -27,8 +27,7 @@ class LiveVariant:
     desired_instance_count: int | None
     current_weight: float
     desired_weight: float
-    # Every type the endpoint config lets the variant run on, priority order (InstancePools), or just
-    # instance_type; and with pools, DescribeEndpoint's instances in service per type.
+    # Every type the endpoint config allows, by priority; with pools, DescribeEndpoint's counts per type.
     instance_types: tuple[str, ...] = ()
     pools: tuple[PoolCount, ...] = ()
     # VariantInstanceProvisionTimeoutInSeconds of the endpoint config: how long SageMaker tries the pools.

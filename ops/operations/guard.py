@@ -19,11 +19,9 @@ from ops.operations.metric_window import SAGEMAKER, variant_query, window_result
 class GuardPolicy:
     max_5xx_margin: float = 1.0  # percentage points the canary's 5XX rate may exceed the primary's
     window_seconds: int = 300  # how far back the 5XX rates look; a multiple of 60
-    # Canary invocations the window must hold before more traffic may go to it: 100 puts one error
-    # at 1 %, the default margin; fewer and a single failure decides the verdict.
+    # Canary invocations before more traffic may go to it: 100 puts one error at 1 %, the default margin.
     min_invocations: int = 100
-    # The canary's TTFT p95 may exceed the primary's by this share or by this many milliseconds,
-    # whichever allows more: 20 % of a 100 ms p95 is noise, 50 ms on a 400 ms p95 is not a regression.
+    # TTFT p95 above the primary's by this share or these milliseconds, whichever allows more (20 % of 100 ms is noise).
     max_ttft_increase_percent: float = 20.0
     min_ttft_increase_ms: float = 50.0
 

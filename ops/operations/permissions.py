@@ -19,9 +19,8 @@ COMMAND_POLICIES: dict[str, tuple[str, ...]] = {
     "rollback": (OPERATOR,),
     "promote": (OPERATOR,),  # the config edit; `--deploy` adds the deploy's (below)
     "deploy": (OPERATOR, DEPLOYER),
-    # Before a deploy (make deploy's first step): the Deployer's reads of quotas, model data and tags, the
-    # Operator's of the image stack and its repository. Before an environment's first deploy neither policy
-    # exists yet: whoever bootstraps (an administrator) runs it.
+    # The Deployer's reads (quotas, model data, tags) and the Operator's (image stack); before the first
+    # deploy neither policy exists: whoever bootstraps runs it.
     "preflight": (OPERATOR, DEPLOYER),  # moves scaling aside and back (Operator) around `make deploy` (Deployer)
     "restore-scaling": (OPERATOR,),
     "verify": (OPERATOR,),

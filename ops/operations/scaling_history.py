@@ -36,10 +36,8 @@ FAILED = ("Failed", "Unfulfilled")
 UNFINISHED = ("Pending", "InProgress")
 OUT, IN, UNKNOWN = "out", "in", "unknown"
 TARGET = re.compile(r"desired (?:instance )?count to (\d+)", re.IGNORECASE)
-# Application Auto Scaling moving the count into a changed range names the bound it moved it to: the SageMaker
-# guide's example (endpoint-scaling-query-history) is a scale-out with Cause "minimum capacity was set to 110"
-# and "a request delta of 20 Instances". "maximum capacity was set to N" is the same wording for the other
-# bound, assumed: AWS's pages show no example of it.
+# A range change names the bound it moved the count to: "minimum capacity was set to 110" (SageMaker guide,
+# endpoint-scaling-query-history); the "maximum" wording is assumed, AWS shows no example of it.
 RANGE_CAUSE = re.compile(r"^(minimum|maximum) capacity was set to \d+", re.IGNORECASE)
 
 

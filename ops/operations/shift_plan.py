@@ -33,9 +33,8 @@ class ShiftPlan:
     capacity_per_instance: Mapping[str, float] = field(default_factory=dict)
     raise_capacity: bool = False  # add canary instances before a step instead of refusing
     override: str | None = None  # the operator's reason to skip the evidence and capacity checks
-    # The primary's sizing for a rollback (ops.operations.rollback_capacity): a stopped shift raises it for its
-    # share, a hold warns when it could not carry a rollback, and with keep_rollback_floor every step
-    # first raises its floor to what a full rollback needs.
+    # The primary's sizing for a rollback (ops.operations.rollback_capacity): for a stopped shift, the holds'
+    # warning, and keep_rollback_floor's raise before every step.
     floor: Floor | None = None
     keep_rollback_floor: bool = False
 

@@ -67,6 +67,13 @@ class SmokeResult:
     def passed(self) -> bool:
         return self.problem is None
 
+    def row(self) -> list[object]:
+        """The line `bin/ops smoke` prints for it."""
+        ttft = "-" if self.first_token is None else f"{self.first_token * 1000:.0f} ms"
+        result = "ok" if self.passed else f"FAIL: {one_line(self.problem or '', limit=120)}"
+        tokens = "-" if self.tokens is None else self.tokens
+        return [self.adapter, self.mode, self.variant, f"{self.latency * 1000:.0f} ms", ttft, tokens, result]
+
 
 def smoke_adapter(runtime: Any, request: SmokeRequest, clock: Callable[[], float]) -> list[SmokeResult]:
     return [_invoke(runtime, request, clock), _stream(runtime, request, clock)]

@@ -52,22 +52,16 @@ def verify(access: EmergencyAccess, check_weights: bool) -> list[Check]:
     checks = [*_stack_checks(outputs, identity.endpoint_name), *_endpoint_checks(live, outputs)]
     running = {v.name: v for v in live.variants}
     wanted = identity.variant_names
-    checks.append(
-        Check(
-            set(wanted) == set(running),
-            f"variants live: {', '.join(sorted(running))}; config: {', '.join(sorted(wanted))}",
-        )
-    )
+    names = f"variants live: {', '.join(sorted(running))}; config: {', '.join(sorted(wanted))}"
+    checks.append(Check(set(wanted) == set(running), names))
     ecr = clients.client("ecr")
     if cfg is None:
         checks += [check for name in sorted(set(wanted) & set(running)) for check in _live_checks(running[name], ecr)]
         checks.append(Check(False, NOT_COMPARED))
     else:
         checks += _config_checks(Environment(cfg, clients), live, check_weights)
-    alarms = firing_alarms(clients.cloudwatch, live.name, outputs.rollback_alarm_names)
-    checks.append(
-        Check(not alarms, "no alarm in ALARM" if not alarms else f"in ALARM: {', '.join(a.name for a in alarms)}")
-    )
+    firing = ", ".join(a.name for a in firing_alarms(clients.cloudwatch, live.name, outputs.rollback_alarm_names))
+    checks.append(Check(not firing, f"in ALARM: {firing}" if firing else "no alarm in ALARM"))
     # A rollback alarm whose metric never arrives fails open (ops/operations/alarm_data.py).
     names = tuple(outputs.rollback_alarm_names)
     checks += [Check(*c) for c in alarm_data_checks(clients.cloudwatch, live.name, names, datetime.now(UTC))]
@@ -158,58 +152,30 @@ def _endpoint_checks(live: LiveEndpoint, outputs: ServingOutputs) -> list[Check]
 
 
 def _variant_checks(want: Variant, have: LiveVariant, source_tag: str | None, ecr: Any) -> list[Check]:
-    """One variant live against its config: instance type, image (and that ECR still has it), settled weight."""
-    name = have.name
-    return [
-        *_placement_checks(want, have),
-        _image_tag_check(name, have.image, have.image_tag, want.image_tag, source_tag),
-        *_live_checks(have, ecr),
-    ]
-
-
-def _placement_checks(want: Variant, have: LiveVariant) -> list[Check]:
-    """The instance types in priority order (InstancePools) and, with pools, how long SageMaker tries them."""
+    """One variant against its config: instance types by priority (and how long SageMaker tries the pools),
+    image (and that ECR still has it), settled weight."""
     name, live_types, config_types = have.name, have.instance_types or (have.instance_type,), tuple(want.instance_types)
     if len(live_types) == len(config_types) == 1:
-        checks = [Check(live_types == config_types, f"{name} instance type {live_types[0]}, config {config_types[0]}")]
+        types = f"{name} instance type {live_types[0]}, config {config_types[0]}"
     else:
-        checks = [
-            Check(
-                live_types == config_types,
-                f"{name} instance pools {', '.join(live_types)} (by priority), config {', '.join(config_types)}",
-            )
-        ]
-    wanted = want.instance_provision_timeout_seconds
-    if wanted is not None or have.provision_timeout_seconds is not None:
-        checks.append(
-            Check(
-                have.provision_timeout_seconds == wanted,
-                f"{name} instance provisioning timeout {_seconds(have.provision_timeout_seconds)}, "
-                f"config {_seconds(wanted)}",
-            )
-        )
-    return checks
-
-
-def _seconds(value: int | None) -> str:
-    return "not set" if value is None else f"{value} s"
+        types = f"{name} instance pools {', '.join(live_types)} (by priority), config {', '.join(config_types)}"
+    checks = [Check(live_types == config_types, types)]
+    wanted, live = want.instance_provision_timeout_seconds, have.provision_timeout_seconds
+    if wanted is not None or live is not None:
+        shown = ["not set" if value is None else f"{value} s" for value in (live, wanted)]
+        checks.append(Check(live == wanted, f"{name} instance provisioning timeout {shown[0]}, config {shown[1]}"))
+    checks.append(_image_tag_check(name, have.image, have.image_tag, want.image_tag, source_tag))
+    return checks + _live_checks(have, ecr)
 
 
 def _live_checks(have: LiveVariant, ecr: Any) -> list[Check]:
     """What needs no config: ECR still has the variant's image, and its weight is in effect."""
     name, in_ecr = have.name, image_in_ecr(ecr, have.image)
+    missing = f"{name} image {have.image} is missing from ECR: new instances cannot start (scale-out, replacement); "
+    weight = f"{name} weight {have.current_weight:g} in effect (desired {have.desired_weight:g})"
     return [
-        Check(
-            in_ecr,
-            f"{name} image is in ECR"
-            if in_ecr
-            else f"{name} image {have.image} is missing from ECR: new instances cannot start (scale-out, "
-            "replacement); deploy an image that exists",
-        ),
-        Check(
-            have.current_weight == have.desired_weight,
-            f"{name} weight {have.current_weight:g} in effect (desired {have.desired_weight:g})",
-        ),
+        Check(in_ecr, f"{name} image is in ECR" if in_ecr else missing + "deploy an image that exists"),
+        Check(have.current_weight == have.desired_weight, weight),
     ]
 
 
