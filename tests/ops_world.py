@@ -23,6 +23,7 @@ import boto3
 import httpx
 import pytest
 from moto import mock_aws
+from moto.sagemaker.models import sagemaker_backends
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
@@ -146,6 +147,7 @@ class World:
     deployments: int = 0
     config_names: list[str] = field(default_factory=list)
     clients: dict[str, Any] = field(default_factory=dict)
+    more_outputs: dict[str, str] = field(default_factory=dict)  # the serving stack's, kept across deploys
 
     def client(self, service: str) -> Any:
         if service not in self.clients:
@@ -213,15 +215,18 @@ class World:
             StackName=naming.image_stack_name(self.cfg.name), TemplateBody=json.dumps(template)
         )
 
-    def stack(self, expected_config: str, rollback_alarms: tuple[str, ...] = ()) -> None:
+    def stack(self, expected_config: str, rollback_alarms: tuple[str, ...] = (), **more_outputs: str) -> None:
+        """The serving stack as deployed; rollback alarms and `more_outputs` stay in it from then on."""
         cloudformation = self.client("cloudformation")
+        if rollback_alarms:
+            more_outputs[naming.OUTPUT_ROLLBACK_ALARMS] = ",".join(rollback_alarms)
+        self.more_outputs |= more_outputs
         outputs = {
             naming.OUTPUT_ENDPOINT_NAME: self.endpoint,
             naming.OUTPUT_ENDPOINT_CONFIG_NAME: expected_config,
             naming.OUTPUT_VARIANT_NAMES: ",".join(v.name for v in self.cfg.variants),
+            **self.more_outputs,
         }
-        if rollback_alarms:
-            outputs[naming.OUTPUT_ROLLBACK_ALARMS] = ",".join(rollback_alarms)
         template = json.dumps(
             {
                 "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
@@ -233,6 +238,13 @@ class World:
         if name in existing:
             cloudformation.delete_stack(StackName=name)
         cloudformation.create_stack(StackName=name, TemplateBody=template)
+
+    def moto_endpoint(self) -> Any:
+        """moto's own record of the endpoint, for what no API call sets (status, instance pools)."""
+        return sagemaker_backends[self.cfg.account][self.cfg.region].endpoints[self.endpoint]
+
+    def moto_variant(self, name: str) -> dict[str, Any]:
+        return next(v for v in self.moto_endpoint().production_variants if v["VariantName"] == name)
 
     def weights(self) -> dict[str, float]:
         described = self.client("sagemaker").describe_endpoint(EndpointName=self.endpoint)
@@ -323,6 +335,30 @@ class World:
             record_invocations(
                 self.client("cloudwatch"), self.endpoint, variant, invocations / minutes, errors / minutes, at
             )
+
+
+STUBBED_AT = "2026-11-01T00:00:00Z"
+
+
+def sagemaker_arn(kind: str, name: str, region: str = "ap-northeast-1", account: str = "222222222222") -> str:
+    return f"arn:aws:sagemaker:{region}:{account}:{kind}/{name}"
+
+
+def endpoint_answer(name: str, variants: list[dict], config: str = "cfg-1", **more: Any) -> dict[str, Any]:
+    """DescribeEndpoint's answer for botocore's Stubber (which checks it against the service model)."""
+    return {"EndpointName": name, "EndpointArn": sagemaker_arn("endpoint", name), "EndpointConfigName": config,
+            "EndpointStatus": "InService", "CreationTime": STUBBED_AT, "LastModifiedTime": STUBBED_AT,
+            "ProductionVariants": variants, **more}  # fmt: skip
+
+
+def endpoint_config_answer(name: str, variants: list[dict]) -> dict[str, Any]:
+    return {"EndpointConfigName": name, "EndpointConfigArn": sagemaker_arn("endpoint-config", name),
+            "CreationTime": STUBBED_AT, "ProductionVariants": variants}  # fmt: skip
+
+
+def model_answer(name: str, image: str) -> dict[str, Any]:
+    return {"ModelName": name, "ModelArn": sagemaker_arn("model", name), "CreationTime": STUBBED_AT,
+            "PrimaryContainer": {"Image": image}}  # fmt: skip
 
 
 @pytest.fixture

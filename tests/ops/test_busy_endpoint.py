@@ -10,7 +10,6 @@ the fake sleep: the endpoint is busy for its first 20 s of waiting.
 from __future__ import annotations
 
 from botocore.exceptions import ClientError
-from moto.sagemaker.models import sagemaker_backends
 
 from ops.operations.scaling import SERVICE_NAMESPACE, resource_id
 from tests.ops_world import edit_environment
@@ -21,7 +20,7 @@ BUSY_SECONDS = 20
 def hold_updating(world, cli, busy_seconds: float | None) -> list[dict]:
     """The endpoint Updating, refusing weight updates, until the fake sleep has passed `busy_seconds`
     (None: for ever). Returns the refused calls."""
-    endpoint = sagemaker_backends[world.cfg.account][world.cfg.region].endpoints[world.endpoint]
+    endpoint = world.moto_endpoint()
     endpoint.endpoint_status = "Updating"
     refused: list[dict] = []
 
@@ -127,7 +126,7 @@ def test_shift_waits_for_in_service_instead_of_refusing(prod, cli):
 
 
 def test_a_failed_endpoint_is_not_waited_for(prod, cli):
-    sagemaker_backends[prod.cfg.account][prod.cfg.region].endpoints[prod.endpoint].endpoint_status = "Failed"
+    prod.moto_endpoint().endpoint_status = "Failed"
 
     result = cli("rollback", "prod")
 

@@ -59,15 +59,6 @@ def test_a_key_s3_does_not_know_exits_5_in_bedrock_import_not_6(moto, cli, authe
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_a_missing_profile_exits_5(environments, cli, monkeypatch):
-    monkeypatch.setenv("AWS_PROFILE", "oncall-prod")
-
-    result = cli("status", "prod")
-
-    assert result.exit_code == ExitCode.CREDENTIALS
-    assert result.stderr.startswith("error: AWS profile 'oncall-prod' is not in your AWS config: fix AWS_PROFILE")
-
-
 def test_aws_region_is_honoured_where_the_config_has_none(worlds, cli, monkeypatch):
     world = worlds("dev", region="eu-west-1")
     world.deploy()

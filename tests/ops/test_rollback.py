@@ -5,6 +5,8 @@ from __future__ import annotations
 import boto3
 from botocore.stub import Stubber
 
+from tests.ops_world import endpoint_answer, endpoint_config_answer, image_uri, model_answer
+
 
 def test_rollback_puts_all_traffic_on_the_primary_even_with_alarms_firing(prod, cli):
     prod.set_weights(primary=50, canary=50)
@@ -31,41 +33,14 @@ def test_rollback_gives_up_when_the_weights_never_take_effect(prod, cli):
     client answers every describe with the old weights until the waiter's attempts run out."""
     sagemaker = boto3.client("sagemaker", region_name="ap-northeast-1")
     stub = Stubber(sagemaker)
-    stuck = {
-        "EndpointName": prod.endpoint,
-        "EndpointArn": f"arn:aws:sagemaker:ap-northeast-1:222222222222:endpoint/{prod.endpoint}",
-        "EndpointConfigName": "cfg-1",
-        "EndpointStatus": "Updating",
-        "CreationTime": "2026-11-01T00:00:00Z",
-        "LastModifiedTime": "2026-11-01T00:00:00Z",
-        "ProductionVariants": [
-            {"VariantName": "primary", "CurrentWeight": 50.0, "DesiredWeight": 100.0},
-            {"VariantName": "canary", "CurrentWeight": 50.0, "DesiredWeight": 0.0},
-        ],
-    }
+    weights = [("primary", 50.0, 100.0), ("canary", 50.0, 0.0)]
+    variants = [{"VariantName": n, "CurrentWeight": now, "DesiredWeight": wanted} for n, now, wanted in weights]
+    stuck = endpoint_answer(prod.endpoint, variants, EndpointStatus="Updating")
     stub.add_response("describe_endpoint", {**stuck, "EndpointStatus": "InService"})
-    stub.add_response(
-        "describe_endpoint_config",
-        {
-            "EndpointConfigName": "cfg-1",
-            "EndpointConfigArn": "arn:aws:sagemaker:ap-northeast-1:222222222222:endpoint-config/cfg-1",
-            "CreationTime": "2026-11-01T00:00:00Z",
-            "ProductionVariants": [
-                {"VariantName": "primary", "ModelName": "m-primary", "InstanceType": "ml.g5.xlarge"},
-                {"VariantName": "canary", "ModelName": "m-canary", "InstanceType": "ml.g5.xlarge"},
-            ],
-        },
-    )
-    for model in ("m-primary", "m-canary"):
-        stub.add_response(
-            "describe_model",
-            {
-                "ModelName": model,
-                "ModelArn": f"arn:aws:sagemaker:ap-northeast-1:222222222222:model/{model}",
-                "CreationTime": "2026-11-01T00:00:00Z",
-                "PrimaryContainer": {"Image": "222222222222.dkr.ecr.ap-northeast-1.amazonaws.com/mangaassist-llm:v1"},
-            },
-        )
+    configured = [{"VariantName": n, "ModelName": f"m-{n}", "InstanceType": "ml.g5.xlarge"} for n, *_ in weights]
+    stub.add_response("describe_endpoint_config", endpoint_config_answer("cfg-1", configured))
+    for name, *_ in weights:
+        stub.add_response("describe_model", model_answer(f"m-{name}", image_uri(prod.cfg, "v1")))
     stub.add_response("describe_endpoint", {**stuck, "EndpointStatus": "InService"})  # it takes changes
     stub.add_response("update_endpoint_weights_and_capacities", {"EndpointArn": stuck["EndpointArn"]})
     for _ in range(cli.runtime.timing.max_polls):

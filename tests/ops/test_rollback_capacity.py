@@ -14,7 +14,6 @@ import math
 
 import pytest
 from botocore.exceptions import ClientError
-from moto.sagemaker.models import sagemaker_backends
 
 from config import load_catalog, load_environment
 from config.domain.prices import prices_for
@@ -218,10 +217,8 @@ def pooled_rollback(worlds, in_service: dict[str, int]):
     the endpoint at 6,000/min, half of it on the canary; then `rollback prod`."""
     world = worlds("prod")
     deploy_with_pools(world)
-    endpoint = sagemaker_backends[world.cfg.account][world.cfg.region].endpoints[world.endpoint]
-    primary = next(v for v in endpoint.production_variants if v["VariantName"] == "primary")
     count = sum(in_service.values())
-    primary.update(
+    world.moto_variant("primary").update(
         CurrentInstanceCount=count,
         DesiredInstanceCount=count,
         InstancePools=[{"InstanceType": t, "CurrentInstanceCount": n} for t, n in in_service.items()],

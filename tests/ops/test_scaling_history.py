@@ -16,7 +16,7 @@ import tests.operator_policy_check as check
 from ops.operations.environment import load_environment_config
 from ops.operations.scaling_history import OUT, UNKNOWN, classify, direction, percentile, variant_types
 from tests.operator_policy_check import Call, refusals
-from tests.ops_world import SAFE_NOW, World, edit_environment
+from tests.ops_world import SAFE_NOW, World, edit_environment, endpoint_answer, endpoint_config_answer
 
 ENDPOINT = "mangaassist-llm-prod"
 QUOTA_MESSAGE = (
@@ -232,38 +232,14 @@ def test_a_variant_with_instance_pools_reports_its_types_together_with_todays_sp
     sagemaker model (the Stubber refuses a response that does not fit it)."""
     sagemaker = boto3.client("sagemaker", region_name="ap-northeast-1")
     stub = Stubber(sagemaker)
-    arn = "arn:aws:sagemaker:ap-northeast-1:222222222222"
     pools = [{"InstanceType": "ml.g6.xlarge", "Priority": 2}, {"InstanceType": "ml.g5.xlarge", "Priority": 1}]
-    stub.add_response(
-        "describe_endpoint_config",
-        {
-            "EndpointConfigName": "c",
-            "EndpointConfigArn": f"{arn}:endpoint-config/c",
-            "CreationTime": days_ago(3),
-            "ProductionVariants": [
-                {"VariantName": "primary", "ModelName": "m", "InstancePools": pools},
-                {"VariantName": "canary", "ModelName": "m", "InstanceType": "ml.g5.xlarge"},
-            ],
-        },
-    )
-    live = {"VariantName": "primary", "CurrentInstanceCount": 5, "DesiredInstanceCount": 5}
-    pool_counts = [{"InstanceType": "ml.g5.xlarge", "CurrentInstanceCount": 3}]
-    pool_counts.append({"InstanceType": "ml.g6.xlarge", "CurrentInstanceCount": 2})
-    stub.add_response(
-        "describe_endpoint",
-        {
-            "EndpointName": ENDPOINT,
-            "EndpointArn": f"{arn}:endpoint/{ENDPOINT}",
-            "EndpointConfigName": "c",
-            "EndpointStatus": "InService",
-            "CreationTime": days_ago(30),
-            "LastModifiedTime": days_ago(1),
-            "ProductionVariants": [
-                {**live, "InstancePools": pool_counts},
-                {"VariantName": "canary", "CurrentInstanceCount": 1, "DesiredInstanceCount": 1},
-            ],
-        },
-    )
+    primary = {"VariantName": "primary", "ModelName": "m", "InstancePools": pools}
+    canary = {"VariantName": "canary", "ModelName": "m", "InstanceType": "ml.g5.xlarge"}
+    stub.add_response("describe_endpoint_config", endpoint_config_answer("c", [primary, canary]))
+    counts = [{"InstanceType": t, "CurrentInstanceCount": n} for t, n in (("ml.g5.xlarge", 3), ("ml.g6.xlarge", 2))]
+    live = [{"VariantName": "primary", "CurrentInstanceCount": 5, "DesiredInstanceCount": 5, "InstancePools": counts},
+            {"VariantName": "canary", "CurrentInstanceCount": 1, "DesiredInstanceCount": 1}]  # fmt: skip
+    stub.add_response("describe_endpoint", endpoint_answer(ENDPOINT, live, "c"))
     with stub:
         config = sagemaker.describe_endpoint_config(EndpointConfigName="c")
         described = sagemaker.describe_endpoint(EndpointName=ENDPOINT)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import math
 
-from moto.sagemaker.models import sagemaker_backends
-
 from tests.ops.test_shift import streamed
 from tests.ops.test_status_pools import deploy_with_pools
 
@@ -17,8 +15,7 @@ def test_a_canary_running_its_fallback_type_is_judged_on_the_fallback_s_capacity
     its own, lower figure."""
     world = worlds("prod")
     deploy_with_pools(world)
-    endpoint = sagemaker_backends[world.cfg.account][world.cfg.region].endpoints[world.endpoint]
-    canary = next(v for v in endpoint.production_variants if v["VariantName"] == "canary")
+    canary = world.moto_variant("canary")
     count = canary["CurrentInstanceCount"]
     assert count == next(v for v in world.cfg.variants if v.name == "canary").initial_instance_count
     canary["InstancePools"] = [

@@ -35,53 +35,32 @@ def test_status_shows_endpoint_variants_scaling_and_alarms(prod, cli):
     assert "primary-latency" not in out  # in OK, not ALARM
 
 
-def test_unknown_environment_is_one_line_and_exit_2(environments, cli):
-    result = cli("status", "qa")
+@pytest.mark.parametrize(
+    ("args", "variables", "code", "says"),
+    [
+        (["qa"], {}, 2, "error: unknown environment 'qa'; known: dev, prod, staging"),
+        (["prod"], {"MOTO_ACCOUNT_ID": "222222222222"}, 6,
+         "endpoint mangaassist-llm-prod does not exist in ap-northeast-1: deploy it with `make deploy ENV=prod`"),
+        (["prod"], {"MOTO_ACCOUNT_ID": "111111111111"}, 5,  # staging's account, asked about prod
+         "credentials are for account 111111111111, but prod lives in 222222222222"),
+        (["prod"], {"AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None}, 5,
+         'error: no AWS credentials found: set AWS_PROFILE (then `aws sso login`) or AWS_ACCESS_KEY_ID and '
+         'AWS_SECRET_ACCESS_KEY; to try the CLI without an AWS account, see docs/how-to/sandbox.md, "Try it without AWS"'),
+        (["prod"], {"AWS_PROFILE": "oncall-prod"}, 5,
+         "error: AWS profile 'oncall-prod' is not in your AWS config: fix AWS_PROFILE"),
+        (["dev"], {"AWS_DEFAULT_REGION": None}, 2, "no AWS region: pass --region or set AWS_REGION"),
+        (["prod", "--region", "us-east-1"], {}, 2, "contradicts the environment's region ap-northeast-1"),
+    ],
+    ids=["unknown-env", "no-endpoint", "wrong-account", "no-credentials", "no-profile", "no-region", "other-region"],
+)  # fmt: skip
+def test_status_refusals_are_one_line_and_their_exit_code(environments, moto, monkeypatch, cli, args, variables, code, says):
+    for name, value in variables.items():
+        monkeypatch.delenv(name) if value is None else monkeypatch.setenv(name, value)
 
-    assert result.exit_code == 2
-    assert result.stderr.strip() == "error: unknown environment 'qa'; known: dev, prod, staging"
-    assert "Traceback" not in result.output
+    result = cli("status", *args)
 
-
-def test_missing_endpoint_says_how_to_deploy_it(environments, moto, monkeypatch, cli):
-    monkeypatch.setenv("MOTO_ACCOUNT_ID", "222222222222")
-
-    result = cli("status", "prod")
-
-    assert result.exit_code == 6
-    assert "endpoint mangaassist-llm-prod does not exist in ap-northeast-1" in result.stderr
-    assert "make deploy ENV=prod" in result.stderr
-
-
-def test_wrong_account_is_refused_before_touching_anything(environments, moto, monkeypatch, cli):
-    monkeypatch.setenv("MOTO_ACCOUNT_ID", "111111111111")  # staging's account, asked about prod
-
-    result = cli("status", "prod")
-
-    assert result.exit_code == 5
-    assert "credentials are for account 111111111111, but prod lives in 222222222222" in result.stderr
-
-
-def test_missing_credentials_exit_5_without_network(environments, monkeypatch, cli):
-    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
-    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
-
-    result = cli("status", "prod")
-
-    assert result.exit_code == 5
-    assert result.stderr.startswith("error: no AWS credentials found: set AWS_PROFILE")
-    assert result.stderr.rstrip().endswith(
-        'to try the CLI without an AWS account, see docs/how-to/sandbox.md, "Try it without AWS"'
-    )
-
-
-def test_dev_needs_a_region_from_somewhere(environments, moto, monkeypatch, cli):
-    monkeypatch.delenv("AWS_DEFAULT_REGION")
-
-    result = cli("status", "dev")
-
-    assert result.exit_code == 2
-    assert "no AWS region: pass --region or set AWS_REGION" in result.stderr
+    assert result.exit_code == code, result.output
+    assert says in result.stderr and len(result.stderr.splitlines()) == 1, result.stderr
 
 
 def test_dev_takes_region_from_the_option(worlds, monkeypatch, cli):

@@ -5,15 +5,13 @@ capacity of every pool type beside its physical ceiling, every line under 120 co
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 
 import boto3
 import pytest
 from botocore.stub import Stubber
-from moto.sagemaker.models import sagemaker_backends
 
 from ops.operations.endpoint import read_endpoint
-from tests.ops_world import World, edit_environment, image_uri
+from tests.ops_world import World, edit_environment, endpoint_answer, endpoint_config_answer, image_uri, model_answer
 
 
 @pytest.fixture
@@ -86,9 +84,7 @@ def test_status_shows_each_variants_instances_by_type(pooled, cli):
 
 def test_status_shows_a_fallback_in_service_and_instances_still_missing(pooled, cli):
     """Two instances came up on the fallback and one not at all: the operator sees both."""
-    endpoint = sagemaker_backends[pooled.cfg.account][pooled.cfg.region].endpoints[pooled.endpoint]
-    primary = next(v for v in endpoint.production_variants if v["VariantName"] == "primary")
-    primary.update(
+    pooled.moto_variant("primary").update(
         CurrentInstanceCount=5,
         DesiredInstanceCount=6,
         InstancePools=[
@@ -121,87 +117,34 @@ def test_status_shows_the_capacity_of_every_pool_type_beside_its_ceiling(pooled,
     assert max(len(line) for line in capacity.splitlines()) < 120
 
 
-def described(pools: list[dict] | None, current: int, desired: int) -> dict:
-    variant = {
-        "VariantName": "primary",
-        "CurrentWeight": 1.0,
-        "DesiredWeight": 1.0,
-        "CurrentInstanceCount": current,
-        "DesiredInstanceCount": desired,
-    }
+POOLS = {"InstancePools": [{"InstanceType": "ml.g6.xlarge", "Priority": 2}, {"InstanceType": "ml.g5.xlarge", "Priority": 1}]}
+
+
+@pytest.mark.parametrize(
+    ("configured", "pools", "counts", "types", "by_type", "serving"),
+    [  # priority 1 first whatever order the pools come in; a pool type without instances is 0; mixed: no one type
+        (POOLS, {"ml.g5.xlarge": 3, "ml.g6.xlarge": 1}, (4, 5), ("ml.g5.xlarge", "ml.g6.xlarge"),
+         {"ml.g5.xlarge": 3, "ml.g6.xlarge": 1}, None),
+        (POOLS, {"ml.g6.xlarge": 2}, (2, 2), ("ml.g5.xlarge", "ml.g6.xlarge"),
+         {"ml.g5.xlarge": 0, "ml.g6.xlarge": 2}, "ml.g6.xlarge"),
+        ({"InstanceType": "ml.g5.xlarge"}, None, (4, 4), ("ml.g5.xlarge",), {"ml.g5.xlarge": 4}, "ml.g5.xlarge"),
+    ],
+)  # fmt: skip
+def test_read_endpoint_gives_instances_per_pool_type(configured, pools, counts, types, by_type, serving):
+    """Against DescribeEndpoint's InstancePools as botocore's model shapes them (the Stubber checks it)."""
+    variant = {"VariantName": "primary", "CurrentWeight": 1.0, "DesiredWeight": 1.0,
+               "CurrentInstanceCount": counts[0], "DesiredInstanceCount": counts[1]}  # fmt: skip
     if pools is not None:
-        variant["InstancePools"] = pools
-    return {
-        "EndpointName": "ep",
-        "EndpointArn": "arn:aws:sagemaker:us-east-1:123456789012:endpoint/ep",
-        "EndpointConfigName": "ep-config",
-        "EndpointStatus": "InService",
-        "CreationTime": datetime(2026, 11, 25, tzinfo=UTC),
-        "LastModifiedTime": datetime(2026, 11, 25, tzinfo=UTC),
-        "ProductionVariants": [variant],
-    }
-
-
-def stubbed_endpoint(describe: dict, configured: dict):
+        variant["InstancePools"] = [{"InstanceType": t, "CurrentInstanceCount": n} for t, n in pools.items()]
     sagemaker = boto3.client("sagemaker", region_name="us-east-1")
-    with Stubber(sagemaker) as stub:  # responses are validated against botocore's service model
-        stub.add_response("describe_endpoint", describe, {"EndpointName": "ep"})
-        stub.add_response(
-            "describe_endpoint_config",
-            {
-                "EndpointConfigName": "ep-config",
-                "EndpointConfigArn": "arn:aws:sagemaker:us-east-1:123456789012:endpoint-config/ep-config",
-                "ProductionVariants": [{"VariantName": "primary", "ModelName": "m", **configured}],
-                "CreationTime": datetime(2026, 11, 25, tzinfo=UTC),
-            },
-            {"EndpointConfigName": "ep-config"},
-        )
-        stub.add_response(
-            "describe_model",
-            {
-                "ModelName": "m",
-                "PrimaryContainer": {"Image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/r:v1"},
-                "CreationTime": datetime(2026, 11, 25, tzinfo=UTC),
-                "ModelArn": "arn:aws:sagemaker:us-east-1:123456789012:model/m",
-            },
-            {"ModelName": "m"},
-        )
+    with Stubber(sagemaker) as stub:
+        stub.add_response("describe_endpoint", endpoint_answer("ep", [variant], "ep-config"), {"EndpointName": "ep"})
+        configured = [{"VariantName": "primary", "ModelName": "m", **configured}]
+        stub.add_response("describe_endpoint_config", endpoint_config_answer("ep-config", configured))
+        stub.add_response("describe_model", model_answer("m", "123456789012.dkr.ecr.us-east-1.amazonaws.com/r:v1"))
         (live,) = read_endpoint(sagemaker, "ep", "prod").variants
-    return live
 
-
-POOLS_CONFIGURED = {
-    "InstancePools": [{"InstanceType": "ml.g6.xlarge", "Priority": 2}, {"InstanceType": "ml.g5.xlarge", "Priority": 1}],
-    "VariantInstanceProvisionTimeoutInSeconds": 900,
-}
-
-
-def test_read_endpoint_exposes_instances_per_pool_type():
-    pools = [
-        {"InstanceType": "ml.g5.xlarge", "CurrentInstanceCount": 3},
-        {"InstanceType": "ml.g6.xlarge", "CurrentInstanceCount": 1},
-    ]
-    live = stubbed_endpoint(described(pools, current=4, desired=5), POOLS_CONFIGURED)
-
-    assert live.instance_type == "ml.g5.xlarge"  # priority 1, whatever order the pools come in
-    assert live.instance_types == ("ml.g5.xlarge", "ml.g6.xlarge")
-    assert live.instances_by_type() == {"ml.g5.xlarge": 3, "ml.g6.xlarge": 1}
-    assert live.serving_type() is None  # mixed: no single type to measure
-    assert (live.current_instance_count, live.desired_instance_count) == (4, 5)
-
-
-def test_read_endpoint_lists_a_pool_type_without_instances_as_zero():
-    pools = [{"InstanceType": "ml.g6.xlarge", "CurrentInstanceCount": 2}]
-    live = stubbed_endpoint(described(pools, current=2, desired=2), POOLS_CONFIGURED)
-
-    assert live.instances_by_type() == {"ml.g5.xlarge": 0, "ml.g6.xlarge": 2}
-    assert live.serving_type() == "ml.g6.xlarge"
-
-
-def test_read_endpoint_without_pools_is_one_type():
-    live = stubbed_endpoint(described(None, current=4, desired=4), {"InstanceType": "ml.g5.xlarge"})
-
-    assert live.instance_types == ("ml.g5.xlarge",)
-    assert not live.has_pools
-    assert live.instances_by_type() == {"ml.g5.xlarge": 4}
-    assert live.serving_type() == "ml.g5.xlarge"
+    assert (live.instance_type, live.instance_types) == (types[0], types)
+    assert live.has_pools == (pools is not None)
+    assert live.instances_by_type() == by_type and live.serving_type() == serving
+    assert (live.current_instance_count, live.desired_instance_count) == counts

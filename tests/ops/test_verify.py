@@ -6,7 +6,7 @@ import boto3
 from botocore.stub import Stubber
 
 from ops.operations.environment import load_environment_config
-from tests.ops_world import World, edit_environment
+from tests.ops_world import World, edit_environment, endpoint_answer, endpoint_config_answer, image_uri, model_answer
 
 
 def test_everything_holds_after_a_clean_deploy(prod, cli):
@@ -140,57 +140,20 @@ def test_the_real_ml_g5_prod_config_verifies(real_environments, moto, monkeypatc
         world.push_image(variant.image_tag)
     sagemaker = boto3.client("sagemaker", region_name=cfg.region)
     stub = Stubber(sagemaker)
-    arn = "arn:aws:sagemaker:ap-northeast-1:222222222222"
-    stub.add_response(
-        "describe_endpoint",
-        {
-            "EndpointName": cfg.endpoint_name,
-            "EndpointArn": f"{arn}:endpoint/{cfg.endpoint_name}",
-            "EndpointConfigName": "mangaassist-llm-prod-config-7",
-            "EndpointStatus": "InService",
-            "CreationTime": "2026-11-01T00:00:00Z",
-            "LastModifiedTime": "2026-11-20T00:00:00Z",
-            "ProductionVariants": [
-                {
-                    "VariantName": v.name,
-                    "CurrentWeight": v.initial_weight,
-                    "DesiredWeight": v.initial_weight,
-                    "CurrentInstanceCount": v.initial_instance_count,
-                    "DesiredInstanceCount": v.initial_instance_count,
-                }
-                for v in cfg.variants
-            ],
-        },
-    )
-    stub.add_response(
-        "describe_endpoint_config",
-        {
-            "EndpointConfigName": "mangaassist-llm-prod-config-7",
-            "EndpointConfigArn": f"{arn}:endpoint-config/mangaassist-llm-prod-config-7",
-            "CreationTime": "2026-11-01T00:00:00Z",
-            "ProductionVariants": [  # as the prod template writes them: pools by priority, and their timeout
-                {
-                    "VariantName": v.name,
-                    "ModelName": f"model-{v.name}",
-                    "InstancePools": [{"InstanceType": t, "Priority": n} for n, t in enumerate(v.instance_types, 1)],
-                    "VariantInstanceProvisionTimeoutInSeconds": v.instance_provision_timeout_seconds,
-                }
-                for v in cfg.variants
-            ],
-        },
-    )
+    config = "mangaassist-llm-prod-config-7"
+    live = [{"VariantName": v.name, "CurrentWeight": v.initial_weight, "DesiredWeight": v.initial_weight,
+             "CurrentInstanceCount": v.initial_instance_count, "DesiredInstanceCount": v.initial_instance_count}
+            for v in cfg.variants]  # fmt: skip
+    stub.add_response("describe_endpoint", endpoint_answer(cfg.endpoint_name, live, config))
+    configured = [  # as the prod template writes them: pools by priority, and their timeout
+        {"VariantName": v.name, "ModelName": f"model-{v.name}",
+         "InstancePools": [{"InstanceType": t, "Priority": n} for n, t in enumerate(v.instance_types, 1)],
+         "VariantInstanceProvisionTimeoutInSeconds": v.instance_provision_timeout_seconds}
+        for v in cfg.variants
+    ]  # fmt: skip
+    stub.add_response("describe_endpoint_config", endpoint_config_answer(config, configured))
     for variant in cfg.variants:
-        stub.add_response(
-            "describe_model",
-            {
-                "ModelName": f"model-{variant.name}",
-                "ModelArn": f"{arn}:model/model-{variant.name}",
-                "CreationTime": "2026-11-01T00:00:00Z",
-                "PrimaryContainer": {
-                    "Image": f"222222222222.dkr.ecr.ap-northeast-1.amazonaws.com/mangaassist-llm:{variant.image_tag}"
-                },
-            },
-        )
+        stub.add_response("describe_model", model_answer(f"model-{variant.name}", image_uri(cfg, variant.image_tag)))
     cli.runtime.client_overrides["sagemaker"] = sagemaker
 
     with stub:
