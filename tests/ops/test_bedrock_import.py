@@ -79,13 +79,8 @@ def test_valid_artifact_is_imported_and_the_model_arn_printed(bedrock, cli):
             "clientRequestToken": "mangaassist-llama3-v1-job",
         },
     )
-    bedrock.add_response("get_model_import_job", job("InProgress"), {"jobIdentifier": JOB_ARN})
-    bedrock.add_response(
-        "get_model_import_job", job("Completed", importedModelArn=MODEL_ARN), {"jobIdentifier": JOB_ARN}
-    )
-    bedrock.add_response(
-        "get_model_import_job", job("Completed", importedModelArn=MODEL_ARN), {"jobIdentifier": JOB_ARN}
-    )
+    for answer in (job("InProgress"), *[job("Completed", importedModelArn=MODEL_ARN)] * 2):
+        bedrock.add_response("get_model_import_job", answer, {"jobIdentifier": JOB_ARN})
 
     result = cli(
         "bedrock-import", URI, "--model-name", "mangaassist-llama3-v1", "--role-arn", ROLE,
@@ -125,22 +120,22 @@ def test_artifact_problems_are_all_listed_and_nothing_is_submitted(bedrock, cli)
     bedrock.assert_no_pending_responses()  # no call was made
 
 
-def test_unsupported_architecture_fails_validation(bedrock, cli):
-    upload(llama_artifact(**{"config.json": {"architectures": ["BertModel"], "torch_dtype": "float32"}}))
+@pytest.mark.parametrize(
+    ("files", "code", "says"),
+    [
+        (llama_artifact(), 0, "layout, size, architecture and precision are importable"),
+        (llama_artifact(**{"config.json": {"architectures": ["BertModel"]}}), 3, "architecture BertModel is not importable"),
+        ({}, 6, f"error: no objects under {URI}: upload the model there first"),
+    ],
+    ids=["clean", "unsupported-architecture", "empty-prefix"],
+)
+def test_validate_only_reports_and_stops(bedrock, cli, files, code, says):
+    upload(files)
 
     result = cli("bedrock-import", URI, "--validate-only")
 
-    assert result.exit_code == 3
-    assert "architecture BertModel is not importable" in result.output
-
-
-def test_validate_only_stops_after_a_clean_report(bedrock, cli):
-    upload(llama_artifact())
-
-    result = cli("bedrock-import", URI, "--validate-only")
-
-    assert result.exit_code == 0, result.output
-    assert "layout, size, architecture and precision are importable" in result.output
+    assert result.exit_code == code, result.output
+    assert says in result.output
 
 
 def test_a_failed_job_reports_bedrocks_reason(bedrock, cli):
@@ -152,15 +147,6 @@ def test_a_failed_job_reports_bedrocks_reason(bedrock, cli):
 
     assert result.exit_code == 8
     assert result.stderr.strip() == f"error: import job {JOB_ARN} failed: tokenizer vocab mismatch"
-
-
-def test_empty_prefix_is_not_found(bedrock, cli):
-    upload({})
-
-    result = cli("bedrock-import", URI, "--validate-only")
-
-    assert result.exit_code == 6
-    assert f"no objects under {URI}" in result.stderr
 
 
 def test_access_denied_on_submit_is_one_line(bedrock, cli):

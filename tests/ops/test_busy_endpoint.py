@@ -15,6 +15,10 @@ from ops.operations.scaling import SERVICE_NAMESPACE, resource_id
 from tests.ops_world import edit_environment
 
 BUSY_SECONDS = 20
+IN_PROGRESS = ClientError(
+    {"Error": {"Code": "ValidationException", "Message": "Cannot update in-progress endpoint"}},
+    "UpdateEndpointWeightsAndCapacities",
+)
 
 
 def hold_updating(world, cli, busy_seconds: float | None) -> list[dict]:
@@ -27,10 +31,7 @@ def hold_updating(world, cli, busy_seconds: float | None) -> list[dict]:
     def refuse_while_updating(**kwargs):
         if endpoint.endpoint_status == "Updating":
             refused.append(kwargs)
-            raise ClientError(
-                {"Error": {"Code": "ValidationException", "Message": "Cannot update in-progress endpoint"}},
-                "UpdateEndpointWeightsAndCapacities",
-            )
+            raise IN_PROGRESS
 
     def time_passes(_calls: int) -> None:
         if busy_seconds is not None and sum(cli.sleep.calls) >= busy_seconds:
@@ -78,10 +79,7 @@ def test_an_in_progress_refusal_of_an_endpoint_that_says_in_service_is_retried(p
     def refuse_twice(**kwargs):
         if len(refusals) < 2:
             refusals.append(kwargs)
-            raise ClientError(
-                {"Error": {"Code": "ValidationException", "Message": "Cannot update in-progress endpoint"}},
-                "UpdateEndpointWeightsAndCapacities",
-            )
+            raise IN_PROGRESS
 
     sagemaker = prod.client("sagemaker")
     sagemaker.meta.events.register("before-call.sagemaker.UpdateEndpointWeightsAndCapacities", refuse_twice)

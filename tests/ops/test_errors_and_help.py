@@ -73,13 +73,15 @@ def test_an_invalid_config_lists_every_problem():
 
 
 @pytest.mark.parametrize(
-    ("code", "exit_code", "says"),
-    [
-        ("AccessDeniedException", 5, "error: access denied for DescribeEndpoint"),
-        ("ThrottlingException", 7, "error: AWS kept throttling DescribeEndpoint after retries"),
+    ("code", "exit_code", "says", "ends"),
+    [  # a denial also names the policy the command needs (ops.commands.common.reports_errors passes its context)
+        ("AccessDeniedException", 5, "error: access denied for DescribeEndpoint",
+         '; `bin/ops status` needs MangaAssist-prod-Operator (docs/reference/permissions.md, "Permissions")'),
+        ("ThrottlingException", 7, "error: AWS kept throttling DescribeEndpoint after retries", "persists, look for "
+         "other automation calling the same API"),
     ],
-)
-def test_aws_refusals_reach_the_operator_as_one_line(prod, cli, code, exit_code, says):
+)  # fmt: skip
+def test_aws_refusals_reach_the_operator_as_one_line(prod, cli, code, exit_code, says, ends):
     """The refusal has to come from AWS itself, which moto never sends: botocore's Stubber does."""
     sagemaker = boto3.client("sagemaker", region_name="ap-northeast-1")
     stub = Stubber(sagemaker)
@@ -90,7 +92,7 @@ def test_aws_refusals_reach_the_operator_as_one_line(prod, cli, code, exit_code,
         result = cli("status", "prod")
 
     assert result.exit_code == exit_code
-    assert result.stderr.startswith(says)
+    assert result.stderr.startswith(says) and result.stderr.strip().endswith(ends)
     assert len(result.stderr.strip().splitlines()) == 1
 
 

@@ -1,5 +1,5 @@
 """Which policy each `bin/ops` command needs (ops/operations/permissions.py): the refusal for missing permissions
-names it, and docs/reference/commands.md's table says the same."""
+names it (through the CLI: tests/ops/test_errors_and_help.py), and docs/reference/commands.md's table says the same."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
-import boto3
 from botocore.exceptions import ClientError
-from botocore.stub import Stubber
 
 from ops.operations.errors import ExitCode, OpsError, explain_for_command
 from ops.operations.permissions import COMMAND_POLICIES, policies_for
@@ -70,16 +68,3 @@ def test_the_docs_table_gives_each_command_the_policies_of_the_map() -> None:
             seen.add(command)
     assert seen == set(COMMAND_POLICIES), "commands the docs' table leaves out"
 
-
-def test_the_cli_refusal_names_the_policy(prod, cli) -> None:
-    """Through the command's own error reporting (ops.commands.common.reports_errors passes the typer context)."""
-    sagemaker = boto3.client("sagemaker", region_name="ap-northeast-1")
-    stub = Stubber(sagemaker)
-    stub.add_client_error("describe_endpoint", "AccessDeniedException", "not authorized")
-    cli.runtime.client_overrides["sagemaker"] = sagemaker
-    with stub:
-        result = cli("status", "prod")
-    assert result.exit_code == ExitCode.CREDENTIALS
-    assert result.stderr.strip().endswith(
-        '; `bin/ops status` needs MangaAssist-prod-Operator (docs/reference/permissions.md, "Permissions")'
-    )

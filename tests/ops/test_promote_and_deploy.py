@@ -39,15 +39,33 @@ def canary_on_v2(environments, worlds):
     return world
 
 
-def test_promotion_refused_without_evidence(environments, worlds, cli):
-    """A canary that served nothing has no error rate: that is no reason to promote it."""
-    set_variant(environments, "canary", image_tag="v0.2.0")
-    worlds("prod").deploy()
+@pytest.mark.parametrize(
+    ("before_deploy", "after_deploy", "says"),
+    [
+        ("v0.2.0", None, "promotion refused: not enough evidence: the canary served 0 invocations in the last 5min"),
+        ("v0.2.0", "alarm", "promotion refused: alarm mangaassist-prod-canary-5xx is in ALARM"),
+        (None, "v0.2.0", "the live canary runs v0.1.0 on ml.g4dn.xlarge, but the config names v0.2.0"),
+    ],
+    ids=["no-evidence", "alarm", "never-ran-it"],
+)
+def test_promotion_refused_before_the_config_is_written(environments, worlds, cli, before_deploy, after_deploy, says):
+    if before_deploy:
+        set_variant(environments, "canary", image_tag=before_deploy)
+    world = worlds("prod")
+    world.deploy()
+    if after_deploy == "alarm":  # the canary baked (served enough to judge), but an alarm fires
+        world.traffic("canary", invocations=1000, errors=1)
+        world.traffic("primary", invocations=19000, errors=12)
+        world.alarm("mangaassist-prod-canary-5xx", "canary")
+    elif after_deploy:  # the config names an image the live canary never ran
+        set_variant(environments, "canary", image_tag=after_deploy)
+    before = (environments / "prod.yaml").read_text()
 
     result = cli("promote", "prod")
 
     assert result.exit_code == 4
-    assert "promotion refused: not enough evidence: the canary served 0 invocations in the last 5min" in result.stderr
+    assert says in result.stderr
+    assert (environments / "prod.yaml").read_text() == before
 
 
 class RecordingDeployer:
@@ -100,28 +118,6 @@ def test_nothing_to_promote_when_primary_already_runs_the_canary_image(prod, cli
 
     assert result.exit_code == 0
     assert "nothing to promote" in result.output
-
-
-def test_promotion_refused_while_a_canary_alarm_fires(canary_on_v2, environments, cli):
-    canary_on_v2.alarm("mangaassist-prod-canary-5xx", "canary")
-    before = (environments / "prod.yaml").read_text()
-
-    result = cli("promote", "prod")
-
-    assert result.exit_code == 4
-    assert "promotion refused: alarm mangaassist-prod-canary-5xx is in ALARM" in result.stderr
-    assert (environments / "prod.yaml").read_text() == before
-
-
-def test_promotion_refused_when_the_canary_never_ran_the_image(environments, worlds, cli):
-    world = worlds("prod")
-    world.deploy()  # canary live on v0.1.0 ...
-    set_variant(environments, "canary", image_tag="v0.2.0")  # ... while the config already names v0.2.0
-
-    result = cli("promote", "prod")
-
-    assert result.exit_code == 4
-    assert "the live canary runs v0.1.0 on ml.g4dn.xlarge, but the config names v0.2.0" in result.stderr
 
 
 def test_an_invalid_promoted_config_is_never_written(environments):
@@ -179,17 +175,27 @@ def test_instance_type_change_deregisters_deploys_and_restores_the_same_scaling(
     assert len(snapshots) == 1
 
 
-def test_a_failed_deploy_still_restores_scaling_and_says_so(primary_changes_type, cli):
+@pytest.mark.parametrize(
+    ("stack_changed", "says"),
+    [  # no `cdk bootstrap`, a synth refusal, an asset upload: no stack changed
+        (False, "failed with status 2 before CloudFormation changed any stack (nothing was deployed): see its output "
+                "above, e.g. synth refused the config, an asset did not upload, or the account lacks `make bootstrap"),
+        (True, "failed with status 2 in CloudFormation (MangaAssist-prod-Serving is CREATE_COMPLETE): see the stack events"),
+    ],
+    ids=["before-cloudformation", "in-cloudformation"],
+)  # fmt: skip
+def test_a_failed_deploy_names_what_failed_and_still_restores_scaling(primary_changes_type, cli, stack_changed, says):
     world = primary_changes_type
     before = world.scaling()
-    cli.runtime.deployer = RecordingDeployer(world, status=2)
+    changed = (lambda: world.stack(world.config_names[-1])) if stack_changed else None
+    cli.runtime.deployer = RecordingDeployer(world, status=2, during=changed)
 
     result = cli("deploy", "prod")
 
     assert result.exit_code == 8
     assert world.scaling() == before
-    assert "`make deploy ENV=prod` failed with status 2" in result.stderr
-    assert "scaling of primary was restored as it was" in result.stderr
+    assert result.stderr.startswith(f"error: `make deploy ENV=prod` {says}")
+    assert result.stderr.endswith("; scaling of primary was restored as it was\n")
 
 
 @pytest.mark.parametrize(
@@ -252,31 +258,6 @@ def test_restore_scaling_refuses_another_endpoints_snapshot(prod, cli, tmp_path)
 
     assert result.exit_code == 2
     assert "is for endpoint mangaassist-llm-staging, not mangaassist-llm-prod" in result.stderr
-
-
-def test_a_deploy_that_fails_before_cloudformation_runs_says_so(primary_changes_type, cli):
-    """No `cdk bootstrap`, a synth refusal, an asset upload: `make deploy` fails and no stack changed."""
-    cli.runtime.deployer = RecordingDeployer(primary_changes_type, status=1)
-
-    result = cli("deploy", "prod")
-
-    assert result.exit_code == 8
-    assert "failed with status 1 before CloudFormation changed any stack (nothing was deployed)" in result.stderr
-    assert "rolled the stack back" not in result.stderr
-    assert "CloudFormation" not in result.stderr.split("before CloudFormation changed any stack")[0]
-
-
-def test_a_deploy_that_cloudformation_rolled_back_names_the_stack(primary_changes_type, cli):
-    world = primary_changes_type
-    cli.runtime.deployer = RecordingDeployer(world, status=1, during=lambda: world.stack(world.config_names[-1]))
-
-    result = cli("deploy", "prod")
-
-    assert result.exit_code == 8
-    assert (
-        "failed with status 1 in CloudFormation (MangaAssist-prod-Serving is CREATE_COMPLETE): see the stack events"
-        in (result.stderr)
-    )
 
 
 def test_next_verify_is_printed_only_after_the_scaling_is_restored(primary_changes_type, cli):

@@ -5,8 +5,6 @@ is set on moto's own record of the subscription."""
 
 from __future__ import annotations
 
-import json
-
 from moto.sns.models import sns_backends
 
 from config import naming
@@ -24,16 +22,7 @@ def deploy_topics(world) -> dict[str, str]:
     sns.subscribe(TopicArn=paging, Protocol="email", Endpoint="oncall-mangaassist@example.com")
     sns.subscribe(TopicArn=paging, Protocol="https", Endpoint=PAGER)
     sns.subscribe(TopicArn=ticket, Protocol="email", Endpoint="team@example.com")
-    cloudformation = world.client("cloudformation")
-    (current,) = cloudformation.describe_stacks(StackName=stack)["Stacks"]
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in current["Outputs"]}
-    outputs |= {naming.OUTPUT_ALARM_TOPIC_ARN: paging, naming.OUTPUT_TICKET_TOPIC_ARN: ticket}
-    template = {
-        "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
-        "Outputs": {key: {"Value": value} for key, value in outputs.items()},
-    }
-    cloudformation.delete_stack(StackName=stack)
-    cloudformation.create_stack(StackName=stack, TemplateBody=json.dumps(template))
+    world.stack(world.config_names[-1], **{naming.OUTPUT_ALARM_TOPIC_ARN: paging, naming.OUTPUT_TICKET_TOPIC_ARN: ticket})
     return {"paging": paging, "ticket": ticket}
 
 
