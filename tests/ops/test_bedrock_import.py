@@ -1,5 +1,4 @@
-"""`bedrock-import`: artifact checks on moto's S3; the import job itself through botocore's Stubber,
-because moto 5.2 raises NotImplementedError for create_model_import_job (and has no import jobs)."""
+"""`bedrock-import`: artifact checks on moto's S3; the import job through botocore's Stubber (moto 5.2 has none)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Commands that get through a busy endpoint (issue 39 item 1): SageMaker holds the endpoint Updating and
-refuses UpdateEndpointWeightsAndCapacities with "Cannot update in-progress endpoint" until the update
-in progress is over; the commands wait (bounded by `operations.busy_endpoint_wait_seconds`) and retry.
-
-moto keeps the endpoint's status (set here on its backend) but never refuses a weight update, so a
-before-call hook refuses as SageMaker does while the endpoint is Updating. Time passes only through
-the fake sleep: the endpoint is busy for its first 20 s of waiting.
+"""Commands get through a busy endpoint (issue 39 item 1): they wait for InService and retry "Cannot update
+in-progress endpoint", within `operations.busy_endpoint_wait_seconds`. moto never refuses, so a before-call hook
+does while the endpoint is Updating; time passes only through the fake sleep.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Ctrl-C as a terminal sends it (SIGINT to the whole foreground process group) ends every command in one
-line and exit 130, with no traceback from it or from any child it was running (ops/operations/child_process.py). The
-processes here start with SIGINT at its default: a test runner started in the background inherits it ignored."""
+"""Ctrl-C (SIGINT to the foreground group) ends a command and its children in one line, exit 130, no traceback
+(ops/operations/child_process.py). These processes start with SIGINT at its default.
+"""
 
 from __future__ import annotations
 

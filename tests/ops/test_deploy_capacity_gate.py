@@ -1,6 +1,4 @@
-"""`bin/ops deploy` of a production environment refuses, before it reads the endpoint or moves any
-scaling aside, while a pool type's capacity is assumed (ops/operations/capacity_gate.py); the override lets it
-through with a warning, and the sandbox only notes it."""
+"""`bin/ops deploy` of production refuses an assumed capacity before touching anything; the override warns."""
 
 from __future__ import annotations
 

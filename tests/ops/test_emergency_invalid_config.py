@@ -1,6 +1,6 @@
-"""An invalid config never locks out the emergency commands (issue 30): `rollback` and
-`restore-scaling` say the config is invalid, in one line naming the first problem, and go on from the
-endpoint's identity; the commands that change what the endpoint runs still refuse."""
+"""An invalid config never locks out the emergency commands (issue 30); the commands that change the endpoint
+still refuse.
+"""
 
 from __future__ import annotations
 

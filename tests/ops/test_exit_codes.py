@@ -1,12 +1,5 @@
-"""Exit codes and messages that mean what the docs say: credentials problems exit 5, AWS_REGION is
-honoured, bin/ops returns the CLI's own code, deploy failures are blamed on what failed, error cells
-are one line.
-
-Wrong keys come from moto itself: with its request authentication switched on
-(settings.INITIAL_NO_AUTH_ACTION_COUNT, what moto's `set_initial_no_auth_action_count` sets) it
-checks the signature against the IAM access keys it holds, and answers as AWS does:
-SignatureDoesNotMatch for a wrong secret, InvalidAccessKeyId (S3) or InvalidClientTokenId for a key
-it does not know.
+"""Exit codes and one-line messages the docs promise. Wrong keys come from moto with its request authentication
+on (settings.INITIAL_NO_AUTH_ACTION_COUNT), answering as AWS does (SignatureDoesNotMatch, InvalidAccessKeyId).
 """
 
 from __future__ import annotations

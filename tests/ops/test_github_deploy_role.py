@@ -1,11 +1,6 @@
-"""The deploy workflow's role (constructs/github_deploy_role.py) can run `bin/ops verify` and `bin/ops smoke`
-and nothing else of the ops CLI: every AWS call the two commands make here is allowed by the role's policies
-(Deployer + Operator) and by its permissions boundary; the boundary names no action they do not call; and a
-traffic shift, allowed by the Operator policy, is refused by the boundary.
-
-Calls are the ones tests/operator_policy_check.py records and maps to IAM (action, resource, context), and
-evaluated by its evaluator. The smoke test's runtime client is the world's (its streamed answers are built
-at the HTTP layer), so its invocations are recorded here with the same botocore hook.
+"""The deploy workflow's role (constructs/github_deploy_role.py) runs `bin/ops verify` and `smoke` and nothing
+else: each call is allowed by its policies and its boundary, which names nothing more; a shift is refused by it.
+Calls as tests/operator_policy_check.py records and evaluates them.
 """
 
 from __future__ import annotations

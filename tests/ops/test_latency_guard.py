@@ -1,5 +1,4 @@
-"""The canary guard's latency verdict and `status`'s TTFT column, on moto's CloudWatch holding
-per-request first-token times (as the serving image's EMF arrays become PutMetricData Values)."""
+"""The canary guard's TTFT verdict and `status`'s TTFT column, on per-request first-token times in moto."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The proof in tests/operator_policy_check.py: its call -> action map comes from AWS's text, and it can
-fail (a policy without a statement a command needs, a call it has no rule for, a deploy without the
-Deployer policy, a capture read without the reader policy, a scalable target registered untagged)."""
+"""The proof in tests/operator_policy_check.py maps calls from AWS's text, and it can fail."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Which policy each `bin/ops` command needs (ops/operations/permissions.py): the refusal for missing permissions
-names it (through the CLI: tests/ops/test_errors_and_help.py), and docs/reference/commands.md's table says the same."""
+"""Which policy each command needs (ops/operations/permissions.py): the access-denied line names it (through the
+CLI: test_errors_and_help.py), and docs/reference/permissions.md's table agrees.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""ops/operations/pool_capacity.py: each instance in service at its own type's planning.capacity, new ones at the
-weakest of the pools SageMaker is providing from, and every instance at the weakest figure while
-DescribeEndpoint does not say which types are in service."""
+"""ops/operations/pool_capacity.py: each instance at its own type's figure, new ones at the weakest pool in use."""
 
 from __future__ import annotations
 

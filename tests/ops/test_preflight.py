@@ -1,6 +1,6 @@
-"""`bin/ops preflight ENV` (issue 50 §2) on prod's real config (ml.g5.xlarge, ml.g6.xlarge pools) against a moto
-account that answers Service Quotas and Cost Explorer as a real one does (workbench/sandbox/account_answers.py).
-Every call is checked against the Operator and Deployer policies (tests/operator_policy_check.py, autouse)."""
+"""`bin/ops preflight ENV` on prod's real config against a moto account answering Service Quotas and Cost
+Explorer (workbench/sandbox/account_answers.py); every call checked against the policies (autouse).
+"""
 
 from __future__ import annotations
 

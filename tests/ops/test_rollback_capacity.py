@@ -1,10 +1,6 @@
-"""A rollback the primary can carry (issue 27 §3): `rollback` raises the primary's desired count and its
-scalable target's minimum to what the live traffic needs, leaves a record `restore-scaling` puts the
-minimum back from, and says so; a shift a guard stops takes the same path; a hold warns when the primary
-could not carry a rollback, and `--keep-rollback-floor` keeps the floor it needs.
-
-The moto world's prod serves 1,200 invocations/min per instance (planning.capacity of its
-ml.g4dn.xlarge, tests/ops_world.py); provisioning_minutes is prod's assumed 8 minutes.
+"""A rollback the primary can carry (issue 27 §3): the raise, its record and `restore-scaling`; a stopped
+shift's raise; the holds' warning and `--keep-rollback-floor`. The moto world's type serves 1,200/min per
+instance (tests/ops_world.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The one seam where the world the ops CLI acts on may differ from AWS (ops/operations/runtime_hook.py):
-unset, every answer is AWS's; a hook changes only what it overrides; a variable naming no hook is one
-line and exit 2, from `bin/ops` and from `make deploy`'s steps alike."""
+"""The runtime hook (ops/operations/runtime_hook.py): AWS's answers unset, only its overrides set, one line and
+exit 2 when the variable names no hook.
+"""
 
 from __future__ import annotations
 

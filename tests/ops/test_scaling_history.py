@@ -1,6 +1,4 @@
-"""`bin/ops scaling-history`: SageMaker and STS on moto; Application Auto Scaling's
-DescribeScalingActivities, which moto 5.2 does not implement, through botocore's Stubber, whose
-responses are validated against the service model (`ScalingActivity`'s required fields and enums)."""
+"""`bin/ops scaling-history`: DescribeScalingActivities (not in moto 5.2) through botocore's Stubber."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Ctrl-C in a terminal, for real: `python -m ops shift` as its own process group on a moto server, SIGINT
-to the whole group (as a terminal sends it, children included) during the first hold; SIGTERM (`kill`, a CI job
-cancelled) and SIGHUP (a closed terminal) to the process get the same, with exit 143 and 129. The operator
-reads one message naming the environment, the weights as they stand and the two commands, and nothing
-else: no traceback, neither the CLI's nor a child process's (before issue 30 the config's region check
-started jsii's Node.js through the virtualenv's `node`, a Python wrapper whose own KeyboardInterrupt
-traceback jsii then printed line by line as b'…')."""
+"""`python -m ops shift` interrupted for real on a moto server during the first hold: SIGINT to its group, SIGTERM,
+SIGHUP (130, 143, 129); one message with the weights and the two commands, no traceback from it or a child.
+"""
 
 from __future__ import annotations
 

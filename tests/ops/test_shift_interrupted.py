@@ -1,5 +1,4 @@
-"""`shift` before and after: the duration it announces, `--dry-run`, and what Ctrl-C mid-ramp leaves
-(the weights as they stand, read back, and the commands to resume or roll back)."""
+"""`shift` before and after: its announced duration, `--dry-run`, and what an interrupt leaves and says."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The shift's canary capacity check on instance pools (issue 42 item 3): the canary's instances count
-at the capacity of the type they run on, not the preferred type's."""
+"""The shift's canary capacity check counts pool instances at their own type's figure (issue 42 item 3)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""`smoke`: one chat completion per adapter, plain (moto) and streamed (real event-stream framing).
-
-moto answers InvokeEndpoint with bodies queued through its documented results API. It does not
-implement InvokeEndpointWithResponseStream, and botocore's Stubber cannot stand in for it either: it
-validates an event-stream Body as a plain structure and so cannot return a stream. The streamed calls
-are therefore answered at the HTTP layer with botocore's `before-send` hook and real
-`application/vnd.amazon.eventstream` frames, which botocore then decodes exactly as it would AWS's.
+"""`smoke`: plain answers from moto's results API; streamed ones as real event-stream frames at the HTTP layer
+(`before-send`), since neither moto nor the Stubber can return a stream.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""`bin/ops smoke` sends a conversation's PrefixAwareId (config.routing: the client contract) on the plain
-and the streamed request, as the runtime header, through the real botocore client (no AWS)."""
+"""`bin/ops smoke` sends one PrefixAwareId (config.routing) on both of an adapter's requests, as the header."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""`status` on a variant with instance pools: instances by type, desired against in service, the
-capacity of every pool type beside its physical ceiling, every line under 120 columns; and
-`read_endpoint` against DescribeEndpoint's InstancePools as botocore's model shapes them (Stubber)."""
+"""`status` with instance pools (by type, desired against in service, each pool type's capacity), and
+`read_endpoint` against InstancePools as botocore's model shapes them.
+"""
 
 from __future__ import annotations
 

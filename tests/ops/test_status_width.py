@@ -1,6 +1,4 @@
-"""`status` fits a 120-column terminal on prod's moto endpoint with the long lines real AWS gives it
-(an alarm's CloudWatch reason, a dated schedule, capacity provenance), and `status --json` carries the
-same facts for scripts."""
+"""`status` fits 120 columns with AWS's long lines, and `status --json` carries the same facts."""
 
 from __future__ import annotations
 

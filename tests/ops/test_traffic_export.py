@@ -1,11 +1,6 @@
-"""`bin/ops traffic` on moto (issue 29 §3): Invocations put for 18 hours, written as the planner's CSV,
-summed over the variants, trimmed to the data, gaps written as 0 and counted; then (`make test-slow`)
-three days through `make plan`'s own code path (the planner CLI in-process), judged in the environment's
-release-calendar windows.
-
-18 hours, not three days: moto's GetMetricData compares every datapoint of the span with every period
-(moto/cloudwatch/models.py `get_metric_data`), so its cost grows with minutes asked x minutes stored;
-three days of two variants asked over seven days took ~11 s of CPU."""
+"""`bin/ops traffic` on moto (issue 29 §3), and (`make test-slow`) through `make plan`. 18 hours, not days: moto's
+GetMetricData cost grows with minutes asked x minutes stored (moto/cloudwatch/models.py).
+"""
 
 from __future__ import annotations
 

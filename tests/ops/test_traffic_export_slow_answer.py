@@ -1,5 +1,4 @@
-"""`bin/ops traffic` against a CloudWatch that does not answer in time (a sandbox many sweeps filled took 312 s and
-ended in the SDK's raw "Read timeout on endpoint URL", issue 53): one line that says what to do instead."""
+"""`bin/ops traffic` when CloudWatch does not answer in time (issue 53): one line saying what to do."""
 
 from __future__ import annotations
 

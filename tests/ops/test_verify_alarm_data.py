@@ -1,7 +1,6 @@
-"""`bin/ops verify` fails, naming the alarm and the metric, when a metric a rollback alarm reads has no data
-while the endpoint is in service (issue 50 §3: an alarm over a metric that never arrives fails open).
-The alarms are shaped as the stack writes them (constructs/serving_alarms.py): engine-silent a math alarm over
-the engine's heartbeat, missing data breaching; the 5XX rate over SageMaker's per-request metrics."""
+"""`bin/ops verify` fails when a rollback alarm's metric has no data (issue 50 §3); alarms shaped as
+constructs/serving_alarms.py writes them.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""`verify` after a deploy: an alarm subscription still waiting for its confirmation fails the check and
-says how to confirm it (issue 27). moto confirms every subscription at once; what SNS returns until an
-endpoint confirms (`SubscriptionArn` "PendingConfirmation", SNS API reference ListSubscriptionsByTopic)
-is set on moto's own record of the subscription."""
+"""`verify` fails on an alarm subscription awaiting confirmation (issue 27), set on moto's own record
+("PendingConfirmation", SNS API reference ListSubscriptionsByTopic).
+"""
 
 from __future__ import annotations
 

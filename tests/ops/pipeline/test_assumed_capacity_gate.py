@@ -1,5 +1,6 @@
-"""`make deploy` of a production environment refuses, before any AWS call, while a pool type's capacity
-is assumed; ACCEPT_ASSUMED_CAPACITY="<reason>" lets it through and the reason is recorded."""
+"""`make deploy` of production refuses an assumed capacity before any AWS call; ACCEPT_ASSUMED_CAPACITY lets it
+through and is recorded.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""`python -m ops.pipeline.execution_policy ENV` (make bootstrap's first step) on moto's IAM: creates the policies,
-leaves them alone when unchanged, makes a changed document the default version within IAM's five."""
+"""`python -m ops.pipeline.execution_policy ENV` on moto's IAM: created, left alone, updated within five versions."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Ctrl-C during `make synth`'s cfn-lint step (the Makefile's `cfn-lint` recipe: cfn-lint under $(QUIET)), as a
-terminal sends it (SIGINT to the whole foreground group): one line, exit 130, no traceback, and every cfn-lint it
-started has ended. Before, the step printed a 20-line traceback (issue 53 item 7).
-
-cfn-lint is held in the step deterministically: its template is a FIFO nobody writes, so it waits in open(2)
-(fifo(7)) until the interrupt, whenever that comes."""
+"""Ctrl-C (SIGINT to the foreground group) during `make synth`'s cfn-lint step: one line, exit 130, no
+traceback, every cfn-lint ended (issue 53 item 7). cfn-lint waits on a FIFO template nobody writes (fifo(7)).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""No placeholder pager in production (issue 39 item 7): `make deploy` of a production environment
-refuses a paging destination that reaches nobody, before any AWS call; synth keeps taking it."""
+"""`make deploy` of production refuses a placeholder paging destination before any AWS call (issue 39 item 7)."""
 
 from __future__ import annotations
 

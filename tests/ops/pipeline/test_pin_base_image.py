@@ -1,5 +1,4 @@
-"""`make pin-base-image`: the digest read from a registry speaking Docker's Registry HTTP API V2 (here a
-local one: Docker Hub is not reachable from CI), written beside the tag in the Dockerfile."""
+"""`make pin-base-image` against a local registry speaking Docker's Registry HTTP API V2."""
 
 from __future__ import annotations
 
