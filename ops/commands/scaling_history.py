@@ -107,20 +107,11 @@ def _scale_outs(history: History, console: Console) -> None:
     if not history.scale_outs:
         console.line("  none")
         return
-    console.table(
-        ["VARIANT", "TYPE", "STARTED", "COUNT", "MINUTES", "CAUSE"],
-        [
-            [
-                a.variant,
-                history.label(a.variant),
-                console.time(a.started),
-                _change(a),
-                f"{a.minutes:.1f}",
-                cause(a.cause),
-            ]
-            for a in history.scale_outs
-        ],
-    )
+    rows = [
+        [a.variant, history.label(a.variant), console.time(a.started), _change(a), f"{a.minutes:.1f}", cause(a.cause)]
+        for a in history.scale_outs
+    ]
+    console.table(["VARIANT", "TYPE", "STARTED", "COUNT", "MINUTES", "CAUSE"], rows)
 
 
 def _failures(history: History, console: Console) -> None:

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ops.operations.alarms import firing_alarms
-from ops.operations.latency import first_token_times
-from ops.operations.metric_window import SAGEMAKER, variant_query, window_results
+from ops.operations.metric_window import SAGEMAKER, first_token_times, variant_query, window_results
 
 
 @dataclass(frozen=True)

@@ -318,7 +318,7 @@ def keep_floor(clients: AwsClients, target: Target, floor: Floor | None, console
         console.warn(f"no invocations of {target.endpoint} in the last {_window()}: no rollback floor to keep")
         return 0
     _pools_note(target, primary, need, console)
-    each = f"{_rate(need.per_instance)} each" if not need.pools.mixed else need.pools.describe(need.count)
+    each = _served_each(need, need.count)
     console.line(
         f"rollback floor: {target.primary} at {need.count} instances, what {_rate(need.traffic)} needs "
         f"({each}, planning.capacity)"
@@ -354,16 +354,14 @@ def warn_if_short(clients: AwsClients, target: Target, floor: Floor | None, cons
     )
     console.warn(
         f"a rollback now would put {_rate(need.traffic)} on {target.primary}, whose {primary.in_service} instances "
-        f"in service serve {_rate(serves)} within the SLO ({_served_each(need)}, planning.capacity): "
+        f"in service serve {_rate(serves)} within the SLO ({_served_each(need, need.pools.count)}, planning.capacity): "
         f"users would queue for about {floor.sizing.provisioning_minutes} min while more start; {offer}"
     )
 
 
-def _served_each(need: Need) -> str:
-    """'274/min each', or with pools of different figures the split of the instances in service."""
-    if not need.pools.mixed:
-        return f"{_rate(need.per_instance)} each"
-    return need.pools.describe(need.pools.count)
+def _served_each(need: Need, count: int) -> str:
+    """'274/min each', or with pools of different figures the split of `count` instances."""
+    return need.pools.describe(count) if need.pools.mixed else f"{_rate(need.per_instance)} each"
 
 
 def _cost(sizing: Sizing, instance_type: str, extra: int) -> str:

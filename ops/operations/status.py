@@ -19,10 +19,9 @@ from config.schema import InstanceCapacity
 from ops.operations.alarms import Alarm, firing_alarms
 from ops.operations.aws import AwsClients
 from ops.operations.endpoint import LiveEndpoint, read_endpoint
-from ops.operations.latency import FirstTokenTimes, first_token_times
+from ops.operations.metric_window import FirstTokenTimes, ShedCount, first_token_times, shed_counts
 from ops.operations.output import Console, local_time, percent
 from ops.operations.scaling import VariantScaling, read_scaling
-from ops.operations.shed import ShedCount, shed_counts
 
 CRON_AT_FIXED_TIME = re.compile(r"^cron\((\d{1,2}) (\d{1,2}) ")
 LATENCY_WINDOW_SECONDS = 300  # time to first token over the last five minutes, like the canary guard
@@ -82,11 +81,11 @@ def show_status(
         else:
             _show_scaling(scaling, console)
 
+    console.heading("Capacity the plan and the canary guard stand on (planning.capacity)")
     if cfg is not None:
         _show_capacity(cfg, console)
         _show_acceptance(identity.name, console)
     else:
-        console.heading("Capacity the plan and the canary guard stand on (planning.capacity)")
         console.line("  not shown: the config is invalid (the warning above names its first problem)")
 
     console.heading("Alarms in ALARM")
@@ -137,15 +136,12 @@ def _show_instances_by_type(live: LiveEndpoint, console: Console) -> None:
             rows.append([v.name, str(priority) if v.has_pools else "-", instance_type, shown, role])
     console.table(["VARIANT", "PRIORITY", "INSTANCE TYPE", "IN SERVICE", ""], rows)
     for v in live.variants:
-        if v.provision_timeout_seconds is not None:  # VariantInstanceProvisionTimeoutInSeconds
-            console.line(
-                f"  {v.name}: SageMaker tries the pools for up to {v.provision_timeout_seconds} s per scale-out"
-            )
+        if (timeout := v.provision_timeout_seconds) is not None:  # VariantInstanceProvisionTimeoutInSeconds
+            console.line(f"  {v.name}: SageMaker tries the pools for up to {timeout} s per scale-out")
 
 
 def _show_capacity(cfg: EnvironmentConfig, console: Console) -> None:
     """planning.capacity for every type the config may run on, each beside its physical ceiling."""
-    console.heading("Capacity the plan and the canary guard stand on (planning.capacity)")
     for instance_type, capacity, ceiling in _capacities(cfg):
         text = f"{instance_type}: {capacity.provenance() if capacity else 'no planning.capacity figure'}"
         if ceiling is None:
