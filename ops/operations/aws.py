@@ -92,7 +92,6 @@ def open_session(config_region: str | None, requested_region: str | None) -> bot
 
 
 def check_account(clients: AwsClients, expected_account: str | None, env_name: str) -> None:
-    """Refuse to operate on one account's endpoint with another account's credentials."""
     if expected_account is None:
         return
     actual = clients.account_id()

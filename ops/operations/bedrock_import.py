@@ -146,7 +146,6 @@ def submit_import(bedrock: Any, job: ImportJob) -> str:
 
 
 def wait_for_import(bedrock: Any, job_arn: str, console: Console, timing: Timing) -> str:
-    """Poll until the job completes; return the imported model's ARN."""
     waiter = custom_waiter(
         "ModelImportJobFinished",
         "GetModelImportJob",

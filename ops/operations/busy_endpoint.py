@@ -109,7 +109,6 @@ def update_weights_and_capacities(
     patience: Patience,
     what: str,
 ) -> None:
-    """UpdateEndpointWeightsAndCapacities through a busy endpoint (`what` says what it does, for the operator)."""
 
     def send() -> None:
         sagemaker.update_endpoint_weights_and_capacities(EndpointName=endpoint, DesiredWeightsAndCapacities=desired)

@@ -89,7 +89,6 @@ class StderrRelay:
             self._quiet = True
 
     def finish(self) -> None:
-        """Once the child ended: the rest of its output shown before the caller goes on."""
         self._thread.join(timeout=DRAIN_SECONDS)
 
 

@@ -98,7 +98,6 @@ def invalid_config_line(error: ConfigError, identity: EndpointIdentity) -> str:
 
 
 def connect(cfg: EnvironmentConfig, region: str | None, client_overrides: dict[str, Any]) -> Environment:
-    """AWS clients for the config's region (or `region`), with the credentials' account checked."""
     clients = AwsClients(open_session(cfg.region, region), client_overrides)
     check_account(clients, cfg.account, cfg.name)
     return Environment(cfg, clients)

@@ -96,8 +96,6 @@ def explain(error: OpsError | ConfigError | ClientError | BotoCoreError) -> OpsE
 
 
 class Invocation(Protocol):
-    """What explain_for_command reads of a command's typer/click context."""
-
     info_name: str | None
     params: Mapping[str, Any]
 

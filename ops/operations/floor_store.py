@@ -27,7 +27,6 @@ def publish(ssm: Any, env_name: str, variant: str, document: str) -> str:
 
 
 def published(ssm: Any, env_name: str) -> dict[str, str]:
-    """Every variant's record in the environment: {parameter name: document}."""
     found: dict[str, str] = {}
     for page in ssm.get_paginator("get_parameters_by_path").paginate(Path=naming.floor_record_path(env_name)):
         found |= {p["Name"]: p["Value"] for p in page["Parameters"]}

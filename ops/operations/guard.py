@@ -145,7 +145,6 @@ def _rate(rate: float | None) -> str:
 
 
 def _percent(errors: float, invocations: float) -> float | None:
-    """5XX errors as a percentage of invocations; None where there were no invocations."""
     return 100 * errors / invocations if invocations else None
 
 

@@ -17,7 +17,7 @@ from ops.operations.endpoint import LiveVariant
 
 
 class UnknownCapacity(LookupError):
-    """A type the variant runs on has no planning.capacity figure."""
+    pass
 
 
 @dataclass(frozen=True)

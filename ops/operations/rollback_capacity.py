@@ -173,7 +173,6 @@ def _each(sizing: Sizing, need: Need, count: int) -> str:
 def _describe_need(
     target: Target, sizing: Sizing, primary: Primary, need: Need, share: float, console: Console
 ) -> None:
-    """What the primary must carry, what it serves now, and how long users may queue."""
     _pools_note(target, primary, need, console)
     of_what = "the endpoint's" if share == 100 else f"{percent(share)} of the endpoint's"
     console.line(

@@ -43,8 +43,6 @@ RANGE_CAUSE = re.compile(r"^(minimum|maximum) capacity was set to \d+", re.IGNOR
 
 @dataclass(frozen=True)
 class Activity:
-    """One scaling activity of one variant, as Application Auto Scaling recorded it."""
-
     variant: str
     started: datetime
     ended: datetime | None
@@ -57,7 +55,6 @@ class Activity:
 
     @property
     def minutes(self) -> float | None:
-        """StartTime to EndTime, for a finished activity."""
         return None if self.ended is None else (self.ended - self.started).total_seconds() / 60
 
     @property
@@ -114,7 +111,6 @@ class History:
         return [a for a in self.activities if a.status in FAILED]
 
     def counted_apart(self) -> dict[str, int]:
-        """Activities that are neither provisioning samples nor failures, by kind."""
         rest = [a for a in self.activities if not a.is_scale_out and a.status not in FAILED]
         kinds = {
             "scale-ins": [a for a in rest if a.status == SUCCESSFUL and a.direction == IN],
@@ -208,7 +204,6 @@ def read_activities(autoscaling: Any, endpoint: str, variant: str) -> list[dict[
 
 
 def classify(variant: str, raw: list[dict[str, Any]]) -> list[Activity]:
-    """Activities oldest first, each with its target and direction."""
     found = []
     count = None  # the desired count the last successful activity set
     for item in sorted(raw, key=lambda a: a["StartTime"]):

@@ -79,7 +79,6 @@ def planned_duration(route: list[float], plan: ShiftPlan) -> str:
 
 
 def step_checks(previous: float, weight: float, plan: ShiftPlan, guarded: bool) -> list[str]:
-    """What the guard checks before one step, as the dry run lists it."""
     if not guarded:
         return ["nothing (traffic moves away from the canary: never guarded)"]
     checks = ["alarms", "the 5XX and TTFT margins (where there is traffic to compare)"]
@@ -94,7 +93,6 @@ def step_checks(previous: float, weight: float, plan: ShiftPlan, guarded: bool) 
 
 
 def dry_run_lines(start: float, route: list[float], plan: ShiftPlan, guarded: bool) -> list[str]:
-    """The shift step by step, as it would run: checks, weight change, hold."""
     hold = ""
     if plan.hold_seconds:
         watched = f", checking alarms and both margins every {seconds(plan.check_seconds)}" if guarded else ""
@@ -128,7 +126,6 @@ def rollback_command(target: Target) -> str:
 
 
 def _options(plan: ShiftPlan) -> list[str]:
-    """The shift's options that differ from their defaults, as the command line takes them."""
     words: list[str] = []
     if plan.hold_seconds:
         words += ["--hold", _duration(plan.hold_seconds)]

@@ -68,7 +68,6 @@ class SmokeResult:
         return self.problem is None
 
     def row(self) -> list[object]:
-        """The line `bin/ops smoke` prints for it."""
         ttft = "-" if self.first_token is None else f"{self.first_token * 1000:.0f} ms"
         result = "ok" if self.passed else f"FAIL: {one_line(self.problem or '', limit=120)}"
         tokens = "-" if self.tokens is None else self.tokens

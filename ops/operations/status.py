@@ -18,7 +18,7 @@ from config.endpoint_identity import EndpointIdentity
 from config.schema import InstanceCapacity
 from ops.operations.alarms import Alarm, firing_alarms
 from ops.operations.aws import AwsClients
-from ops.operations.endpoint import LiveEndpoint, read_endpoint
+from ops.operations.endpoint import LiveEndpoint, LiveVariant, read_endpoint
 from ops.operations.metric_window import FirstTokenTimes, ShedCount, first_token_times, shed_counts
 from ops.operations.output import Console, local_time, percent
 from ops.operations.scaling import VariantScaling, read_scaling
@@ -141,7 +141,6 @@ def _show_instances_by_type(live: LiveEndpoint, console: Console) -> None:
 
 
 def _show_capacity(cfg: EnvironmentConfig, console: Console) -> None:
-    """planning.capacity for every type the config may run on, each beside its physical ceiling."""
     for instance_type, capacity, ceiling in _capacities(cfg):
         text = f"{instance_type}: {capacity.provenance() if capacity else 'no planning.capacity figure'}"
         if ceiling is None:
@@ -163,7 +162,6 @@ def _show_acceptance(env_name: str, console: Console) -> None:
 
 
 def _capacities(cfg: EnvironmentConfig) -> list[tuple[str, InstanceCapacity | None, Ceiling | None]]:
-    """Every type in planning.capacity or in a variant's pools: its figure and physical ceiling, if known."""
     catalog = load_catalog()
     types = sorted({*cfg.planning.capacity, *(t for v in cfg.variants for t in v.instance_types)})
     return [(t, cfg.planning.capacity.get(t), ceiling_if_known(cfg, catalog, t)) for t in types]
@@ -173,55 +171,22 @@ def status_document(status: Status, identity: EndpointIdentity, cfg: Environment
     """`status --json`: the text's facts as data, times ISO 8601 UTC; `capacity` and `provisioning_minutes`
     null when the config is invalid (`config_valid` false)."""
     live = status.live
+    endpoint = {"name": live.name, "region": status.region, "status": live.status,
+                "config_in_service": live.config_name, "deploying_config": live.pending_config_name,
+                "failure_reason": live.failure_reason, "last_modified": _utc(live.last_modified)}  # fmt: skip
+    capacity = {
+        t: {"planning_capacity": figure.model_dump(mode="json") if figure else None,
+            "provenance": figure.provenance() if figure else None,
+            "physical_ceiling_per_minute": ceiling.requests_per_minute if ceiling else None}
+        for t, figure, ceiling in _capacities(cfg)
+    } if cfg is not None else None  # fmt: skip
     return {
         "environment": identity.name,
         "config_valid": cfg is not None,
-        "endpoint": {
-            "name": live.name,
-            "region": status.region,
-            "status": live.status,
-            "config_in_service": live.config_name,
-            "deploying_config": live.pending_config_name,
-            "failure_reason": live.failure_reason,
-            "last_modified": _utc(live.last_modified),
-        },
-        "variants": [
-            {
-                "name": v.name,
-                "image": v.image,
-                "image_tag": v.image_tag,
-                "instances": {"in_service": v.current_instance_count, "desired": v.desired_instance_count},
-                "weight": {"current": v.current_weight, "desired": v.desired_weight},
-                "share_percent": live.share(v.name),
-                "instances_by_type": [
-                    {"instance_type": t, "priority": n if v.has_pools else None, "in_service": count}
-                    for n, (t, count) in enumerate(v.instances_by_type().items(), start=1)
-                ],
-                "instance_provision_timeout_seconds": v.provision_timeout_seconds,
-                "ttft_ms": {
-                    **status.latency[v.name].percentiles,
-                    "streams": status.latency[v.name].requests,
-                    "window_seconds": LATENCY_WINDOW_SECONDS,
-                },
-                "shed": {
-                    "requests": status.shed[v.name].shed,
-                    "invocations": status.shed[v.name].invocations,
-                    "window_seconds": LATENCY_WINDOW_SECONDS,
-                },
-            }
-            for v in live.variants
-        ],
+        "endpoint": endpoint,
+        "variants": [_variant_document(status, v) for v in live.variants],
         "autoscaling": {name: None if s is None else _scaling_document(s) for name, s in status.scaling.items()},
-        "capacity": {
-            t: {
-                "planning_capacity": capacity.model_dump(mode="json") if capacity else None,
-                "provenance": capacity.provenance() if capacity else None,
-                "physical_ceiling_per_minute": ceiling.requests_per_minute if ceiling else None,
-            }
-            for t, capacity, ceiling in (_capacities(cfg) if cfg is not None else [])
-        }
-        if cfg is not None
-        else None,
+        "capacity": capacity,
         "provisioning_minutes": cfg.planning.provisioning_minutes if cfg is not None else None,
         "accepted_assumed_capacity": _acceptance_document(identity.name),
         "alarms_in_alarm": [
@@ -229,6 +194,23 @@ def status_document(status: Status, identity: EndpointIdentity, cfg: Environment
             for a in status.alarms
         ],
     }
+
+
+def _variant_document(status: Status, v: LiveVariant) -> dict[str, Any]:
+    latency, shed, window = status.latency[v.name], status.shed[v.name], LATENCY_WINDOW_SECONDS
+    by_type = enumerate(v.instances_by_type().items(), start=1)
+    return {
+        "name": v.name, "image": v.image, "image_tag": v.image_tag,
+        "instances": {"in_service": v.current_instance_count, "desired": v.desired_instance_count},
+        "weight": {"current": v.current_weight, "desired": v.desired_weight},
+        "share_percent": status.live.share(v.name),
+        "instances_by_type": [
+            {"instance_type": t, "priority": n if v.has_pools else None, "in_service": count} for n, (t, count) in by_type
+        ],
+        "instance_provision_timeout_seconds": v.provision_timeout_seconds,
+        "ttft_ms": {**latency.percentiles, "streams": latency.requests, "window_seconds": window},
+        "shed": {"requests": shed.shed, "invocations": shed.invocations, "window_seconds": window},
+    }  # fmt: skip
 
 
 def _acceptance_document(env_name: str) -> dict[str, Any] | None:

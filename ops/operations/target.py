@@ -9,8 +9,6 @@ from ops.operations.busy_endpoint import Patience
 
 @dataclass(frozen=True)
 class Target:
-    """Where the shift happens: one endpoint and the two variants traffic moves between."""
-
     env_name: str
     endpoint: str
     canary: str

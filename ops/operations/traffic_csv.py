@@ -62,7 +62,6 @@ def write_series(path: Path, start: datetime, requests_per_minute: Iterable[floa
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
-    """Data rows with their line numbers, after checking the header; blank lines skipped."""
     try:
         # utf-8-sig: spreadsheets often save a byte-order mark before the header.
         with path.open(newline="", encoding="utf-8-sig") as file:

@@ -70,7 +70,6 @@ def verify(access: EmergencyAccess, check_weights: bool) -> list[Check]:
 
 
 def _config_checks(env: Environment, live: LiveEndpoint, check_weights: bool) -> list[Check]:
-    """Each variant live against its config: instance type, image, and the share of traffic."""
     cfg, clients = env.cfg, env.clients
     wanted, running = {v.name: v for v in cfg.variants}, {v.name: v for v in live.variants}
     source_tag = None  # `image_tag: source` = the tag the image stack built
@@ -128,7 +127,6 @@ def _unconfirmed(label: str, subscription: dict) -> str:
 
 
 def _stack_checks(outputs: ServingOutputs, endpoint_name: str) -> list[Check]:
-    """The serving stack settled, and it deployed the endpoint the config names."""
     return [
         Check(outputs.stack_status in HEALTHY_STACK_STATES, f"stack {outputs.stack_name} is {outputs.stack_status}"),
         Check(
@@ -180,7 +178,6 @@ def _live_checks(have: LiveVariant, ecr: Any) -> list[Check]:
 
 
 def _share_check(env_name: str, live: LiveEndpoint, name: str, expected: float) -> Check:
-    """The variant serves the share of traffic the config gives it (a shift may have left it elsewhere)."""
     held = live.share(name) == expected
     return Check(
         held,

@@ -12,7 +12,6 @@ JSII_NODE = Path(__file__).resolve().parent / "jsii_node.py"
 
 
 def pinned_node() -> Path | None:
-    """The virtualenv's node, when this Python runs from a virtualenv that has one."""
     node = Path(sys.executable).parent / "node"
     return node if node.exists() else None
 
