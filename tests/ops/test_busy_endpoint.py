@@ -18,8 +18,7 @@ IN_PROGRESS = ClientError(
 
 
 def hold_updating(world, cli, busy_seconds: float | None) -> list[dict]:
-    """The endpoint Updating, refusing weight updates, until the fake sleep has passed `busy_seconds`
-    (None: for ever). Returns the refused calls."""
+    """Updating and refusing weight updates until the fake sleep passed `busy_seconds` (None: for ever)."""
     endpoint = world.moto_endpoint()
     endpoint.endpoint_status = "Updating"
     refused: list[dict] = []
@@ -67,8 +66,7 @@ def test_rollback_waits_out_a_busy_endpoint_and_drains_the_canary(prod, cli):
 
 
 def test_an_in_progress_refusal_of_an_endpoint_that_says_in_service_is_retried(prod, cli):
-    """DescribeEndpoint can say InService a moment before another change makes it refuse: the refusal
-    itself is waited out too."""
+    """InService a moment before another change makes it refuse: the refusal is waited out too."""
     prod.set_weights(primary=50, canary=50)
     refusals = []
 

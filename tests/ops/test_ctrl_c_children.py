@@ -73,8 +73,7 @@ def test_ctrl_c_stops_the_child_quietly_and_the_command_says_it_once() -> None:
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)], ids=["SIGTERM", "SIGHUP"])
 def test_sigterm_or_sighup_to_the_command_alone_stops_the_child_as_ctrl_c_does(sig: int, code: int) -> None:
-    """`kill`, a CI job cancelled, a closed terminal: the signal reaches the command only (its child is in a session
-    of its own), which stops the child and says so in its one line, exit 128 + the signal."""
+    """`kill`, a CI job cancelled, a closed terminal: the signal reaches the command alone, which stops the child."""
     command = start_in_own_group(parent_script([sys.executable, "-c", SLEEPER]))
     child = int(wait_for_line(command, "ready").split()[1])
     command.send_signal(sig)
@@ -115,22 +114,19 @@ def interrupted_make(tmp_path: Path, levels: int) -> tuple[int, str]:
 
 
 def test_make_interrupted_under_a_command_reports_nothing_of_its_own(tmp_path: Path) -> None:
-    """GNU make reports each recipe a signal ended ("make[1]: *** [Makefile:5: inner] Terminated", one line per
-    level): after Ctrl-C only the command's line shows. What make wrote before it shows in full."""
+    """GNU make's "*** [Makefile:5: inner] Terminated" lines are not shown; what it wrote before is."""
     assert interrupted_make(tmp_path, levels=1) == (130, "building\nerror: interrupted\n")
 
 
 def test_make_interrupted_under_nested_commands_reports_nothing_of_its_own(tmp_path: Path) -> None:
-    """`bin/ops deploy` -> the sandbox's deploy -> make synth: the sandbox's deploy, stopped by its parent, shows
-    nothing of make's either. ("building" may or may not have passed the middle command when Ctrl-C lands.)"""
+    """A middle command stopped by its parent shows nothing of make's either ("building" may pass or not)."""
     code, stderr = interrupted_make(tmp_path, levels=2)
     assert code == 130
     assert [line for line in stderr.splitlines() if line != "building"] == ["error: interrupted"]
 
 
 def test_what_the_child_writes_to_stderr_shows_as_it_comes_a_prompt_without_its_newline_too() -> None:
-    """The relay copies bytes as they arrive, not lines: a question such as the CDK CLI's "(y/n)" shows while the
-    child waits for the answer. (Relayed by lines, this read would wait until the watchdog ends the command.)"""
+    """Bytes as they arrive, not lines: the CDK CLI's "(y/n)" question shows while the child waits."""
     prompt = "Do you wish to deploy these changes (y/n)? "
     child = f"import sys, time; sys.stderr.write({prompt!r}); sys.stderr.flush(); time.sleep(120)"
     command = start_in_own_group(parent_script([sys.executable, "-c", child]))
@@ -146,8 +142,7 @@ def test_what_the_child_writes_to_stderr_shows_as_it_comes_a_prompt_without_its_
 
 
 def test_a_child_s_exit_code_and_all_it_wrote_come_through() -> None:
-    """More than a pipe holds (64 KiB on Linux), written just before the child exits: all of it is shown before
-    run_child returns the child's exit code."""
+    """More than a pipe holds, written just before the child exits, all shown before run_child returns."""
     child = "import sys; sys.stderr.write('x' * 300_000); sys.exit(3)"
     done = subprocess.run(
         parent_script([sys.executable, "-c", child]), cwd=REPO, capture_output=True, text=True, timeout=PATIENCE_SECONDS
@@ -188,9 +183,8 @@ def test_sandbox_traffic_follow_ends_in_one_line_and_130(moto_sandbox: State, tm
 
 
 def test_ctrl_c_while_the_child_starts_still_stops_it(monkeypatch, tmp_path: Path) -> None:
-    """Ctrl-C that lands while Popen waits for the child's exec (the child already running): raised inside Popen, it
-    would leave the child running, unknown to run_child and never stopped. Here the interrupt comes right after the
-    fork, every time, by wrapping Popen's own start of the child."""
+    """An interrupt right after the fork, while Popen waits for the exec (here every time, by wrapping
+    Popen's start of the child), still stops the child."""
     from ops.operations import child_process
 
     started: list[int] = []

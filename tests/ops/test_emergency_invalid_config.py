@@ -17,8 +17,7 @@ TARGET_FIELD = "autoscaling.primary.target_tracking.target_value"
 
 
 def target_above_capacity(document) -> None:
-    """What a low capacity measurement does to an explicit target: 80 concurrent requests is above
-    what any instance type of the moto world's prod serves (tests/ops_world.py)."""
+    """An explicit target of 80 concurrent requests: above what any type of the moto world's prod serves."""
     tracking = document["autoscaling"]["primary"]["target_tracking"]
     del tracking["target_share_of_concurrency"]
     tracking["target_value"] = 80

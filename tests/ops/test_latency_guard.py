@@ -140,8 +140,7 @@ def test_an_override_still_refuses_a_slow_canary_it_can_compare(evidence, cli):
 
 
 def test_a_check_mark_only_for_checks_that_ran(prod, cli):
-    """From 0 % nothing is required, so nothing is refused: the 5XX and TTFT margins, with nothing to
-    compare, are named as not checked, never ticked; during the hold likewise."""
+    """From 0 % nothing is required: margins with nothing to compare are named as not checked, never ticked."""
     prod.set_weights(primary=100, canary=0)
     prod.traffic("primary", invocations=1000, errors=0)
 

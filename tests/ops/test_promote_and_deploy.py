@@ -23,8 +23,7 @@ def set_variant(directory: Path, variant: str, **values: str) -> None:
 
 @pytest.fixture(autouse=True)
 def accepted_assumed_capacity(monkeypatch):
-    """These tests are about scaling moved aside, not the capacity gate (tests/ops/test_deploy_capacity_gate.py):
-    the moto world's fallback type ml.g6.xlarge is never measured, so its deploys go through on the override."""
+    """The moto world's fallback type is never measured: deploys here go through on the override."""
     monkeypatch.setenv("ACCEPT_ASSUMED_CAPACITY", "tests: the moto world's fallback type is not measured")
 
 
@@ -221,8 +220,7 @@ def test_an_interrupted_deploy_still_restores_scaling(primary_changes_type, cli,
 
 
 def test_scaling_that_cannot_be_restored_is_loud_and_the_snapshot_restores_it_later(primary_changes_type, cli):
-    """moto registers every target; a before-call hook refuses the re-registration, as an expired
-    session or a missing permission would."""
+    """A before-call hook refuses the re-registration, as an expired session or a missing permission would."""
     world = primary_changes_type
     before = world.scaling()
     autoscaling = world.client("application-autoscaling")
@@ -311,8 +309,7 @@ def test_promote_and_deploy_during_a_peak_is_refused_before_the_config_is_writte
 
 
 def test_the_first_switch_to_instance_pools_moves_scaling_aside(environments, worlds, cli):
-    """Issue 39 item 3: live on InstanceType alone, the config adds a fallback pool with the same preferred
-    type. Comparing only the priority-1 type released nothing; the whole ordered list is compared."""
+    """Issue 39 item 3: the same preferred type plus a fallback pool changes the ordered list of types."""
     edit_environment(environments, "prod", lambda d: [v.update(fallback_instance_types=[]) for v in d["variants"]])
     world = worlds("prod")
     world.deploy()  # InstanceType only

@@ -23,8 +23,7 @@ def test_rollback_puts_all_traffic_on_the_primary_even_with_alarms_firing(prod, 
 
 
 def test_rollback_gives_up_when_the_weights_never_take_effect(prod, cli):
-    """moto applies weights instantly, so a slow endpoint needs botocore's Stubber: the sagemaker
-    client answers every describe with the old weights until the waiter's attempts run out."""
+    """moto applies weights at once: the Stubber answers every describe with the old weights."""
     sagemaker = boto3.client("sagemaker", region_name="ap-northeast-1")
     stub = Stubber(sagemaker)
     weights = [("primary", 50.0, 100.0), ("canary", 50.0, 0.0)]

@@ -41,9 +41,8 @@ def floor(world, variant: str = "primary") -> tuple[int, int]:
 
 @pytest.fixture
 def ramped(prod):
-    """After days of a 50 % ramp: the canary on 4 instances, target tracking has shrunk the primary to 2
-    (its scalable target: min 2, max 8, a target-tracking policy and an evening schedule), and the
-    endpoint serves 6,000 invocations/min, which needs 5 primary instances on its own."""
+    """After a 50 % ramp: canary on 4 instances, the primary shrunk to 2 (min 2, max 8, a policy and a schedule),
+    and 6,000 invocations/min, which need 5 primary instances."""
     prod.register_scaling("primary")
     prod.client("sagemaker").update_endpoint_weights_and_capacities(
         EndpointName=prod.endpoint,
@@ -208,9 +207,7 @@ def test_without_invocations_in_cloudwatch_nothing_is_raised(prod, cli):
 
 
 def pooled_rollback(worlds, in_service: dict[str, int]):
-    """prod's primary as its template makes it (ml.g4dn.xlarge, then the fallback ml.g6.xlarge), not
-    registered with autoscaling, with `in_service` instances per type (DescribeEndpoint InstancePools),
-    the endpoint at 6,000/min, half of it on the canary; then `rollback prod`."""
+    """prod's primary on its pools (unregistered) with `in_service` per type, 6,000/min half on the canary."""
     world = worlds("prod")
     deploy_with_pools(world)
     count = sum(in_service.values())
@@ -244,8 +241,7 @@ def test_a_primary_on_its_preferred_pool_is_sized_on_that_type_and_says_how_pool
 
 
 def test_a_primary_running_its_fallback_type_is_sized_on_the_fallback_s_capacity(worlds, cli):
-    """Issue 42 item 3: on a night without the preferred type every instance is a fallback one, which
-    serves its own figure; sizing on the preferred type's would leave users queueing."""
+    """Issue 42 item 3: sizing on the preferred type's figure would leave users queueing."""
     world = pooled_rollback(worlds, {"ml.g4dn.xlarge": 0, "ml.g6.xlarge": 4})
     fallback = world.cfg.planning.capacity["ml.g6.xlarge"]
     assert fallback.requests_per_minute < 1200  # weaker than the preferred type in this world
@@ -307,8 +303,7 @@ def test_a_raise_that_fails_says_the_weights_stand_and_exits_with_its_error(ramp
 
 
 def test_a_shift_stopped_by_the_guard_raises_the_primary_for_its_share(ramped, cli):
-    """From 50 % to 75 %: an alarm in the hold returns the canary to 50 %, whose other half (3,000/min)
-    needs 3 primary instances; the hold first warned that the primary could not carry a rollback."""
+    """An alarm in the hold returns the canary to 50 %: the other half (3,000/min) needs 3 primary instances."""
     streamed(ramped)
     cli.sleep.on_call = lambda call: ramped.alarm("mangaassist-prod-canary-5xx", "canary")
 

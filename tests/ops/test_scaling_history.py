@@ -74,8 +74,7 @@ CANARY = [activity("canary", days_ago(3), 8.0, 2, "monitor alarm TargetTracking-
 
 @pytest.fixture
 def prod(environments, worlds) -> World:
-    """prod deployed on one instance type per variant (no fallback pools): each scale-out's type is then
-    the variant's, so durations group by it (with pools SageMaker does not record a new instance's type)."""
+    """One type per variant (no pools): durations group by it (SageMaker records no new instance's type)."""
     edit_environment(environments, "prod", lambda d: [v.update(fallback_instance_types=[]) for v in d["variants"]])
     world = worlds("prod")
     world.deploy()
@@ -84,8 +83,7 @@ def prod(environments, worlds) -> World:
 
 @pytest.fixture
 def activities(prod: World, cli, every_cli_call_is_allowed_by_the_operator_policy) -> Iterator[Stubber]:
-    """An application-autoscaling client answering from a Stubber. Its calls are recorded for the
-    operator-policy proof like the calls on the CLI's own session."""
+    """A Stubber's client, its calls recorded for the operator-policy proof like the CLI's own."""
     client = boto3.client("application-autoscaling", region_name=prod.cfg.region)
     calls, session = every_cli_call_is_allowed_by_the_operator_policy, boto3.Session(region_name=prod.cfg.region)
 
@@ -226,8 +224,6 @@ def test_the_operator_policy_must_allow_describe_scaling_activities(
 
 
 def test_a_variant_with_instance_pools_reports_its_types_together_with_todays_split() -> None:
-    """DescribeEndpointConfig's InstancePools and DescribeEndpoint's InstancePoolSummary, shaped by the
-    sagemaker model (the Stubber refuses a response that does not fit it)."""
     sagemaker = boto3.client("sagemaker", region_name="ap-northeast-1")
     stub = Stubber(sagemaker)
     pools = [{"InstanceType": "ml.g6.xlarge", "Priority": 2}, {"InstanceType": "ml.g5.xlarge", "Priority": 1}]

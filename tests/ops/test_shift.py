@@ -26,8 +26,7 @@ def streamed(world, canary: float = 300) -> None:
 
 @pytest.fixture
 def evidence(prod):
-    """A 5-minute window with enough canary invocations (2 500/min in all), healthy error rates and
-    first-token times alike on both variants."""
+    """Five minutes with enough canary invocations (2 500/min in all), healthy rates and alike TTFTs."""
     prod.traffic("canary", invocations=1000, errors=2, minutes=5)
     prod.traffic("primary", invocations=11500, errors=18, minutes=5)
     streamed(prod)
@@ -143,8 +142,7 @@ def test_moving_traffic_away_from_the_canary_is_not_guarded(prod, cli):
 
 
 def test_a_failing_step_rolls_back_and_reports_both(evidence, cli):
-    """moto applies every weight update; a before-call hook makes the third one fail as AWS can (an
-    error that is not "in-progress": that one is waited out, tests/ops/test_busy_endpoint.py)."""
+    """The third weight update fails as AWS can (not "in-progress": that is waited out)."""
     prod = evidence
     sagemaker = prod.client("sagemaker")
     updates = []
@@ -244,9 +242,7 @@ def canary_fleet(world) -> tuple[int, float, str]:
 
 
 def beyond_the_canary(world) -> tuple[float, int, float, str]:
-    """More primary traffic on top of the evidence's 2 500 invocations/min, spread as it is: 50 % of the
-    busiest minute is then half an instance more than the canary's instances in service serve, so the
-    step needs exactly one instance more. The busiest minute's total, and `canary_fleet`."""
+    """More primary traffic, spread as the evidence is, so a step to 50 % needs exactly one canary instance more."""
     count, each, instance_type = canary_fleet(world)
     total = (2 * count + 1) * each
     assert total > 2500, "the canary's instances already serve more than the evidence's traffic at 100 %"
@@ -362,8 +358,7 @@ def test_every_printed_duration_parses_back(text):
 
 
 def test_to_config_returns_the_weights_a_promotion_left_at_0_100(prod, cli):
-    """After a full ramp, promote and deploy keep 0/100 (RetainAllVariantProperties); verify wants 95/5
-    and says how to get there."""
+    """Promote and deploy keep 0/100 (RetainAllVariantProperties); verify wants 95/5 and says how."""
     prod.set_weights(primary=0, canary=100)
     failed = cli("verify", "prod")
     assert failed.exit_code == 3
@@ -378,9 +373,8 @@ def test_to_config_returns_the_weights_a_promotion_left_at_0_100(prod, cli):
 
 
 def test_the_capacity_guard_counts_the_busiest_minute_not_a_half_full_one(prod, cli):
-    """Four full minutes and the current one half full: the window's sum over its five minutes is 0.9 of
-    the busiest minute, which the canary's instances in service would take at 100 %; the busiest minute,
-    as a rollback counts it, needs one more (issue 39 item 2)."""
+    """The current minute half full: the window's average fits the canary, the busiest minute needs one more
+    (issue 39 item 2)."""
     count, each, _ = canary_fleet(prod)
     busiest = math.floor(count * each / 0.9)  # the average (0.9 of it) fits the canary, the minute does not
     needed = math.ceil(busiest / each)

@@ -180,8 +180,7 @@ def test_resume_and_rollback_name_only_what_differs_from_the_defaults():
 
 
 def test_a_rollback_stopped_by_sigterm_says_where_it_stands_and_how_to_finish(evidence, cli):
-    """SIGTERM (as `python -m ops` raises it: ops/operations/interrupts.py) while the rollback's waiter confirms canary 0 %:
-    the weights read back, the command that finishes it, exit 143."""
+    """SIGTERM while the waiter confirms canary 0 %: the weights read back, how to finish, exit 143."""
     sagemaker = evidence.client("sagemaker")
     evidence.set_weights(canary=25.0, primary=75.0)
     cli.runtime.client_overrides["sagemaker"] = sagemaker

@@ -9,9 +9,7 @@ from tests.ops.test_status_pools import deploy_with_pools
 
 
 def test_a_canary_running_its_fallback_type_is_judged_on_the_fallback_s_capacity(worlds, cli):
-    """2,500 invocations/min in all: 50 % is 1,250/min, which the canary's instances would serve were they
-    its preferred ml.g4dn.xlarge (1,200/min each here); they are all its fallback ml.g6.xlarge, which serves
-    its own, lower figure."""
+    """50 % is 1,250/min: enough at the preferred type's figure, not at the fallback's the instances run on."""
     world = worlds("prod")
     deploy_with_pools(world)
     canary = world.moto_variant("canary")

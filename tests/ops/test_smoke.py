@@ -73,8 +73,7 @@ class Raw:
 
 
 class StreamingEndpoint:
-    """Answers InvokeEndpointWithResponseStream: each body is cut into payload parts of 40 bytes, so
-    events arrive split across parts as they do from SageMaker."""
+    """InvokeEndpointWithResponseStream in payload parts of 40 bytes: events split across parts."""
 
     def __init__(self, streams: dict[str, bytes], variant: str = "canary"):
         self.streams, self.variant = streams, variant

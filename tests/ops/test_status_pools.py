@@ -16,8 +16,7 @@ from tests.ops_world import World, edit_environment, endpoint_answer, endpoint_c
 
 @pytest.fixture
 def pooled(worlds, environments) -> World:
-    """prod in moto with its pools (ml.g4dn.xlarge, the moto world's type, then ml.g6.xlarge), and the
-    moto type's planning.capacity below the T4's ceiling at batch 15, as config.domain.physics allows."""
+    """prod on its pools, the moto type's planning.capacity within the T4's ceiling at batch 15."""
 
     def within_ceiling(doc) -> None:
         doc["planning"]["capacity"]["ml.g4dn.xlarge"] = {"requests_per_minute": 84, "concurrent_sequences": 15}

@@ -124,9 +124,7 @@ def test_missing_stack_is_not_found(environments, worlds, cli):
 
 
 def test_the_real_ml_g5_prod_config_verifies(real_environments, moto, monkeypatch, cli):
-    """The checked-in prod.yaml runs on ml.g5.xlarge, which moto's create_endpoint_config refuses, so
-    the sagemaker client is botocore's Stubber answering as SageMaker would; CloudFormation, STS and
-    CloudWatch stay on moto."""
+    """The checked-in prod.yaml (ml.g5, which moto refuses): SageMaker through the Stubber, the rest on moto."""
     monkeypatch.setenv("MOTO_ACCOUNT_ID", "222222222222")
     cfg = load_environment_config("prod")
     world = World(cfg, boto3.Session(region_name=cfg.region))
@@ -163,8 +161,7 @@ def test_the_real_ml_g5_prod_config_verifies(real_environments, moto, monkeypatc
 
 
 def test_verify_fails_when_the_live_pools_differ_from_the_config(environments, worlds, cli):
-    """Issue 39 item 3: deployed on InstanceType alone, the config gives pools: verify names both lists and
-    checks the provisioning timeout beside them."""
+    """Issue 39 item 3: deployed on InstanceType alone, the config gives pools."""
     edit_environment(environments, "prod", lambda d: [v.update(fallback_instance_types=[]) for v in d["variants"]])
     prod = worlds("prod")
     prod.deploy()

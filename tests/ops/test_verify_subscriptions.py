@@ -12,8 +12,7 @@ PAGER = "https://events.pagerduty.com/integration/0123456789abcdef0123456789abcd
 
 
 def deploy_topics(world) -> dict[str, str]:
-    """The serving stack as deployed with its two topics (named as CloudFormation names them), their
-    ARNs in its outputs, and the subscriptions prod.yaml gives the paging topic plus a pager."""
+    """The serving stack's two topics in its outputs, prod.yaml's paging subscriptions and a pager."""
     sns = world.client("sns")
     stack = naming.serving_stack_name("prod")
     paging = sns.create_topic(Name=f"{stack}-PagingTopicF7F4870D-1A2B3C4D5E6F")["TopicArn"]
