@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from typer.testing import CliRunner
 
 from config import EnvironmentConfig, naming
 from config import loader as config_loader
+from container.serving import contract
 from ops.commands.cli import app
 from ops.commands.common import Runtime
 from ops.operations.environment import load_environment_config
@@ -326,6 +328,20 @@ class World:
         )
         cloudwatch.set_alarm_state(AlarmName=name, StateValue=state, StateReason=f"test put it in {state}")
 
+    def first_tokens(self, variant: str, values: list[float]) -> None:
+        """Per-request first-token times, as the serving image's EMF arrays become PutMetricData Values."""
+        dimensions = [{"Name": contract.DIM_ENDPOINT, "Value": self.endpoint},
+                      {"Name": contract.DIM_VARIANT, "Value": variant}]  # fmt: skip
+        for start in range(0, len(values), 100):
+            data = {"MetricName": contract.METRIC_TIME_TO_FIRST_TOKEN, "Dimensions": dimensions, "Unit": "Milliseconds",
+                    "Values": values[start : start + 100], "Timestamp": datetime.now(UTC)}  # fmt: skip
+            self.client("cloudwatch").put_metric_data(Namespace=contract.METRIC_NAMESPACE, MetricData=[data])
+
+    def streamed(self) -> None:
+        """200 streamed requests' first-token times on each variant, alike: enough to compare (100 each needed)."""
+        self.first_tokens("primary", spread(100, 300))
+        self.first_tokens("canary", spread(100, 300))
+
     def traffic(self, variant: str, invocations: float, errors: float, minutes: int = 1) -> None:
         """`invocations` and `errors` in all, spread evenly over the last `minutes` minutes (this one
         included): the guards count the busiest minute, so a spread keeps the per-minute rate apart."""
@@ -335,6 +351,11 @@ class World:
             record_invocations(
                 self.client("cloudwatch"), self.endpoint, variant, invocations / minutes, errors / minutes, at
             )
+
+
+def spread(low: float, high: float, n: int = 200) -> list[float]:
+    rng = random.Random(7)
+    return [rng.uniform(low, high) for _ in range(n)]
 
 
 STUBBED_AT = "2026-11-01T00:00:00Z"

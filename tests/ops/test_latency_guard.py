@@ -3,48 +3,11 @@
 from __future__ import annotations
 
 import json
-import random
-from datetime import UTC, datetime
 
-import pytest
-
-from container.serving import contract
 from ops.operations.guard import GuardPolicy, check_canary
 from tests.ops.test_promote_and_deploy import set_variant
+from tests.ops_world import spread
 from workbench.sandbox.moto_fixes import nearest_rank
-
-
-def first_tokens(world, variant: str, values: list[float]) -> None:
-    dimensions = [
-        {"Name": contract.DIM_ENDPOINT, "Value": world.endpoint},
-        {"Name": contract.DIM_VARIANT, "Value": variant},
-    ]
-    cloudwatch = world.client("cloudwatch")
-    for start in range(0, len(values), 100):
-        cloudwatch.put_metric_data(
-            Namespace=contract.METRIC_NAMESPACE,
-            MetricData=[
-                {
-                    "MetricName": contract.METRIC_TIME_TO_FIRST_TOKEN,
-                    "Dimensions": dimensions,
-                    "Values": values[start : start + 100],
-                    "Unit": "Milliseconds",
-                    "Timestamp": datetime.now(UTC),
-                }
-            ],
-        )
-
-
-@pytest.fixture
-def evidence(prod):
-    prod.traffic("canary", invocations=1000, errors=0, minutes=5)
-    prod.traffic("primary", invocations=11500, errors=0, minutes=5)
-    return prod
-
-
-def spread(low: float, high: float, n: int = 200) -> list[float]:
-    rng = random.Random(7)
-    return [rng.uniform(low, high) for _ in range(n)]
 
 
 def test_nearest_rank():
@@ -53,10 +16,10 @@ def test_nearest_rank():
     assert nearest_rank([5.0], 99.9) == 5.0
 
 
-def test_a_canary_much_slower_to_its_first_token_is_refused_with_both_figures(evidence, cli):
+def test_a_canary_much_slower_to_its_first_token_is_refused_with_both_figures(invocations, cli):
     primary, canary = spread(100, 300), spread(300, 700)
-    first_tokens(evidence, "primary", primary)
-    first_tokens(evidence, "canary", canary)
+    invocations.first_tokens("primary", primary)
+    invocations.first_tokens("canary", canary)
     refused = cli("shift", "prod", "--canary-weight", "25")
     assert refused.exit_code == 4, refused.output
     canary_p95, primary_p95 = nearest_rank(canary, 95), nearest_rank(primary, 95)
@@ -64,12 +27,12 @@ def test_a_canary_much_slower_to_its_first_token_is_refused_with_both_figures(ev
         f"canary time to first token p95 {canary_p95:.0f} ms is {canary_p95 - primary_p95:.0f} ms above the "
         f"primary's {primary_p95:.0f} ms" in refused.stderr
     )
-    assert evidence.weights() == {"primary": 95.0, "canary": 5.0}
+    assert invocations.weights() == {"primary": 95.0, "canary": 5.0}
 
 
-def test_within_the_margin_passes_and_the_flags_change_the_margin(evidence, cli):
-    first_tokens(evidence, "primary", spread(100, 300))
-    first_tokens(evidence, "canary", spread(100, 340))  # p95 about 30 ms higher: under 50 ms
+def test_within_the_margin_passes_and_the_flags_change_the_margin(invocations, cli):
+    invocations.first_tokens("primary", spread(100, 300))
+    invocations.first_tokens("canary", spread(100, 340))  # p95 about 30 ms higher: under 50 ms
     passed = cli("shift", "prod", "--canary-weight", "10")
     assert passed.exit_code == 0, passed.output
     assert "TTFT p95 canary" in passed.output and "primary" in passed.output
@@ -77,24 +40,24 @@ def test_within_the_margin_passes_and_the_flags_change_the_margin(evidence, cli)
     assert strict.exit_code == 4 and "canary time to first token p95" in strict.stderr
 
 
-def test_too_few_streams_on_either_side_are_not_compared(evidence):
-    first_tokens(evidence, "primary", spread(100, 300))
-    first_tokens(evidence, "canary", spread(900, 1000, n=40))
-    cloudwatch = evidence.client("cloudwatch")
-    verdict = check_canary(cloudwatch, evidence.endpoint, "canary", "primary", GuardPolicy())
+def test_too_few_streams_on_either_side_are_not_compared(invocations):
+    invocations.first_tokens("primary", spread(100, 300))
+    invocations.first_tokens("canary", spread(900, 1000, n=40))
+    cloudwatch = invocations.client("cloudwatch")
+    verdict = check_canary(cloudwatch, invocations.endpoint, "canary", "primary", GuardPolicy())
     assert verdict.healthy, verdict.problems
     not_compared = "TTFT not compared: canary 40 streams, primary 200 streams, 100 each needed in the last 5min"
     assert verdict.not_checked == (not_compared,)
     assert "TTFT" not in verdict.summary  # the summary is what ran
-    required = check_canary(cloudwatch, evidence.endpoint, "canary", "primary", GuardPolicy(), require_latency=True)
+    required = check_canary(cloudwatch, invocations.endpoint, "canary", "primary", GuardPolicy(), require_latency=True)
     assert len(required.problems) == 1 and required.problems[0].startswith(not_compared)
     stricter = GuardPolicy(min_invocations=40)
-    assert not check_canary(cloudwatch, evidence.endpoint, "canary", "primary", stricter).healthy
+    assert not check_canary(cloudwatch, invocations.endpoint, "canary", "primary", stricter).healthy
 
 
-def test_a_shift_with_nothing_to_compare_is_refused_with_the_counts(evidence, cli):
+def test_a_shift_with_nothing_to_compare_is_refused_with_the_counts(invocations, cli):
     """Issue 30's case: the canary streamed 772 requests, the primary none (or its metrics stopped)."""
-    first_tokens(evidence, "canary", spread(400, 600, n=772))
+    invocations.first_tokens("canary", spread(400, 600, n=772))
 
     refused = cli("shift", "prod", "--canary-weight", "15")
 
@@ -105,23 +68,23 @@ def test_a_shift_with_nothing_to_compare_is_refused_with_the_counts(evidence, cl
     assert "error: shift stopped: TTFT not compared: canary 772 streams, primary 0 streams" in refused.stderr
     assert "or skip the check with --override REASON (logged); no weight was changed" in refused.stderr
     assert "✓ guard passed" not in refused.output
-    assert evidence.weights() == {"primary": 95.0, "canary": 5.0}
+    assert invocations.weights() == {"primary": 95.0, "canary": 5.0}
 
 
-def test_no_first_token_metric_at_all_is_refused_too(evidence, cli):
+def test_no_first_token_metric_at_all_is_refused_too(invocations, cli):
     refused = cli("shift", "prod", "--canary-weight", "15")
 
     assert refused.exit_code == 4, refused.output
     assert "TTFT not compared: canary 0 streams, primary 0 streams, 100 each needed" in refused.stderr
 
 
-def test_an_override_with_a_reason_goes_on_without_the_comparison_and_logs_it(evidence, cli):
-    first_tokens(evidence, "canary", spread(400, 600, n=772))
+def test_an_override_with_a_reason_goes_on_without_the_comparison_and_logs_it(invocations, cli):
+    invocations.first_tokens("canary", spread(400, 600, n=772))
 
     result = cli("shift", "prod", "--canary-weight", "15", "--override", "INC-7: primary's metrics are down")
 
     assert result.exit_code == 0, result.output
-    assert evidence.weights() == {"primary": 85.0, "canary": 15.0}
+    assert invocations.weights() == {"primary": 85.0, "canary": 15.0}
     assert "enough streams to compare TTFT" in result.output and "! reason given: INC-7" in result.output
     assert "  ! not checked: TTFT not compared: canary 772 streams, primary 0 streams" in result.output
     entry = json.loads((cli.runtime.state_dir / "overrides.log").read_text().splitlines()[-1])
@@ -129,9 +92,9 @@ def test_an_override_with_a_reason_goes_on_without_the_comparison_and_logs_it(ev
     assert "enough streams to compare TTFT" in entry["skipped"]
 
 
-def test_an_override_still_refuses_a_slow_canary_it_can_compare(evidence, cli):
-    first_tokens(evidence, "primary", spread(100, 300))
-    first_tokens(evidence, "canary", spread(600, 900))
+def test_an_override_still_refuses_a_slow_canary_it_can_compare(invocations, cli):
+    invocations.first_tokens("primary", spread(100, 300))
+    invocations.first_tokens("canary", spread(600, 900))
 
     refused = cli("shift", "prod", "--canary-weight", "15", "--override", "INC-7")
 
@@ -163,16 +126,16 @@ def test_promote_is_refused_by_a_slow_canary_too(environments, worlds, cli):
     world.deploy()
     world.traffic("canary", invocations=1000, errors=0)
     world.traffic("primary", invocations=19000, errors=0)
-    first_tokens(world, "primary", spread(100, 300))
-    first_tokens(world, "canary", spread(600, 900))
+    world.first_tokens("primary", spread(100, 300))
+    world.first_tokens("canary", spread(600, 900))
     refused = cli("promote", "prod")
     assert refused.exit_code == 4, refused.output
     assert "promotion refused: canary time to first token p95" in refused.stderr
 
 
-def test_status_shows_first_token_percentiles_per_variant(evidence, cli):
+def test_status_shows_first_token_percentiles_per_variant(invocations, cli):
     values = [float(i) for i in range(1, 201)]
-    first_tokens(evidence, "primary", values)
+    invocations.first_tokens("primary", values)
     shown = cli("status", "prod")
     assert shown.exit_code == 0, shown.output
     primary_row = next(line for line in shown.output.splitlines() if line.strip().startswith("primary"))

@@ -16,7 +16,6 @@ from config.domain.prices import prices_for
 from ops.operations.scaling import resource_id
 from ops.operations.shift_plan import ShiftPlan, Target, resume_command
 from tests.ops.test_emergency_invalid_config import target_above_capacity
-from tests.ops.test_shift import streamed
 from tests.ops.test_status_pools import deploy_with_pools
 from tests.ops_world import edit_environment
 
@@ -304,7 +303,7 @@ def test_a_raise_that_fails_says_the_weights_stand_and_exits_with_its_error(ramp
 
 def test_a_shift_stopped_by_the_guard_raises_the_primary_for_its_share(ramped, cli):
     """An alarm in the hold returns the canary to 50 %: the other half (3,000/min) needs 3 primary instances."""
-    streamed(ramped)
+    ramped.streamed()
     cli.sleep.on_call = lambda call: ramped.alarm("mangaassist-prod-canary-5xx", "canary")
 
     result = cli("shift", "prod", "--canary-weight", "75", "--hold", "10m")
@@ -326,7 +325,7 @@ def test_a_shift_stopped_by_the_guard_raises_the_primary_for_its_share(ramped, c
 
 
 def test_keep_rollback_floor_holds_the_primary_at_what_a_rollback_needs(ramped, cli):
-    streamed(ramped)
+    ramped.streamed()
 
     result = cli("shift", "prod", "--canary-weight", "75", "--hold", "10m", "--keep-rollback-floor")
 

@@ -12,31 +12,15 @@ from botocore.exceptions import ClientError
 from ops.operations.errors import OpsError
 from ops.operations.guard import GuardPolicy, check_canary
 from ops.operations.traffic import plan_steps
-from tests.ops.test_latency_guard import first_tokens, spread
 from workbench.sandbox.runtime import record_invocations
 
 RAMP = ("shift", "prod", "--canary-weight", "100", "--step", "25", "--step", "50", "--step", "75")
 
 
-def streamed(world, canary: float = 300) -> None:
-    """200 streamed requests' first-token times on each variant: enough to compare (100 each needed)."""
-    first_tokens(world, "primary", spread(100, 300))
-    first_tokens(world, "canary", spread(100, canary))
-
-
-@pytest.fixture
-def evidence(prod):
-    """Five minutes with enough canary invocations (2 500/min in all), healthy rates and alike TTFTs."""
-    prod.traffic("canary", invocations=1000, errors=2, minutes=5)
-    prod.traffic("primary", invocations=11500, errors=18, minutes=5)
-    streamed(prod)
-    return prod
-
-
 def test_ramp_5_to_100_with_holds_ends_with_all_traffic_on_the_canary(prod, cli):
     prod.traffic("canary", invocations=1000, errors=2)
     prod.traffic("primary", invocations=19000, errors=30)
-    streamed(prod)
+    prod.streamed()
 
     result = cli(*RAMP, "--hold", "30m", "--check-every", "10m", "--raise-canary-capacity")
 
@@ -121,7 +105,7 @@ def test_the_canary_5xx_rate_against_the_margin(prod, cli, primary, margin, code
     prod.traffic("canary", invocations=200, errors=6)  # 3%
     if primary[0]:
         prod.traffic("primary", invocations=primary[0], errors=primary[1])  # 0.5%
-    streamed(prod)
+    prod.streamed()
 
     result = cli("shift", "prod", "--canary-weight", "25", "--max-5xx-margin", margin)
 
@@ -223,7 +207,7 @@ def test_after_a_rollback_a_shift_to_100_starts_at_the_first_step_and_needs_evid
 
 def test_evidence_minimum_is_configurable(prod, cli):
     prod.traffic("canary", invocations=60, errors=0)
-    streamed(prod)
+    prod.streamed()
 
     refused = cli("shift", "prod", "--canary-weight", "25")
     assert refused.exit_code == 4
@@ -385,7 +369,7 @@ def test_the_capacity_guard_counts_the_busiest_minute_not_a_half_full_one(prod, 
         at = now - timedelta(minutes=back)
         record_invocations(cloudwatch, prod.endpoint, "canary", 100 * share, 0, at)
         record_invocations(cloudwatch, prod.endpoint, "primary", (busiest - 100) * share, 0, at)
-    streamed(prod)
+    prod.streamed()
     window = check_canary(cloudwatch, prod.endpoint, "canary", "primary", GuardPolicy())
     assert window.total_invocations / 5 <= count * each  # what the guard divided before: the canary was enough
 

@@ -16,8 +16,7 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from ops.operations.environment import load_environment_config
-from tests.ops.test_latency_guard import first_tokens, spread
-from tests.ops_world import World
+from tests.ops_world import World, spread
 from tests.processes import start_foreground_job
 from workbench.sandbox import moto_fixes
 
@@ -40,8 +39,8 @@ def moto_server(monkeypatch: pytest.MonkeyPatch):
     world.deploy()
     world.traffic("canary", invocations=100, errors=0)  # the evidence a step from 5 % needs, 100/min in all
     world.traffic("primary", invocations=200, errors=0)  # 25 % of even three batches in one minute fits the canary
-    first_tokens(world, "canary", spread(100, 300))
-    first_tokens(world, "primary", spread(100, 300))
+    world.first_tokens("canary", spread(100, 300))
+    world.first_tokens("primary", spread(100, 300))
     yield world
     server.stop()
 

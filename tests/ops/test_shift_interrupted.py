@@ -5,22 +5,12 @@ from __future__ import annotations
 import shlex
 import signal
 
-import pytest
-
 from ops.operations.guard import GuardPolicy
 from ops.operations.interrupts import Interrupted
 from ops.operations.shift_plan import ShiftPlan, Target, resume_command, rollback_command
-from tests.ops.test_shift import RAMP, streamed
+from tests.ops.test_shift import RAMP
 
 INTERRUPTED = 130
-
-
-@pytest.fixture
-def evidence(prod):
-    prod.traffic("canary", invocations=1000, errors=0, minutes=5)
-    prod.traffic("primary", invocations=11500, errors=0, minutes=5)
-    streamed(prod)
-    return prod
 
 
 def ctrl_c_at(cli, call: int) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-from tests.ops.test_shift import streamed
 from tests.ops.test_status_pools import deploy_with_pools
 
 
@@ -22,7 +21,7 @@ def test_a_canary_running_its_fallback_type_is_judged_on_the_fallback_s_capacity
     world.set_weights(primary=95, canary=5)
     world.traffic("canary", invocations=1000, errors=2, minutes=5)
     world.traffic("primary", invocations=11500, errors=18, minutes=5)
-    streamed(world)
+    world.streamed()
     g4dn = world.cfg.planning.capacity["ml.g4dn.xlarge"].requests_per_minute
     g6 = world.cfg.planning.capacity["ml.g6.xlarge"].requests_per_minute
     assert count * g6 < 1250 <= count * g4dn  # refused only at the fallback's figure
