@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import boto3
-import pytest
 from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 from moto import settings
@@ -20,8 +19,7 @@ from ops.operations.errors import ExitCode, explain
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def authenticating_moto(monkeypatch):
+def authenticate(monkeypatch) -> None:
     """From here on moto checks every request's credentials against its IAM users' keys."""
     monkeypatch.setattr(settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0)
     monkeypatch.setattr(ActionAuthenticatorMixin, "request_count", 0)
@@ -33,8 +31,7 @@ def test_a_wrong_secret_exits_5(prod, cli, monkeypatch):
     key = iam.create_access_key(UserName="oncall")["AccessKey"]
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", key["AccessKeyId"])
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-" + key["SecretAccessKey"])
-    monkeypatch.setattr(settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0)
-    monkeypatch.setattr(ActionAuthenticatorMixin, "request_count", 0)
+    authenticate(monkeypatch)
 
     result = cli("status", "prod")
 
@@ -42,7 +39,8 @@ def test_a_wrong_secret_exits_5(prod, cli, monkeypatch):
     assert "AWS rejected the credentials' signature for GetCallerIdentity (SignatureDoesNotMatch)" in result.stderr
 
 
-def test_a_key_s3_does_not_know_exits_5_in_bedrock_import_not_6(moto, cli, authenticating_moto):
+def test_a_key_s3_does_not_know_exits_5_in_bedrock_import_not_6(moto, cli, monkeypatch):
+    authenticate(monkeypatch)
     result = cli(
         "bedrock-import", "s3://mangaassist-bedrock-import/llama3/", "--validate-only", "--region", "us-east-1"
     )

@@ -13,7 +13,7 @@ from botocore.exceptions import ClientError
 
 from config import load_catalog, load_environment
 from config.domain.prices import prices_for
-from ops.operations.scaling import resource_id
+from ops.operations.scaling import resource_id, target_key
 from ops.operations.shift_plan import ShiftPlan, Target, resume_command
 from tests.ops.test_emergency_invalid_config import target_above_capacity
 from tests.ops.test_status_pools import deploy_with_pools
@@ -130,10 +130,7 @@ def test_restore_leaves_a_minimum_changed_since_the_rollback(ramped, cli):
     """The evening schedule (min 6) fired after the rollback: putting 2 back would undo it."""
     assert cli("rollback", "prod").exit_code == 0
     ramped.client("application-autoscaling").register_scalable_target(
-        ServiceNamespace="sagemaker",
-        ResourceId=resource_id(ramped.endpoint, "primary"),
-        ScalableDimension="sagemaker:variant:DesiredInstanceCount",
-        MinCapacity=6,
+        **target_key(ramped.endpoint, "primary"), MinCapacity=6
     )
 
     result = cli("restore-scaling", "prod")
@@ -162,12 +159,8 @@ def test_a_primary_that_carries_the_traffic_is_left_alone(ramped, cli):
         EndpointName=ramped.endpoint,
         DesiredWeightsAndCapacities=[{"VariantName": "primary", "DesiredInstanceCount": 6}],
     )
-    autoscaling = ramped.client("application-autoscaling")
-    autoscaling.register_scalable_target(
-        ServiceNamespace="sagemaker",
-        ResourceId=resource_id(ramped.endpoint, "primary"),
-        ScalableDimension="sagemaker:variant:DesiredInstanceCount",
-        MinCapacity=5,
+    ramped.client("application-autoscaling").register_scalable_target(
+        **target_key(ramped.endpoint, "primary"), MinCapacity=5
     )
 
     result = cli("rollback", "prod")

@@ -30,29 +30,23 @@ def run(capsys, env: str = "dev") -> tuple[int, str, str]:
     return code, captured.out.strip(), captured.err
 
 
-def test_creates_the_policies_and_prints_their_arns(aws, capsys) -> None:
+def default_document(iam, name: str) -> dict:
+    arn = f"arn:aws:iam::{MOTO_ACCOUNT}:policy/{name}"
+    version = iam.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
+    stored = iam.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]["Document"]
+    return json.loads(stored) if isinstance(stored, str) else stored
+
+
+def test_creates_the_boundary_first_then_the_policies_and_prints_only_theirs(aws, capsys) -> None:
     code, out, err = run(capsys)
     documents = execution_documents("aws", MOTO_ACCOUNT)
     names = policy_names(len(documents))
     assert code == 0, err
-    assert out == ",".join(f"arn:aws:iam::{MOTO_ACCOUNT}:policy/{name}" for name in names)
+    assert out == ",".join(f"arn:aws:iam::{MOTO_ACCOUNT}:policy/{name}" for name in names)  # not the boundary
     for name, document in zip(names, documents, strict=True):
-        arn = f"arn:aws:iam::{MOTO_ACCOUNT}:policy/{name}"
-        version = aws.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
-        stored = aws.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]["Document"]
-        assert (json.loads(stored) if isinstance(stored, str) else stored) == document
-        assert f"{name}: created" in err
-
-
-def test_the_stack_role_boundary_is_created_first_and_not_passed_to_cdk_bootstrap(aws, capsys) -> None:
-    code, out, err = run(capsys)
-    assert code == 0, err
-    arn = f"arn:aws:iam::{MOTO_ACCOUNT}:policy/{STACK_ROLE_BOUNDARY}"
-    version = aws.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
-    stored = aws.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]["Document"]
-    assert (json.loads(stored) if isinstance(stored, str) else stored) == boundary_document("aws", MOTO_ACCOUNT)
+        assert default_document(aws, name) == document and f"{name}: created" in err
+    assert default_document(aws, STACK_ROLE_BOUNDARY) == boundary_document("aws", MOTO_ACCOUNT)
     assert err.index(f"{STACK_ROLE_BOUNDARY}: created") < err.index("CloudFormationExecution-1: created")
-    assert arn not in out.split(",")
 
 
 def test_boundary_only_creates_the_boundary_alone(aws, capsys) -> None:
@@ -71,17 +65,10 @@ def test_an_unchanged_policy_is_left_alone_and_a_changed_one_gets_a_new_default_
     code, _, err = run(capsys)
     assert code == 0 and "-1: unchanged" in err
     arn = f"arn:aws:iam::{MOTO_ACCOUNT}:policy/{policy_names(1)[0]}"
-    for n in range(4):  # four more versions, the last made default: the policy is at IAM's five
-        aws.create_policy_version(
-            PolicyArn=arn,
-            PolicyDocument=json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [{"Effect": "Allow", "Action": "sns:ListTopics", "Resource": "*", "Sid": f"S{n}"}],
-                }
-            ),
-            SetAsDefault=n == 3,  # someone changed it by hand: the default differs from ours
-        )
+    for n in range(4):  # four more versions, the last made default (by hand: it differs): at IAM's five
+        statement = {"Effect": "Allow", "Action": "sns:ListTopics", "Resource": "*", "Sid": f"S{n}"}
+        document = json.dumps({"Version": "2012-10-17", "Statement": [statement]})
+        aws.create_policy_version(PolicyArn=arn, PolicyDocument=document, SetAsDefault=n == 3)
     code, _, err = run(capsys)
     assert code == 0 and "-1: updated" in err, err
     versions = aws.list_policy_versions(PolicyArn=arn)["Versions"]

@@ -47,19 +47,9 @@ def test_real_destinations_are_not_placeholders() -> None:
 def test_make_deploy_of_prod_with_the_shipped_pager_stops_before_aws() -> None:
     """The real Makefile: no AWS credentials at all, so a step that reached AWS would fail differently."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MANGAASSIST_"))}
-    env |= {
-        "AWS_CONFIG_FILE": "/dev/null",
-        "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }
+    env |= {"AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null", "AWS_EC2_METADATA_DISABLED": "true"}
     done = subprocess.run(
-        ["make", "-s", "deploy", "ENV=prod"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        ["make", "-s", "deploy", "ENV=prod"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode != 0
     assert "refusing to deploy production environment prod" in done.stderr
