@@ -95,35 +95,24 @@ def test_rollback_raises_the_primary_to_carry_the_live_traffic(ramped, cli):
     assert record.read_text() == published
 
 
-def test_another_operator_puts_the_floor_back_from_ssm(ramped, cli, tmp_path):
-    """The rollback ran on one machine; restore-scaling runs on another (an empty state directory)."""
+@pytest.mark.parametrize("from_file", [False, True], ids=["ssm-on-another-machine", "local-record"])
+def test_restore_scaling_puts_the_floor_back_and_forgets_the_record(ramped, cli, tmp_path, from_file):
+    """From SSM on another machine (an empty state directory), or from the local copy as before."""
     assert cli("rollback", "prod").exit_code == 0
+    (record,) = cli.runtime.state_dir.glob("rollback-floor-*.json")
     cli.runtime.state_dir = tmp_path / "another-laptop"
 
-    result = cli("restore-scaling", "prod")
+    result = cli("restore-scaling", "prod", *([str(record)] if from_file else []))
 
     assert result.exit_code == 0, result.output
     assert floor(ramped) == (2, 8)
-    assert f"floor record {FLOOR_PARAMETER}: primary minimum 2 → 5 at" in result.output
+    if not from_file:
+        assert f"floor record {FLOOR_PARAMETER}: primary minimum 2 → 5 at" in result.output
+    put_back = "✓ primary's scalable target minimum 5 → 2; target tracking scales it in as the traffic allows"
+    assert put_back in result.output
     assert not ramped.client("ssm").get_parameters_by_path(Path="/mangaassist/prod/rollback-floor")["Parameters"]
     again = cli("restore-scaling", "prod")
-    assert (
-        "no floor record in SSM under /mangaassist/prod/rollback-floor: no raised minimum to put back" in again.output
-    )
-
-
-def test_restore_scaling_puts_the_floor_back_from_the_record(ramped, cli):
-    assert cli("rollback", "prod").exit_code == 0
-    (record,) = cli.runtime.state_dir.glob("rollback-floor-*.json")  # the local copy works as before
-
-    result = cli("restore-scaling", "prod", str(record))
-
-    assert result.exit_code == 0, result.output
-    assert floor(ramped) == (2, 8)
-    assert "✓ primary's scalable target minimum 5 → 2; target tracking scales it in as the traffic allows" in (
-        result.output
-    )
-    assert not ramped.client("ssm").get_parameters_by_path(Path="/mangaassist/prod/rollback-floor")["Parameters"]
+    assert "no floor record in SSM under /mangaassist/prod/rollback-floor: no raised minimum to put back" in again.output
 
 
 def test_restore_leaves_a_minimum_changed_since_the_rollback(ramped, cli):
