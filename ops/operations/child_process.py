@@ -144,8 +144,8 @@ def stop_group(process: subprocess.Popen, grace_seconds: float = GRACE_SECONDS) 
             continue
 
 
-def run_child(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> int:
-    """Runs `command` to its end with the terminal's stdin and stdout and its stderr relayed, and returns its exit
+def run_child(command: list[str], cwd: Path, env: dict[str, str] | None = None, stdout: int | None = None) -> int:
+    """Runs `command` to its end with the terminal's stdin and stdout (or `stdout`) and its stderr relayed, and returns its exit
     code; interrupted (Ctrl-C, or SIGTERM and SIGHUP at an entry point: ops/operations/interrupts.py), stops its process group
     quietly (nothing it says from then on is shown) and lets the KeyboardInterrupt go on. A program run here (a
     runtime hook's deploy under `bin/ops deploy`) is stopped by that SIGTERM, and stops its own child the same way."""
@@ -154,7 +154,9 @@ def run_child(command: list[str], cwd: Path, env: dict[str, str] | None = None) 
     try:
         try:
             with interrupt_held_while_starting():
-                process = subprocess.Popen(command, cwd=cwd, env=env, stderr=relay.write_end, start_new_session=True)
+                process = subprocess.Popen(
+                    command, cwd=cwd, env=env, stdout=stdout, stderr=relay.write_end, start_new_session=True
+                )
         finally:
             relay.close_write_end()
         code = process.wait()

@@ -73,9 +73,9 @@ def _past_typer(command: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-def entry_point(main: Callable[[], int | None], interrupted: str) -> NoReturn:
+def entry_point(main: Callable[[], int | None], interrupted: str | Callable[[], str]) -> NoReturn:
     """The whole command: the handlers installed before `main` loads its libraries, then `main`'s exit code;
-    an interrupt that reaches here is the line `interrupted` on stderr and 128 + its signal.
+    an interrupt that reaches here is the line `interrupted` (or what it returns then) on stderr and 128 + its signal.
 
     Interrupted, it ends with os._exit once its streams are flushed: after a KeyboardInterrupt, CPython's
     Py_RunMain may send SIGINT again at exit whatever exit code it was given (_Py_UnhandledKeyboardInterrupt,
@@ -86,7 +86,7 @@ def entry_point(main: Callable[[], int | None], interrupted: str) -> NoReturn:
     except (KeyboardInterrupt, _PastTyper) as stopped:
         stop = stopped.interrupt if isinstance(stopped, _PastTyper) else stopped
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while the line is written changes nothing
-        print(interrupted, file=sys.stderr)
+        print(interrupted() if callable(interrupted) else interrupted, file=sys.stderr)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(exit_code(stop))
