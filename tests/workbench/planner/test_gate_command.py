@@ -35,7 +35,8 @@ def reference_csv(path: Path, rows: slice, factor: float) -> Path:
     """The reference week (what `python -m workbench.planner export-traffic` writes), cut and scaled."""
     write_csv(reference_week(), path)
     header, *lines = path.read_text().splitlines()
-    path.write_text("\n".join([header, *(f"{ts},{float(n) * factor:g}" for ts, n in (r.split(",") for r in lines[rows]))]))
+    scaled = (f"{ts},{float(n) * factor:g}" for ts, n in (r.split(",") for r in lines[rows]))
+    path.write_text("\n".join([header, *scaled]))
     return path
 
 
