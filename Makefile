@@ -82,23 +82,17 @@ deps: $(VENV)/.installed node_modules/.installed
 
 # One app synthesises every environment (`-c env=all`: one jsii start instead of three); cdk-nag
 # runs inside the synth and fails it on any unacknowledged finding. cfn-lint then checks every
-# template written. It writes to cdk.out/all.new and swaps it in only when the synth succeeded: a broken
-# environment, or Ctrl-C, leaves the last good templates (the sandbox and every ops command read them).
+# template written (ops/pipeline/synth.py: into cdk.out/all.new, swapped in only when the synth succeeded, so a
+# broken environment, or Ctrl-C, leaves the last good templates that the sandbox and every ops command read).
+# $(SYNTH) runs the CDK CLI as $(QUIET) does: Ctrl-C is one line saying what it leaves.
+SYNTH := $(PY) -m ops.pipeline.synth
 synth: deps  # every environment; an ENV given is checked, so a typo is not a silent success
 	@$(if $(filter command line environment,$(origin ENV)),$(call known_env,$(ENV)))
-	@rm -rf cdk.out/all.new
-	@$(QUIET) 'make synth: interrupted; cdk.out/all keeps the last templates' -- \
-		$(CDK) synth $(CDK_FLAGS) --quiet -c env=all $(RELEASED_FLAG) -o cdk.out/all.new >/dev/null
-	@rm -rf cdk.out/all && mv cdk.out/all.new cdk.out/all
-	@echo "synthesised: $$(ls cdk.out/all/*.template.json | xargs -n1 basename | tr '\n' ' ')"
-	@$(MAKE) --no-print-directory cfn-lint
+	@$(SYNTH) cdk.out/all -- $(CDK) synth $(CDK_FLAGS) --quiet -c env=all $(RELEASED_FLAG)
 
-# cfn-lint on every template synth wrote, in one process: a second one gained nothing here (docs/explanation/testing.md).
-# Through $(QUIET), as the CDK CLI: Ctrl-C is one line, not cfn-lint's traceback.
+# cfn-lint on the templates the last make synth wrote, in two processes (ops/pipeline/lint_templates.py).
 cfn-lint: deps
-	@$(QUIET) 'make cfn-lint: interrupted; the templates in cdk.out/all were not all linted' -- \
-		$(VENV)/bin/cfn-lint cdk.out/all/*.template.json
-	@echo "cfn-lint: no errors in $$(ls cdk.out/all/*.template.json | wc -l) templates"
+	@$(PY) -m ops.pipeline.lint_templates cdk.out/all/*.template.json
 
 # cdk diff asks CloudFormation for a read-only change set per stack and deletes it once read (aws-cdk
 # createChangeSetAndCleanup): interrupted between the two, the change set stays, never executed.

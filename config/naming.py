@@ -24,11 +24,6 @@ def serving_stack_name(env_name: str) -> str:
     return f"{PROJECT}-{env_name}-Serving"
 
 
-def operator_policy_name(env_name: str) -> str:
-    """The customer-managed policy that lets a role run every ops command on this environment."""
-    return f"{PROJECT}-{env_name}-Operator"
-
-
 def floor_record_path(env_name: str) -> str:
     """The SSM Parameter Store path under which `bin/ops rollback` keeps one floor record per variant
     (ops/operations/floor_store.py); the Operator policy grants exactly this path."""

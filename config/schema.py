@@ -340,9 +340,6 @@ class AlarmDestination(Strict):
     )
     topic_arn: str | None = Field(default=None, pattern=SNS_TOPIC_ARN_PATTERN)
 
-    def is_empty(self) -> bool:
-        return not self.emails and not self.https_endpoints and self.topic_arn is None
-
 
 class Alarms(Strict):
     # Seeds' SLOs: error rate < 0.1 % (24 h); time to first token p95 < 500 ms. No ModelLatency

@@ -1,35 +1,20 @@
-"""Capacity that does not arrive pages someone: a small function run every minute publishes, per
-variant, the instances short of what was asked, the recently failed scaling activities and whether
-target tracking's scale-out was refused (constructs/capacity_watch_handler/handler.py says what each
-metric is and why it has to be built: AWS sends no event for a failed scaling activity and has no
-instance-count metric), and these alarms per variant read them:
+"""Capacity that does not arrive pages someone. A function run every minute publishes, per variant, the
+instances short of what was asked, recently failed scaling activities and whether target tracking's
+scale-out was refused (constructs/capacity_watch_handler/handler.py: AWS sends no event for a failed
+activity and has no instance-count metric); these alarms per variant read them:
 
-- `<variant>-instances-short` (page): InstancesShort > 0 in each of the short minutes in a row: the
-  provisioning time the plan uses (planning.provisioning_minutes: `bin/ops scaling-history` writes the
-  measured p95 there, else the cited container-caching figure) + SHORT_SLACK_MINUTES. A normal scale-out
-  is short for its provisioning time, so it stays quiet; one still short after that pages. With the
-  minute the watch needs to see the change and the minute CloudWatch needs to evaluate, the page
-  arrives within provisioning + 6 minutes of the raise (10 with the cited 4 min).
-  Missing data is breaching: a watch that stopped reporting (error, throttling, the endpoint gone) is
-  blind to exactly this failure, so its silence pages after the same minutes.
-- `<variant>-scaling-failed` (autoscaled variants, ticket): FailedScalingActivities > 0 in one minute,
-  so a refused scale-out (ResourceLimitExceeded) or a scheduled raise that failed is written down at
-  once, with the StatusMessage to read. It does not page: a failed activity alone may be a scale-in, or
-  one a retry or the fallback pool fulfilled. Missing data keeps its state: the metric is a 15-minute
-  level, so a lost sample must not clear it and re-raise it a minute later; a silent watch pages
-  through instances-short.
-- `<variant>-scale-out-refused` (autoscaled variants, page): ScaleOutRefused = 1 in REFUSED_MINUTES
-  minutes in a row: target tracking's metric is above its target (its AlarmHigh in ALARM) and its last
-  attempt was refused. A scale-out refused at once (quota, a validation error) never moves the desired
-  count, so instances-short stays 0 and only the ticket above would say so. Two minutes, not one: one
-  sample can fall between a transient refusal and the retry that succeeds (the retry, a newer activity,
-  clears the metric); two mean the refusal stood through two runs of the watch, still within minutes
-  where instances-short needs provisioning + 4. Missing data keeps its state (a gap neither pages nor
-  clears the page; a silent watch pages through instances-short). Not a rollback alarm: a refused
-  scale-out during a deploy is not the release's fault, and SageMaker caps rollback alarms.
+- `<variant>-instances-short` (page): InstancesShort > 0 for planning.provisioning_minutes +
+  SHORT_SLACK_MINUTES in a row, so a normal scale-out stays quiet; the page arrives within provisioning + 6
+  minutes of the raise. Missing data breaches: a silent watch is blind to exactly this failure.
+- `<variant>-scaling-failed` (autoscaled, ticket): FailedScalingActivities > 0, so a refused scale-out or
+  failed scheduled raise is written down with its StatusMessage. No page: it may be a scale-in, or one a
+  retry or the fallback pool fulfilled. Missing data keeps the state (the metric is a 15-minute level).
+- `<variant>-scale-out-refused` (autoscaled, page): ScaleOutRefused = 1 for REFUSED_MINUTES: load above
+  target (AlarmHigh in ALARM) and the last attempt refused. A refusal at once (quota, validation) never
+  moves the desired count, so instances-short stays 0. Two minutes: one sample may fall between a transient
+  refusal and its successful retry. Not a rollback alarm: a refused scale-out is not the release's fault.
 
-The schedule starts once the endpoint exists (the rule depends on it) and the alarms once the
-schedule does, so a first deploy, when the endpoint takes its own minutes to create, pages nobody.
+The schedule starts once the endpoint exists and the alarms once the schedule does: a first deploy pages nobody.
 """
 
 from __future__ import annotations

@@ -1,23 +1,14 @@
-"""`MangaAssist-<env>-CaptureReader`: break-glass read of what data capture stored.
-
-Captured objects are users' prompts (and answers, where configured): conversations with order
-numbers and e-mail addresses. The operator policy cannot read them; this customer-managed policy
-grants the reads, and the access stack attaches it to the break-glass CaptureReader role
-(constructs/capture_reader_role.py), the only principal the capture key's policy lets decrypt: the
-policy attached to any other role reads nothing (issue 38). Both are the administrator-deployed access
-stack's (stacks/ci_access_stack.py, issue 51).
+"""`MangaAssist-<env>-CaptureReader`: break-glass read of what data capture stored (users' prompts, and
+answers where configured). The operator policy cannot read them; this policy, on the CaptureReader role
+(constructs/capture_reader_role.py), the only principal the capture key lets decrypt, can (issues 38, 51).
 
 What a read leaves behind (docs/reference/configuration.md "Data capture"):
-- Every object read is a `kms:Decrypt` on the capture key, through S3 (the bucket has no S3 Bucket
-  Key). KMS cryptographic operations are CloudTrail management events: they appear in the account's
-  90-day event history without any trail, and in every trail that logs management events unless it
-  excludes AWS KMS events (CloudTrail User Guide, "Logging management events"; AWS KMS Developer
-  Guide, "Decrypt" CloudTrail example). The event names the reader and the object's ARN.
-- `s3:GetObject` and `s3:ListBucket` themselves are S3 data events, which CloudTrail does not log by
-  default (CloudTrail User Guide, "Logging data events"): only a trail with a data-event selector for
-  the capture bucket records them. This stack does not create one; the doc says how to add it.
-- S3 server access logs (this stack's access-log bucket) record each request with its requester, best
-  effort, within hours.
+- a `kms:Decrypt` per object (the bucket has no S3 Bucket Key): a CloudTrail management event, in the
+  90-day event history without any trail (CloudTrail User Guide, "Logging management events"), naming
+  the reader and the object;
+- `s3:GetObject`/`s3:ListBucket` are data events, logged only by a trail with a data-event selector
+  (CloudTrail User Guide, "Logging data events"), which this stack does not create;
+- S3 server access logs record each request with its requester, best effort, within hours.
 """
 
 from __future__ import annotations

@@ -1,24 +1,19 @@
 """`MangaAssist-<env>-CaptureReader`: the break-glass role, the only principal the capture key lets decrypt
-(issues 38, 51).
+(issues 38, 51). Assuming it is a CloudTrail `AssumeRole` event naming who, before each object's `Decrypt`.
 
-Reading captured objects means assuming it, which CloudTrail records as an `AssumeRole` event naming who
-did, before each object's `Decrypt` event names the session. It is the access stack's (stacks/ci_access_stack.py),
-deployed by an administrator: a deploy can neither give it a policy nor change its trust (the execution
-policy denies writing `role/MangaAssist-*-CaptureReader`: constructs/execution_policy_iam.py). It wears the
-CaptureReader policy only (list and read under `capture/`, Decrypt through S3): reading chats grants no
-change to production (issue 51). Its boundary is every stack role's (constructs/stack_role_boundary.py).
+The access stack's (stacks/ci_access_stack.py), deployed by an administrator: a deploy can neither give it a
+policy nor change its trust (constructs/execution_policy_iam.py). It wears the CaptureReader policy only, so
+reading chats grants no change to production; its boundary is every stack role's.
 
-The capture key's policy names it by ARN in an `aws:PrincipalArn` condition (`capture_key_reader`), not as
-a principal: a key policy's principals must exist when it is written (KMS API reference, PutKeyPolicy),
-and the serving stack, which holds the key, deploys before this role exists. For a role session,
-aws:PrincipalArn is the role's ARN (IAM User Guide, "AWS global condition context keys").
+The capture key names it by `aws:PrincipalArn` (`capture_key_reader`), not as a principal: a key policy's
+principals must exist when written (KMS API reference, PutKeyPolicy), and the key deploys first; for a role
+session aws:PrincipalArn is the role's ARN (IAM User Guide, "AWS global condition context keys").
 
-Trust: the account, narrowed by `aws:PrincipalArn` (ArnLike) to the principals `data_capture.readers`
-names, exact ARNs or patterns such as an IAM Identity Center permission set's role (IAM Identity Center
-User Guide, "Referencing permission sets in resource policies"); the reader's own policy must allow
-sts:AssumeRole on this role, as for any role trusting its account. With `data_capture.reader_mfa`, MFA too
-(`aws:MultiFactorAuthPresent`, which IAM sees only for IAM users and root signing in or calling STS with
-MFA; config.checks.capture refuses it with Identity Center readers). The session lasts at most an hour.
+Trust: the account, narrowed by `aws:PrincipalArn` (ArnLike) to `data_capture.readers`, exact ARNs or
+patterns such as an Identity Center permission set's role (IAM Identity Center User Guide, "Referencing
+permission sets in resource policies"); the reader's own policy must allow sts:AssumeRole on it. With
+`data_capture.reader_mfa`, `aws:MultiFactorAuthPresent` too (config.checks.capture refuses it with Identity
+Center readers). Sessions last at most an hour.
 """
 
 from __future__ import annotations

@@ -1,23 +1,19 @@
-"""`make deploy`'s refusals in the template itself, so that a plain `cdk deploy -c env=prod` meets them too
-(issue 50 §6): CloudFormation template Rules, which "validate parameter values before CloudFormation creates
-or updates any resources", on stack creation and on update (CloudFormation User Guide, "CloudFormation
-template Rules syntax"). A failed assertion fails the change set with its AssertDescription: nothing changes.
+"""`make deploy`'s refusals in the template itself, so a plain `cdk deploy -c env=prod` meets them too
+(issue 50 §6): CloudFormation template Rules "validate parameter values before CloudFormation creates or
+updates any resources" (CloudFormation User Guide, "CloudFormation template Rules syntax"); a failed
+assertion fails the change set with its AssertDescription.
 
-- Assumed capacity (config/capacity_evidence.py): a production environment whose pool types are assumed
-  declares a rule on the parameter `AcceptAssumedCapacity`, empty by default; `make deploy` fills it from
-  ACCEPT_ASSUMED_CAPACITY, `cdk deploy --parameters MangaAssist-prod-Serving:AcceptAssumedCapacity="<why>"`
-  does the same by hand. The reason stays in the stack's parameters (DescribeStacks shows it); the CDK CLI
-  reuses a parameter's previous value when none is given (aws-cdk ParameterValues: `UsePreviousValue`), so
-  an accepted stack stays accepted until the types are measured. Only a stack with the rule declares the
-  parameter (the CLI sends a parameter the template lacks on, and CloudFormation refuses it): `make deploy`
-  passes it only then (`python -m ops.pipeline.assumed_capacity ENV --cdk-parameter`).
-- Paging placeholder (config/alerting.py): a production environment that pages a placeholder gets a rule
-  that always fails: no override, as in `make deploy`. cfn-lint's W8003 ("will always return False") is
-  what it is for, so that template alone tells cfn-lint to skip W8003 (template Metadata `cfn-lint`).
-- The peak-window guard is not here: a rule sees parameters and the template, never the clock; a custom
-  resource runs only when its properties change, so one that runs on every deploy needs a property that
-  changes on every synth (a timestamp), which would make every `cdk diff` and review show a change. It stays
-  in `make deploy` and `bin/ops deploy`; docs/how-to/deploy.md "Deploy windows" says so where `cdk deploy` appears.
+- Assumed capacity (config/capacity_evidence.py): a production environment with assumed pool types gets a
+  rule on the parameter `AcceptAssumedCapacity`, empty by default, which `make deploy` fills from
+  ACCEPT_ASSUMED_CAPACITY (or `cdk deploy --parameters MangaAssist-prod-Serving:AcceptAssumedCapacity=...`).
+  The CDK CLI reuses a parameter's previous value (aws-cdk ParameterValues: `UsePreviousValue`), so an
+  accepted stack stays accepted until measured. Only a stack with the rule declares the parameter
+  (CloudFormation refuses an undeclared one): `python -m ops.pipeline.assumed_capacity ENV --cdk-parameter`.
+- Paging placeholder (config/alerting.py): a production environment paging a placeholder gets a rule that
+  always fails; that template alone tells cfn-lint to skip W8003 ("will always return False").
+- Not the peak-window guard: a rule never sees the clock, and a custom resource run on every deploy needs a
+  property that changes every synth, a diff in every review. It stays in `make deploy` and `bin/ops deploy`
+  (docs/how-to/deploy.md "Deploy windows").
 """
 
 from __future__ import annotations

@@ -1,32 +1,17 @@
 """Customer-managed KMS keys with rotation.
 
-`service_key`: a stack's logs (and the alarm topic) share one key, which the regional CloudWatch Logs
-service may use for this account's log groups only. `data_key`: a key of its own for one set of users'
-personal data (data capture), whose policy admits no service principal and does not hand the key's use
-to IAM (issue 38): the account (its IAM policies) may administer the key but not use it; only the
-principals the key policy names may encrypt or decrypt (`allow_use`; the break-glass reader by
-`aws:PrincipalArn`, constructs/capture_reader_role.py `capture_key_reader`, issue 51).
+`service_key`: a stack's logs and alarm topics share one key, which the regional CloudWatch Logs service
+may use for this account's log groups only (`kms:EncryptionContext:aws:logs:arn`: CloudWatch Logs User
+Guide, "Encrypt log data in CloudWatch Logs using AWS KMS"). CloudWatch alarms and AWS Budgets publish to
+the encrypted topics through grants without a condition (constructs/alarm_topic.py): no AWS page says they
+send aws:SourceAccount/SourceArn to KMS, and an unsent condition would drop every notification silently.
 
-Why not CDK's default key policy for personal data: it is one statement, `kms:*` for the account root
-(aws-cdk-lib aws_kms.KeyProps `policy`: "A policy document with permissions for the account root to
-administer the key"), which "gives the AWS account that owns the KMS key permission to use IAM policies
-to allow access to all AWS KMS operations on the KMS key" (AWS KMS Developer Guide, "Default key
-policy"), Decrypt included: any principal with broad IAM rights could read users' prompts. A `policy`
-given to the Key replaces the default (KeyProps `policy`: "this policy will *override* the default key
-policy and become the only key policy"), so the key must stay manageable by itself: the account keeps
-the key administrators' actions of the same guide ("Allows key administrators to administer the KMS
-key"), without CreateGrant (a grant could give Decrypt) and without any cryptographic operation.
-KMS refuses a PutKeyPolicy whose policy would not let the caller call PutKeyPolicy again (the policy
-lockout safety check, KMS API reference, PutKeyPolicy): CloudFormation's execution role keeps
-kms:PutKeyPolicy through this statement and its IAM policy.
-
-CloudWatch Logs may use the service key only for this account's log groups
-(`kms:EncryptionContext:aws:logs:arn`, the condition its guide gives: CloudWatch Logs User Guide,
-"Encrypt log data in CloudWatch Logs using AWS KMS"; the confused-deputy problem, IAM User Guide).
-CloudWatch alarms and AWS Budgets publish to the encrypted topics through grants without a condition
-(constructs/alarm_topic.py): the SNS guide's key policy for them has none, and no AWS page says they
-send aws:SourceAccount/aws:SourceArn on their KMS calls, so a condition they do not send would drop
-every notification without an error.
+`data_key`: a key of its own for personal data (data capture), whose policy admits no service principal
+and does not hand its use to IAM (issue 38). CDK's default policy, `kms:*` for the account root, lets IAM
+policies allow every KMS operation, Decrypt included (AWS KMS Developer Guide, "Default key policy"). A
+given `policy` replaces it (aws-cdk-lib KeyProps `policy`), so the account keeps the key administrators'
+actions without CreateGrant or any cryptographic operation, and kms:PutKeyPolicy, which the policy lockout
+safety check requires (KMS API reference, PutKeyPolicy). Only principals `allow_use` names may use it.
 """
 
 from __future__ import annotations
@@ -105,16 +90,12 @@ def data_key(scope: Construct, id: str, *, description: str) -> kms.Key:
 
 
 def allow_use(key: kms.Key, sid: str, role: iam.IRole, actions: list[str], conditions: dict | None = None) -> None:
-    """Let one role use the key for these cryptographic actions (the key policy alone decides: the account
-    statement above grants no use). The role is named by condition, not as the principal: "The principals in
-    the key policy must exist and be visible to KMS ... you might need to enforce a delay" (KMS API reference,
-    CreateKey/PutKeyPolicy, botocore's model), and a role created seconds earlier in the same deploy may not be
-    visible yet (MalformedPolicyDocumentException, issue 50 §4). The account is the principal and
-    `aws:PrincipalArn` must equal the role's ARN ("For IAM roles, the request context returns the ARN of the
-    role, not the ARN of the user that assumed the role": IAM User Guide, "AWS global condition context keys"),
-    which KMS does not resolve. A key policy naming the account lets IAM policies grant the use (AWS KMS
-    Developer Guide, "Default key policy"): the role's own IAM policy grants these actions, and no other
-    principal matches the condition, so "only the reader decrypts" holds as before."""
+    """Let one role use the key for these cryptographic actions (the key policy alone decides). The role is
+    named by `aws:PrincipalArn` with the account as principal, not as the principal: KMS requires a key
+    policy's principals to exist and be visible (KMS API reference, CreateKey/PutKeyPolicy), and a role
+    created seconds earlier may not be yet (MalformedPolicyDocumentException, issue 50 §4). For a role
+    session aws:PrincipalArn is the role's ARN (IAM User Guide, "AWS global condition context keys"), and no
+    other principal matches it."""
     matches_role = {"ArnEquals": {"aws:PrincipalArn": role.role_arn}}
     key.add_to_resource_policy(
         iam.PolicyStatement(

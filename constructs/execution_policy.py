@@ -1,25 +1,16 @@
 """The CloudFormation execution policy `make bootstrap` gives CDK's bootstrap stack instead of
-AdministratorAccess (`cdk bootstrap --cloudformation-execution-policies`, which takes the ARNs of
-existing managed policies: AWS CDK v2 Developer Guide, "Customize CDK bootstrapping").
+AdministratorAccess (`cdk bootstrap --cloudformation-execution-policies`: AWS CDK v2 Developer Guide,
+"Customize CDK bootstrapping").
 
-The execution role is what CloudFormation acts with when it creates, updates and deletes the two
-stacks' resources, so its policy holds, for each resource type the stacks create (`RESOURCE_TYPES`, and
-nothing else), the permissions CloudFormation's resource handler for that type declares in the
-CloudFormation registry schema (`handlers.create/update/delete/read.permissions`). The schemas are read
-from the copy cfn-lint ships (requirements-dev.txt), the same CloudFormation publishes per region.
-Types without handler permissions in the registry (`EXPLICIT`) and permissions a handler declares that
-these stacks never exercise (`NOT_NEEDED`) are listed with their reason. tests/stacks/test_execution_policy.py
-proves that every resource type of every synthesised template is covered and no other.
+For each resource type the stacks create (`RESOURCE_TYPES`, nothing else) it holds the permissions
+CloudFormation's handlers declare in the registry schema (`handlers.*.permissions`, cfn-lint's copy).
+Types without handler permissions (`EXPLICIT`) and declared permissions these stacks never exercise
+(`NOT_NEEDED`) are listed with their reason; tests/stacks/test_execution_policy.py proves every resource
+type of every template is covered and no other.
 
-Resources: IAM, where CloudFormation could otherwise give itself any power, is in
-constructs/execution_policy_iam.py: a role is created or given permissions only with the stack-role
-boundary, no managed policy is created or attached (the policies and roles people wear are the
-administrator-deployed access stack's, issue 51), no trust is rewritten, a role is passed only to the
-services that take the stacks' roles, no boundary is removed, and the execution policies and the boundary
-(named `MangaAssistGuard-…`, outside what the stacks may write) are never writable (issue 38). Lambda is
-limited to functions whose names start with `MangaAssist-` (CloudFormation names a function without an
-explicit name `<stack name>-<logical id>-<suffix>`, and both stack names start with the project's;
-observed, not a documented format). Every other statement is on `*`, for the reason in `WIDE_REASON`.
+IAM is constructs/execution_policy_iam.py's (issue 38). Lambda is limited to `MangaAssist-*` functions
+(CloudFormation's generated names start with the stack name; observed, not documented). Every other
+statement is on `*`, for the reason in `WIDE_REASON`.
 """
 
 from __future__ import annotations

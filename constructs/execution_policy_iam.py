@@ -1,33 +1,21 @@
 """The IAM part of the CloudFormation execution policy (constructs/execution_policy.py): what keeps a
-deploy from widening itself (issue 38).
-
-Without it, whoever may deploy is an administrator: a template that adds a role with AdministratorAccess,
-trusted by the deploying principal, goes through. So CloudFormation may:
-- create a role, put an inline policy on it, attach a policy to it or set its boundary only when the
-  role's boundary is `MangaAssistGuard-StackRoleBoundary` (`iam:PermissionsBoundary`, type ARN: "Filters
-  access if the specified policy is set as the permissions boundary on the IAM entity (user or role)";
-  the Service Authorization Reference, "Actions, resources, and condition keys for AWS Identity and Access
-  Management", lists it for CreateRole, PutRolePolicy, AttachRolePolicy, PutRolePermissionsBoundary,
-  DeleteRolePolicy, DetachRolePolicy and DeleteRolePermissionsBoundary; parliament's copy,
-  iam_definition.json, is what tests/stacks/test_iam_lint.py checks the conditions against);
-- attach no managed policy and create, version or delete none (issue 51: the policies people wear,
-  `MangaAssist-<env>-{Operator,Deployer,CaptureReader}`, are the administrator-deployed access stack's, and
-  the stacks' roles have inline policies only), nor detach one of those (`iam:PolicyARN`, type ARN: "Filters
-  access by the ARN of an IAM policy", listed for AttachRolePolicy and DetachRolePolicy);
-- rewrite no role's trust (no `UpdateAssumeRolePolicy`, which takes no condition key: a stack role's trust is
-  a service principal fixed in code, issue 51);
-- pass a role only to the services that take the stacks' roles (`iam:PassedToService`: "Filters access
-  by the AWS service to which this role is passed");
-- never remove a boundary (no `DeleteRolePermissionsBoundary`; AWS's own example boundary for delegated
-  role creation, AWSCODAPermissionsBoundary, excludes it the same way);
-- write only the roles the stacks create (by their IAM path, `role/mangaassist/*`, which constructs/role_path.py
-  gives every stack role: CloudFormation cuts a generated role name to 64 characters, stack name included, but
-  never a path: issue 50 §1), never the guard policies (`MangaAssistGuard-*`: the execution policies and the
-  boundary), the roles people and the pipeline wear (`MangaAssist-<env>-CaptureReader`, `…-GitHubDeploy`, at
-  the root path) or CDK's roles.
-The explicit Deny statements repeat the conditions so that they hold even when the execution role gets
-another, wider policy (`make bootstrap EXECUTION_POLICIES=…`): an explicit Deny wins over any Allow
-(IAM User Guide, "Policy evaluation logic").
+deploy from widening itself (issue 38). Without it, a template adding an AdministratorAccess role trusted
+by the deployer goes through. So CloudFormation may:
+- create a role or change its policies or boundary only with the boundary
+  `MangaAssistGuard-StackRoleBoundary` (`iam:PermissionsBoundary`, listed for CreateRole, PutRolePolicy,
+  AttachRolePolicy, PutRolePermissionsBoundary, DeleteRolePolicy, DetachRolePolicy and
+  DeleteRolePermissionsBoundary in the Service Authorization Reference; parliament's copy,
+  iam_definition.json, is what tests/stacks/test_iam_lint.py checks against);
+- create, version, delete or attach no managed policy, nor detach those people wear (`iam:PolicyARN`;
+  issue 51: they are the administrator-deployed access stack's, the stacks' roles have inline policies);
+- rewrite no trust (`UpdateAssumeRolePolicy` takes no condition key; stack roles trust a fixed service);
+- pass a role only to the services that take the stacks' roles (`iam:PassedToService`);
+- never remove a boundary (as AWS's example boundary AWSCODAPermissionsBoundary excludes it);
+- write only the stacks' roles (IAM path `role/mangaassist/*`, constructs/role_path.py: CloudFormation
+  cuts a generated name to 64 characters but never a path, issue 50 §1), never the guard policies
+  (`MangaAssistGuard-*`), the roles people and the pipeline wear, or CDK's roles.
+The Deny statements repeat the conditions so they hold beside a wider policy (`make bootstrap
+EXECUTION_POLICIES=…`): an explicit Deny wins (IAM User Guide, "Policy evaluation logic").
 """
 
 from __future__ import annotations

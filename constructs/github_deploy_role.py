@@ -1,24 +1,16 @@
-"""`MangaAssist-<env>-GitHubDeploy`: the role .github/workflows/deploy.yml assumes for one environment,
-through GitHub's OIDC provider, with no long-lived key anywhere (docs/how-to/deploy.md "CI pipelines").
+"""`MangaAssist-<env>-GitHubDeploy`: the role .github/workflows/deploy.yml assumes for one environment through
+GitHub's OIDC provider, with no long-lived key (docs/how-to/deploy.md "CI pipelines").
 
-Trust: `sts:AssumeRoleWithWebIdentity` from the account's IAM OIDC provider for
-token.actions.githubusercontent.com, only for a token whose `aud` is sts.amazonaws.com (the audience
-aws-actions/configure-aws-credentials asks for by default) and whose `sub` names this repository, this
-GitHub environment and, with `pin_branch`, this branch. The subject formats are GitHub's: the default
-with an environment is `repo:ORG/REPO:environment:ENV`; with the repository's subject template set to
-`["repo", "context", "ref"]` it continues `:ref:refs/heads/BRANCH` (GitHub Docs, "OpenID Connect
-reference": "Filtering for a specific environment", "Customizing the subject claims"). IAM compares
-them with StringEquals, no wildcard.
+Trust: `sts:AssumeRoleWithWebIdentity` from the account's OIDC provider for token.actions.githubusercontent.com,
+for a token whose `aud` is sts.amazonaws.com and whose `sub` names this repository, GitHub environment and,
+with `pin_branch`, branch: `repo:ORG/REPO:environment:ENV`, continued `:ref:refs/heads/BRANCH` with the
+subject template `["repo", "context", "ref"]` (GitHub Docs, "OpenID Connect reference"), compared with
+StringEquals.
 
-Permissions: the environment's Deployer policy (constructs/deployer_policy.py: the CDK bootstrap roles,
-what `make deploy` needs) and Operator policy (constructs/operator_policy.py, which names this
-environment's resources), capped by a permissions boundary to assuming those CDK roles and the calls
-`bin/ops verify` and `bin/ops smoke` make (`VERIFY_AND_SMOKE_ACTIONS`). A role's effective permissions
-are what both its policies and its boundary allow (IAM User Guide, "Permissions boundaries for IAM
-entities"), so the pipeline cannot shift traffic, change scaling or tag images, and the boundary, which
-only an administrator deploys (`make deploy-ci-access`), holds even when a deploy changes the two
-policies. tests/ops/test_github_deploy_role.py proves every call of `verify` and `smoke` is allowed and
-a `shift` is not.
+Permissions: the environment's Deployer and Operator policies, capped by a boundary to assuming the CDK
+roles and the calls `bin/ops verify` and `bin/ops smoke` make (`VERIFY_AND_SMOKE_ACTIONS`; IAM User Guide,
+"Permissions boundaries for IAM entities"): the pipeline cannot shift traffic, change scaling or tag images,
+even when a deploy changes the two policies. tests/ops/test_github_deploy_role.py proves it.
 """
 
 from __future__ import annotations

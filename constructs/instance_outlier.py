@@ -1,49 +1,27 @@
 """One sick instance among healthy peers: an alarm per variant and a dashboard row of per-instance lines.
 
-Needs the endpoint config's `EnableEnhancedMetrics` (config `endpoint_metrics.enhanced_metrics`): with it,
-SageMaker's invocation and utilisation metrics also carry an `InstanceId` dimension ("Amazon SageMaker AI
-enhanced metrics for inference endpoints", SageMaker developer guide, monitoring-cloudwatch-enhanced-
-metrics). Instance IDs change with every scale-out and deployment, so nothing here names one: CloudWatch
-Metrics Insights queries group by `InstanceId` at evaluation time.
+Needs `endpoint_metrics.enhanced_metrics`: SageMaker's invocation and utilisation metrics then carry an
+`InstanceId` dimension (SageMaker developer guide, monitoring-cloudwatch-enhanced-metrics). Instance IDs
+change with every scale-out and deploy, so Metrics Insights queries group by `InstanceId` at evaluation time.
 
-- Alarm `<variant>-instance-outlier` (ticket): over one minute, each serving instance's mean
-  `ModelLatency`; the alarm watches the slowest instance's mean divided by the fastest's, and fires when
-  it stays at or above `endpoint_metrics.outlier_latency_ratio` for `outlier_minutes` consecutive
-  minutes. Latency, not GPU utilisation: an instance without invocations (the old fleet during a
-  blue/green bake, a new instance still starting) has no latency datapoint and drops out of the
-  comparison, where its idle GPU would look like an outlier. What ModelLatency measures for a streamed
-  response is not documented (docs/reference/alarms.md); every instance of a variant serves the same mix, so the
-  ratio compares like with like whatever it measures. With instance pools it does not: a healthy
-  instance of a weaker fallback type is slower than one of the preferred type by about the ratio of
-  their capacities (decode is bandwidth-bound; capacity and per-token time follow the same bandwidth:
-  issue 42), and the per-instance metrics carry no instance-type dimension to compare within a type.
-  So a variant's threshold is the configured ratio times the spread of its pool types' capacities
-  (`planning.capacity`, strongest over weakest; 1 for one type): a sick instance still stands out,
-  and a fleet on both pools is not a ticket by itself. The price: on a fleet of one type the alarm
-  needs that much more before it fires.
-- Dashboard row per variant: GPU utilisation, invocations, model latency and 5XX errors, one line per
-  instance. A Metrics Insights widget holds one query (CloudWatch "Metrics Insights quotas": one query
-  per GetMetricData call), hence one widget per metric and variant.
+- Alarm `<variant>-instance-outlier` (ticket): the slowest serving instance's mean `ModelLatency` over the
+  fastest's, per minute, at or above `endpoint_metrics.outlier_latency_ratio` for `outlier_minutes`. Latency,
+  not GPU utilisation: an instance without invocations (old fleet in a bake, one still starting) has no
+  latency and drops out, where its idle GPU would look like an outlier. Every instance of a variant serves
+  the same mix, so the ratio compares like with like whatever ModelLatency measures for streams. With
+  instance pools a healthy instance of a weaker type is slower by about the ratio of capacities (issue 42),
+  and the metrics carry no instance type: the threshold is the ratio times the spread of the pool types'
+  `planning.capacity` (1 for one type), at the price of a later ticket on a one-type fleet. A mixed-type
+  minute is NOT told apart (docs/reference/alarms.md "Instance outlier"); a single instance has no peer.
+- Dashboard row per variant: GPU utilisation, invocations, model latency and 5XX per instance, one widget
+  per query (CloudWatch "Metrics Insights quotas": one query per GetMetricData call).
 
-The queries name a SCHEMA with the instance dimension: `SCHEMA("AWS/SageMaker", EndpointName, InstanceId,
-VariantName)` "narrows the query results to only the metrics with that exact dimension set" (CloudWatch
-user guide, "Metrics Insights query components and syntax"), so the variant-level series (EndpointName,
-VariantName only) no longer mix into MAX and MIN as one more group; the enhanced-metrics page says the
-invocation metrics "include an InstanceId dimension" beside the endpoint's and variant's. Should SageMaker
-add a dimension to them, the query matches nothing and the alarm holds its state (missing data: ignore);
-the dashboard rows show it at once.
-
-Its scope: a variant of at least two instances of one type. The canary's single instance has no peer,
-so MAX / MIN is 1 whatever it does (its health is the canary guard's and the rollback alarms' business).
-With instance pools a variant can serve on ml.g5 and ml.g6 at once, whose latencies differ by type
-alone, and the invocation metrics carry no instance-type dimension (same page): NOT solved here. The
-capacity watch's `InstancesInService` per `InstanceType` tells when two types serve, but whether an
-alarm may combine a Metrics Insights query with plain metrics in one expression is not stated on the
-alarm pages read, so the gate is left for a follow-up; a ticket during a mixed minute names the
-cause on the dashboard row (docs/reference/alarms.md "Instance outlier"). Alarm form: a Metrics Insights query with GROUP BY
-returns many series; an alarm must watch one, so the query feeds a metric-math expression
-(`MAX(q) / MIN(q)`, functions that take an array of series; CloudWatch user guide, "Use Metrics Insights
-queries with metric math" and "Create alarms on Metrics Insights queries").
+The queries name `SCHEMA("AWS/SageMaker", EndpointName, InstanceId, VariantName)`, which "narrows the query
+results to only the metrics with that exact dimension set" (CloudWatch user guide, "Metrics Insights query
+components and syntax"), so variant-level series do not mix into MAX and MIN; should SageMaker add a
+dimension, the alarm holds its state and the rows show it. An alarm watches one series, so the GROUP BY
+query feeds `MAX(q) / MIN(q)` (user guide, "Use Metrics Insights queries with metric math", "Create alarms
+on Metrics Insights queries").
 """
 
 from __future__ import annotations

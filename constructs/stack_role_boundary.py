@@ -1,46 +1,29 @@
 """`MangaAssistGuard-StackRoleBoundary`: the permissions boundary of every role the image and serving
 stacks create, and of the break-glass capture reader (issues 38, 51).
 
-A role's effective permissions are what both its identity policies and its boundary allow (IAM User
-Guide, "Permissions boundaries for IAM entities"). A deploy may give a bounded role any inline policy and
-any trust, so the boundary itself must keep every role to the project's own resources (issue 51): it allows
-the actions the project's roles are granted (`ROLE_ACTIONS`) only on what the project owns, and never IAM or
-KMS administration (an explicit Deny, which no Allow in any policy overrides: "Policy evaluation logic").
+Effective permissions are what both the identity policies and the boundary allow (IAM User Guide,
+"Permissions boundaries for IAM entities"). A deploy may give a bounded role any inline policy and trust,
+so the boundary keeps every role to the project's own resources: the actions the roles are granted only on
+what the project owns, and an explicit Deny of IAM and KMS administration ("Policy evaluation logic").
 
-How each resource is told apart (ARN formats and condition keys: the Service Authorization Reference,
-parliament's copy, which tests/constructs/test_iam_lint.py checks the statements against):
-- S3: buckets and objects whose bucket name starts `mangaassist-` (CloudFormation names a bucket
-  `<stack name>-<logical id>-<suffix>` in lower case, observed; the model data buckets are named so by
-  convention, config.checks.capture refuses another); reads of CDK's asset bucket (`cdk-<qualifier>-assets-
-  <account>-<region>`), where the image build fetches its source: the bootstrap's, shared by every CDK app
-  in the account, read-only.
-- KMS keys, CodeBuild projects, state machines and ECR repositories: CloudFormation generates their names
-  and IDs, so by the project's tag (`aws:ResourceTag/MangaAssistProject`, which stacks/environment.py puts
-  on every resource of both stacks; the boundary denies kms:TagResource, and grants no other TagResource).
-- Lambda functions: `function:MangaAssist-*` (CloudFormation's generated name starts with the stack name,
-  as the execution policy relies on too).
-- No resource, or read-only on metadata (`NO_RESOURCE`): each with its reason.
-What CDK's own custom resources need, and why it is here: the image stack's `Custom::ServingImageBuild`
-runs on aws-cdk-lib's custom resource provider framework (`custom_resources.Provider` with an isComplete
-handler), whose onEvent function invokes our start and poll functions (`lambda:InvokeFunction`,
-`lambda:GetFunction` on `MangaAssist-*`) and starts its waiter state machine (`states:StartExecution`, the
-state machine tagged as the project's), whose role invokes the isComplete and onTimeout functions; every
-function writes its own log group; the build project's role reads its source from CDK's asset bucket
-and pushes to the tagged repository. tests/constructs/test_stack_role_boundary.py checks each grant of the
-synthesised templates against the boundary on its resource.
-The actions the Operator policy grants (endpoint weights, scaling, `ssm:PutParameter`, `ecr:PutImage` by a
-person) are no stack role's since the break-glass reader stopped wearing it (issue 51), so they are not here.
+Resources (ARN formats and condition keys: the Service Authorization Reference, parliament's copy, checked
+by tests/constructs/test_iam_lint.py):
+- S3: buckets named `mangaassist-*` (CloudFormation's generated names start with the stack name; model data
+  buckets by convention, config.checks.capture), and read-only CDK's asset bucket (the image build's source).
+- KMS keys, CodeBuild projects, state machines, ECR repositories: by the project tag
+  (`aws:ResourceTag/MangaAssistProject`, stacks/environment.py; the boundary denies kms:TagResource).
+- Lambda functions: `function:MangaAssist-*`.
+- No resource or metadata reads (`NO_RESOURCE`): each with its reason.
+CDK's `Custom::ServingImageBuild` provider framework invokes our functions, starts its waiter state
+machine and writes logs; the build reads the asset bucket and pushes to the tagged repository.
+tests/constructs/test_stack_role_boundary.py checks every grant of the templates against the boundary. The
+Operator policy's actions are no stack role's since the reader stopped wearing it (issue 51).
 
-The boundary is not in any stack: `make bootstrap` creates it (ops/pipeline/execution_policy.py) with an
-administrator's credentials, once per account, and the execution policy lets CloudFormation create or
-change a role only with this boundary (constructs/execution_policy.py, `iam:PermissionsBoundary`). The
-stacks reference it by name: CDK's `PermissionsBoundary.of(scope).apply(policy)` sets it on every
-`AWS::IAM::Role` and `AWS::IAM::User` in the scope.
-
-Not `cdk bootstrap --custom-permissions-boundary`: that option attaches the boundary to the bootstrap's
-CloudFormationExecutionRole itself (AWS CDK v2 Developer Guide, "Create and apply permissions boundaries
-for the AWS CDK"), not to the roles the stacks create; the execution role is held in by its own policy's
-conditions and Deny statements instead (constructs/execution_policy_iam.py).
+`make bootstrap` creates the boundary (ops/pipeline/execution_policy.py), and the execution policy lets
+CloudFormation create or change a role only with it (`iam:PermissionsBoundary`); the stacks apply it by name
+(`PermissionsBoundary.of(scope).apply`). Not `cdk bootstrap --custom-permissions-boundary`, which bounds the
+execution role itself, not the stacks' roles (AWS CDK v2 Developer Guide, "Create and apply permissions
+boundaries for the AWS CDK"); that role is held in by constructs/execution_policy_iam.py.
 """
 
 from __future__ import annotations
@@ -110,11 +93,6 @@ DENIED_ACTIONS = (
     "kms:TagResource",
     "kms:UntagResource",
     "kms:Update*",
-)
-ALLOW_REASON = (
-    "a permissions boundary caps actions, it grants nothing: each role's own policy names its resources; "
-    "the boundary keeps every stack role to the project's buckets, keys, builds, functions and repositories "
-    "and away from IAM and KMS administration (constructs/stack_role_boundary.py)"
 )
 
 

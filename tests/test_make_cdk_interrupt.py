@@ -54,6 +54,9 @@ def test_every_recipe_that_runs_the_cdk_cli_runs_it_quietly_with_its_own_line() 
     }
     running_cdk = {target: lines for target, lines in running_cdk.items() if lines}
     assert {"synth", "diff", "deploy", "deploy-image", "deploy-ci-access", "bootstrap"} <= set(running_cdk)
+    # make synth's step runs it as $(QUIET) does, and says what it leaves itself (tests/ops/pipeline/test_synth_step.py)
+    assert running_cdk.pop("synth") == ["@$(SYNTH) cdk.out/all -- $(CDK) synth $(CDK_FLAGS) --quiet -c env=all $(RELEASED_FLAG)"]
+    assert re.search(r"^SYNTH := \$\(PY\) -m ops\.pipeline\.synth$", MAKEFILE, re.MULTILINE)
     for target, lines in running_cdk.items():
         for line in lines:
             quiet = QUIET_CDK.search(line)

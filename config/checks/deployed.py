@@ -79,19 +79,15 @@ def check_scaled_variants(cfg: EnvironmentConfig, deployed: Deployed) -> list[Pr
         # The live scalable target stays registered whatever the config now says about autoscaling.
         unlisted = "" if name in cfg.autoscaling else " (removing its autoscaling entry does not deregister it)"
         if name not in current:
-            problems.append(
-                (
-                    "variants",
-                    f"removes variant '{name}', deployed on {was.instance_type} with autoscaling "
-                    f"({RECORD.format(env=cfg.name)}){unlisted}; {why}",
-                )
+            problems += refuse(
+                "variants",
+                f"removes variant '{name}', deployed on {was.instance_type} with autoscaling "
+                f"({RECORD.format(env=cfg.name)}){unlisted}; {why}",
             )
         elif current[name].instance_type != was.instance_type:  # the preferred type: see the module docstring
-            problems.append(
-                (
-                    variant_path(cfg.variants, name, "instance_type"),
-                    f"changes scaled variant '{name}' from {was.instance_type} to {current[name].instance_type}"
-                    f" ({RECORD.format(env=cfg.name)}){unlisted}; {why}",
-                )
+            problems += refuse(
+                variant_path(cfg.variants, name, "instance_type"),
+                f"changes scaled variant '{name}' from {was.instance_type} to {current[name].instance_type}"
+                f" ({RECORD.format(env=cfg.name)}){unlisted}; {why}",
             )
     return problems

@@ -70,12 +70,10 @@ def _check_adapters(engine: Engine) -> list[Problem]:
             problems.append(("engine.adapters", f"adapter names must be unique, {quote(name)} appears {count} times"))
     joined = len(",".join(engine.adapters))
     if joined > MAX_ENVIRONMENT_VALUE_CHARS:
-        problems.append(
-            (
-                "engine.adapters",
-                f"the names joined by commas take {joined} characters; SageMaker takes at most "
-                f"{MAX_ENVIRONMENT_VALUE_CHARS} per container environment value",
-            )
+        problems += refuse(
+            "engine.adapters",
+            f"the names joined by commas take {joined} characters; SageMaker takes at most "
+            f"{MAX_ENVIRONMENT_VALUE_CHARS} per container environment value",
         )
     return problems
 

@@ -44,14 +44,12 @@ def check_inference_amis(cfg: EnvironmentConfig, catalog: Catalog) -> list[Probl
             problems.append((path, f"unknown AMI {quote(v.inference_ami_version)}{hint}; known: {known}"))
             continue
         if ami.cuda < image.cuda:
-            problems.append(
-                (
-                    path,
-                    f"variant '{v.name}': {v.inference_ami_version} has NVIDIA driver {ami.nvidia_driver} "
-                    f"(CUDA {ami.cuda_version}), too old for the serving image {image.base_image} "
-                    f"(CUDA {image.cuda_version}): the container cannot start; pick an AMI with CUDA >= "
-                    f"{image.cuda_version}",
-                )
+            problems += refuse(
+                path,
+                f"variant '{v.name}': {v.inference_ami_version} has NVIDIA driver {ami.nvidia_driver} "
+                f"(CUDA {ami.cuda_version}), too old for the serving image {image.base_image} "
+                f"(CUDA {image.cuda_version}): the container cannot start; pick an AMI with CUDA >= "
+                f"{image.cuda_version}",
             )
         for field, instance_type in pool_types(v):
             problems += skip_invalid(_check_ami_family, cfg, v, ami, field, instance_type, catalog)
@@ -125,24 +123,20 @@ def check_blue_green_steps(cfg: EnvironmentConfig) -> list[Problem]:
     for name, count in counts.items():
         on = step_instances(cfg, count)
         if not low <= 100 * on / count <= 50:
-            problems.append(
-                (
-                    path,
-                    f"{d.traffic_routing} step of {on} instance(s) is {100 * on / count:.0f}% of variant '{name}' at "
-                    f"its smallest fleet of {count} instance(s); the API says {api_rule} {API.format(field=field)}. "
-                    "A step turns on whole instances, so a 1-instance variant cannot take one: use ALL_AT_ONCE "
-                    "or give every variant at least 2 instances",
-                )
+            problems += refuse(
+                path,
+                f"{d.traffic_routing} step of {on} instance(s) is {100 * on / count:.0f}% of variant '{name}' at "
+                f"its smallest fleet of {count} instance(s); the API says {api_rule} {API.format(field=field)}. "
+                "A step turns on whole instances, so a 1-instance variant cannot take one: use ALL_AT_ONCE "
+                "or give every variant at least 2 instances",
             )
     fleet = sum(counts.values())
     on = step_instances(cfg, fleet)
     if not low <= 100 * on / fleet <= 50:
-        problems.append(
-            (
-                path,
-                f"{d.traffic_routing} step of {on} instance(s) is {100 * on / fleet:.0f}% of the new fleet's {fleet} "
-                f"instance(s) at its smallest; the guide says {guide_rule} {GUIDE.format(kind=kind)}",
-            )
+        problems += refuse(
+            path,
+            f"{d.traffic_routing} step of {on} instance(s) is {100 * on / fleet:.0f}% of the new fleet's {fleet} "
+            f"instance(s) at its smallest; the guide says {guide_rule} {GUIDE.format(kind=kind)}",
         )
     return problems
 
@@ -169,23 +163,19 @@ def check_instance_quotas(cfg: EnvironmentConfig, catalog: Catalog) -> list[Prob
         needed = BLUE_GREEN_FLEETS * count
         quota = cfg.endpoint_instance_quotas.get(instance_type)
         if quota is None:
-            problems.append(
-                (
-                    path,
-                    f"missing: record this account's quota '{instance_type} for endpoint usage' "
-                    f"(Service Quotas, SageMaker); blue/green needs {needed} ({BLUE_GREEN_FLEETS} x {count})",
-                )
+            problems += refuse(
+                path,
+                f"missing: record this account's quota '{instance_type} for endpoint usage' "
+                f"(Service Quotas, SageMaker); blue/green needs {needed} ({BLUE_GREEN_FLEETS} x {count})",
             )
         elif quota < needed:
             variants = " + ".join(f"{v.name} {largest_fleet(cfg, v)}" for v in users[instance_type])
             pools = any(v.fallback_instance_types for v in users[instance_type])
             why = "; each pool type may have to carry its variant's whole fleet" if pools else ""
-            problems.append(
-                (
-                    path,
-                    f"quota {quota} is below {needed}: blue/green provisions a second full fleet, and the "
-                    f"largest fleet is {count} x {instance_type} ({variants}, max_capacity{why}), so a deploy at "
-                    f"peak needs {BLUE_GREEN_FLEETS} x {count} = {needed}; request an increase or lower max_capacity",
-                )
+            problems += refuse(
+                path,
+                f"quota {quota} is below {needed}: blue/green provisions a second full fleet, and the "
+                f"largest fleet is {count} x {instance_type} ({variants}, max_capacity{why}), so a deploy at "
+                f"peak needs {BLUE_GREEN_FLEETS} x {count} = {needed}; request an increase or lower max_capacity",
             )
     return problems

@@ -62,12 +62,10 @@ def _check_prefix_aware(cfg: EnvironmentConfig, catalog: Catalog) -> list[Proble
             known = [t for t in variant.instance_types if t in catalog.instance_types]
             missing = [t for t in known if t not in cfg.planning.capacity]
             if missing:
-                problems.append(
-                    (
-                        path,
-                        f"not set, and planning.capacity has no concurrent_sequences for {', '.join(missing)} "
-                        f"(variant '{variant.name}') to derive it from: set it, or measure with `bin/loadtest`",
-                    )
+                problems += refuse(
+                    path,
+                    f"not set, and planning.capacity has no concurrent_sequences for {', '.join(missing)} "
+                    f"(variant '{variant.name}') to derive it from: set it, or measure with `bin/loadtest`",
                 )
                 continue
             if len(known) < len(variant.instance_types):
@@ -76,12 +74,10 @@ def _check_prefix_aware(cfg: EnvironmentConfig, catalog: Catalog) -> list[Proble
         else:
             threshold, source = given.concurrency_threshold, path
         if threshold > cfg.engine.max_num_seqs:
-            problems.append(
-                (
-                    path,
-                    f"{threshold} ({source}) is above engine.max_num_seqs {cfg.engine.max_num_seqs}: requests "
-                    "would queue inside vLLM before SageMaker sends any to another instance; at most "
-                    f"{cfg.engine.max_num_seqs}",
-                )
+            problems += refuse(
+                path,
+                f"{threshold} ({source}) is above engine.max_num_seqs {cfg.engine.max_num_seqs}: requests "
+                "would queue inside vLLM before SageMaker sends any to another instance; at most "
+                f"{cfg.engine.max_num_seqs}",
             )
     return sorted(set(problems)) if problems else []

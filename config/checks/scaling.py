@@ -58,12 +58,10 @@ def _check_range(cfg: EnvironmentConfig, name: str, path: str, scaling: VariantS
         )
     count = cfg.variant(name).initial_instance_count
     if not scaling.min_capacity <= count <= scaling.max_capacity:
-        problems.append(
-            (
-                path,
-                f"{variant_path(cfg.variants, name, 'initial_instance_count')} {count} must lie in "
-                f"{scaling.min_capacity}-{scaling.max_capacity} (min_capacity-max_capacity)",
-            )
+        problems += refuse(
+            path,
+            f"{variant_path(cfg.variants, name, 'initial_instance_count')} {count} must lie in "
+            f"{scaling.min_capacity}-{scaling.max_capacity} (min_capacity-max_capacity)",
         )
     return problems
 
@@ -110,11 +108,9 @@ def _check_step_policy(where: str, policy: EngineStepScaling) -> list[Problem]:
     if bounds != sorted(set(bounds)):
         problems.append((f"{where}.scale_out", f"at_or_above must rise step by step, got {quote(bounds)}"))
     if not is_none(policy.scale_in_below) and policy.scale_in_below >= bounds[0]:
-        problems.append(
-            (
-                f"{where}.scale_in_below",
-                f"must be below the first scale-out step {bounds[0]}, got {policy.scale_in_below}",
-            )
+        problems += refuse(
+            f"{where}.scale_in_below",
+            f"must be below the first scale-out step {bounds[0]}, got {policy.scale_in_below}",
         )
     return problems
 
@@ -149,30 +145,24 @@ WINDOW_ROOM = 1.2
 def _check_window_capacity(where: str, window: ScheduledWindow, scaling: VariantScaling) -> list[Problem]:
     problems = []
     if not 1 <= window.min_capacity <= scaling.max_capacity:
-        problems.append(
-            (
-                f"{where}.min_capacity",
-                f"must lie within the target's 1-{scaling.max_capacity} (max_capacity), got {window.min_capacity}",
-            )
+        problems += refuse(
+            f"{where}.min_capacity",
+            f"must lie within the target's 1-{scaling.max_capacity} (max_capacity), got {window.min_capacity}",
         )
     if not is_none(window.max_capacity) and not window.min_capacity <= window.max_capacity <= scaling.max_capacity:
-        problems.append(
-            (
-                f"{where}.max_capacity",
-                f"must lie within min_capacity {window.min_capacity} and the target's max_capacity "
-                f"{scaling.max_capacity}, got {window.max_capacity}",
-            )
+        problems += refuse(
+            f"{where}.max_capacity",
+            f"must lie within min_capacity {window.min_capacity} and the target's max_capacity "
+            f"{scaling.max_capacity}, got {window.max_capacity}",
         )
     elif not problems and not is_none(window.max_capacity) and is_none(window.max_capacity_reason):
         room = min(math.ceil(WINDOW_ROOM * window.min_capacity), scaling.max_capacity)
         if window.max_capacity < room:
-            problems.append(
-                (
-                    f"{where}.max_capacity",
-                    f"must be at least {WINDOW_ROOM:g} x min_capacity {window.min_capacity} = {room} (or the target's "
-                    f"max_capacity) so target tracking has room above the floor, got {window.max_capacity}; or say "
-                    "why not in max_capacity_reason",
-                )
+            problems += refuse(
+                f"{where}.max_capacity",
+                f"must be at least {WINDOW_ROOM:g} x min_capacity {window.min_capacity} = {room} (or the target's "
+                f"max_capacity) so target tracking has room above the floor, got {window.max_capacity}; or say "
+                "why not in max_capacity_reason",
             )
     return problems
 
@@ -293,22 +283,18 @@ def _check_span(path: str, windows: list, first_day: date) -> list[Problem]:
                 starts[index + 1] if index + 1 < len(starts) else start.next_firing(zone, s + timedelta(seconds=1))
             )
             if end_time is None or (following is not None and end_time > following):
-                problems.append(
-                    (
-                        f"{path}.schedules",
-                        f"{name} raises capacity at {s:%a %H:%M %Z} with no end before it fires again",
-                    )
+                problems += refuse(
+                    f"{path}.schedules",
+                    f"{name} raises capacity at {s:%a %H:%M %Z} with no end before it fires again",
                 )
                 break
             intervals.append((s.astimezone(UTC), end_time.astimezone(UTC), name))
     intervals.sort()
     for (_, end_a, name_a), (start_b, _, name_b) in zip(intervals, intervals[1:], strict=False):
         if start_b < end_a and name_a != name_b:
-            problems.append(
-                (
-                    f"{path}.schedules",
-                    f"{name_a} and {name_b} overlap at {start_b:%Y-%m-%d %H:%M} UTC; "
-                    f"the first end would drop the other's capacity",
-                )
+            problems += refuse(
+                f"{path}.schedules",
+                f"{name_a} and {name_b} overlap at {start_b:%Y-%m-%d %H:%M} UTC; "
+                f"the first end would drop the other's capacity",
             )
     return problems

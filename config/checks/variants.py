@@ -49,13 +49,11 @@ def _check_variant_set(cfg: EnvironmentConfig) -> list[Problem]:
         if count > 1:
             problems.append(("variants", f"variant names must be unique, '{name}' appears {count} times"))
     if len(cfg.variants) * ROLLBACK_ALARMS_PER_VARIANT > MAX_ROLLBACK_ALARMS:
-        problems.append(
-            (
-                "variants",
-                f"at most {MAX_ROLLBACK_ALARMS // ROLLBACK_ALARMS_PER_VARIANT} variants (each adds "
-                f"{ROLLBACK_ALARMS_PER_VARIANT} rollback alarms, SageMaker takes {MAX_ROLLBACK_ALARMS}), "
-                f"got {len(cfg.variants)}",
-            )
+        problems += refuse(
+            "variants",
+            f"at most {MAX_ROLLBACK_ALARMS // ROLLBACK_ALARMS_PER_VARIANT} variants (each adds "
+            f"{ROLLBACK_ALARMS_PER_VARIANT} rollback alarms, SageMaker takes {MAX_ROLLBACK_ALARMS}), "
+            f"got {len(cfg.variants)}",
         )
     if all(v.initial_weight == 0 for v in cfg.variants):
         problems.append(("variants", "at least one variant needs initial_weight > 0, all are 0"))
@@ -101,13 +99,11 @@ def _check_fallbacks(v: Variant, path: str, catalog: Catalog) -> list[Problem]:
         elif instance_type not in catalog.instance_types:
             problems += _unknown_type(where, instance_type, catalog)
         elif preferred is not None and catalog.instance_types[instance_type].local_nvme != preferred.local_nvme:
-            problems.append(
-                (
-                    where,
-                    f"{instance_type} has {_storage(instance_type, catalog)} but {v.instance_type} has "
-                    f"{_storage(v.instance_type, catalog)}; volume_size_gb and endpoint_kms_key_arn are one "
-                    "setting for every pool of the variant, so its types must agree",
-                )
+            problems += refuse(
+                where,
+                f"{instance_type} has {_storage(instance_type, catalog)} but {v.instance_type} has "
+                f"{_storage(v.instance_type, catalog)}; volume_size_gb and endpoint_kms_key_arn are one "
+                "setting for every pool of the variant, so its types must agree",
             )
     return problems
 
@@ -164,12 +160,10 @@ def _check_instance_type(v: Variant, path: str, catalog: Catalog) -> list[Proble
 def _check_volume(v: Variant, path: str, catalog: Catalog) -> list[Problem]:
     problems = _check_instance_type(v, path, catalog)
     if not problems and _instance(v, catalog).local_nvme and not is_none(v.volume_size_gb):
-        problems.append(
-            (
-                f"{path}.volume_size_gb",
-                f"{v.instance_type} has local NVMe storage; SageMaker refuses VolumeSizeInGB on it, "
-                f"got {v.volume_size_gb} (remove the field)",
-            )
+        problems += refuse(
+            f"{path}.volume_size_gb",
+            f"{v.instance_type} has local NVMe storage; SageMaker refuses VolumeSizeInGB on it, "
+            f"got {v.volume_size_gb} (remove the field)",
         )
     return problems
 

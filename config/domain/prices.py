@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from config.naming import environment_label
-from config.problems import Problem, field_path
+from config.problems import Problem, field_path, refuse
 from config.schema import Catalog, EnvironmentConfig, Price
 
 CATALOG_LABEL = "config/catalog.yaml"  # as messages name the file
@@ -136,11 +136,9 @@ def catalog_price_problems(catalog: Catalog) -> list[Problem]:
     pricing = catalog.pricing
     problems: list[Problem] = []
     if pricing.unpinned_region not in pricing.regions:
-        problems.append(
-            (
-                "pricing.unpinned_region",
-                f"{pricing.unpinned_region!r} is not in pricing.regions (priced: {', '.join(sorted(pricing.regions))})",
-            )
+        problems += refuse(
+            "pricing.unpinned_region",
+            f"{pricing.unpinned_region!r} is not in pricing.regions (priced: {', '.join(sorted(pricing.regions))})",
         )
     for region, entry in pricing.regions.items():
         path = _path(region)
@@ -161,10 +159,8 @@ def catalog_price_problems(catalog: Catalog) -> list[Problem]:
             problems.append((f"{path}.assumption", "required with assumed_from: say why no figure of its own"))
         source = pricing.regions.get(entry.assumed_from)
         if source is None or source.assumed_from is not None:
-            problems.append(
-                (
-                    f"{path}.assumed_from",
-                    f"{entry.assumed_from!r} must be a region in pricing.regions with its own prices",
-                )
+            problems += refuse(
+                f"{path}.assumed_from",
+                f"{entry.assumed_from!r} must be a region in pricing.regions with its own prices",
             )
     return problems

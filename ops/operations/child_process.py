@@ -126,15 +126,18 @@ def stop_group(process: subprocess.Popen, grace_seconds: float = GRACE_SECONDS) 
             continue
 
 
-def run_child(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> int:
-    """`command`'s exit code, its stderr relayed; interrupted, its process group is stopped quietly and the
-    KeyboardInterrupt goes on (a runtime hook's deploy run here stops its own child the same way)."""
+def run_child(command: list[str], cwd: Path, env: dict[str, str] | None = None, stdout: int | None = None) -> int:
+    """`command`'s exit code, its stderr relayed (stdout: the terminal's, or `stdout`); interrupted, its process
+    group is stopped quietly and the KeyboardInterrupt goes on (a runtime hook's deploy run here stops its own
+    child the same way)."""
     relay = StderrRelay()
     process = None
     try:
         try:
             with interrupt_held_while_starting():
-                process = subprocess.Popen(command, cwd=cwd, env=env, stderr=relay.write_end, start_new_session=True)
+                process = subprocess.Popen(
+                    command, cwd=cwd, env=env, stdout=stdout, stderr=relay.write_end, start_new_session=True
+                )
         finally:
             relay.close_write_end()
         code = process.wait()

@@ -68,17 +68,18 @@ def _past_typer(command: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-def entry_point(main: Callable[[], int | None], interrupted: str) -> NoReturn:
+def entry_point(main: Callable[[], int | None], interrupted: str | Callable[[], str]) -> NoReturn:
     """The whole command: handlers installed before `main` loads its libraries; an interrupt is the line
-    `interrupted` on stderr and 128 + its signal, through os._exit: after a KeyboardInterrupt CPython may send
-    SIGINT again at exit (_Py_UnhandledKeyboardInterrupt, Modules/main.c)."""
+    `interrupted` (or what it returns then) on stderr and 128 + its signal, through os._exit: after a
+    KeyboardInterrupt CPython may send SIGINT again at exit (_Py_UnhandledKeyboardInterrupt, Modules/main.c).
+    """
     install()
     try:
         code = main()
     except (KeyboardInterrupt, _PastTyper) as stopped:
         stop = stopped.interrupt if isinstance(stopped, _PastTyper) else stopped
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while the line is written changes nothing
-        print(interrupted, file=sys.stderr)
+        print(interrupted() if callable(interrupted) else interrupted, file=sys.stderr)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(exit_code(stop))

@@ -107,10 +107,16 @@ def test_variants_changed_lifts_the_name_rule_but_not_the_scaling_rule(refused) 
     assert refused(rename_canary, released) == []
 
 
-def test_changing_a_scaled_variants_type_is_refused(refused) -> None:
-    def retype(raw: dict) -> None:
-        raw["variants"][0].update(instance_type="ml.g6.xlarge", fallback_instance_types=["ml.g5.xlarge"])
+def retype(raw: dict) -> None:
+    raw["variants"][0].update(instance_type="ml.g6.xlarge", fallback_instance_types=["ml.g5.xlarge"])
 
+
+def retype_and_unscale(raw: dict) -> None:
+    retype(raw)
+    del raw["autoscaling"]["primary"]
+
+
+def test_changing_a_scaled_variants_type_is_refused(refused) -> None:
     assert refused(retype, Deployed(BOTH_SCALED)) == [
         (
             "variants[0].instance_type",
@@ -122,11 +128,6 @@ def test_changing_a_scaled_variants_type_is_refused(refused) -> None:
 
 def test_deleting_the_autoscaling_entry_in_the_same_edit_does_not_bypass_the_rule(refused) -> None:
     """The seeds' guard looked at the config's autoscaling; the live scalable target is still registered."""
-
-    def retype_and_unscale(raw: dict) -> None:
-        raw["variants"][0].update(instance_type="ml.g6.xlarge", fallback_instance_types=["ml.g5.xlarge"])
-        del raw["autoscaling"]["primary"]
-
     assert refused(retype_and_unscale, Deployed(BOTH_SCALED)) == [
         (
             "variants[0].instance_type",
@@ -137,10 +138,6 @@ def test_deleting_the_autoscaling_entry_in_the_same_edit_does_not_bypass_the_rul
 
 
 def test_a_variant_deployed_without_scaling_may_change_type(refused) -> None:
-    def retype_and_unscale(raw: dict) -> None:
-        raw["variants"][0].update(instance_type="ml.g6.xlarge", fallback_instance_types=["ml.g5.xlarge"])
-        del raw["autoscaling"]["primary"]
-
     unscaled = {**BOTH_SCALED, "primary": DeployedVariant("ml.g5.xlarge", False)}
     assert refused(retype_and_unscale, Deployed(unscaled)) == []
 

@@ -159,6 +159,27 @@ def datum(variant: str, name: str, value: float, instance_type: str | None = Non
     return {"MetricName": name, "Dimensions": dimensions, "Timestamp": NOW, "Value": value, "Unit": "Count"}
 
 
+def variant_data(
+    variant: str,
+    short: float,
+    in_service: float,
+    failed: float,
+    below_max: float,
+    refused: float = 0.0,
+    pools: dict[str, float] | None = None,
+) -> list[dict[str, Any]]:
+    """The metrics one run puts for a variant, in the handler's order (InPeakWindow 0: no PEAK_WINDOWS given)."""
+    return [
+        datum(variant, "InstancesShort", short),
+        datum(variant, "InstancesInService", in_service),
+        datum(variant, "FailedScalingActivities", failed),
+        datum(variant, "InstancesBelowMax", below_max),
+        *(datum(variant, "InstancesInService", count, instance_type) for instance_type, count in (pools or {}).items()),
+        datum(variant, "ScaleOutRefused", refused),
+        datum(variant, "InPeakWindow", 0.0),
+    ]  # fmt: skip
+
+
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Aws]:
     monkeypatch.setenv("ENDPOINT_NAME", ENDPOINT)
@@ -193,23 +214,9 @@ def test_a_scale_out_still_provisioning_is_short_by_the_missing_instances_per_po
         "primary", [activity("primary", 6, "InProgress", 8, took=None), activity("primary", 90, "Successful", 5)]
     )
     aws.activities("canary", [activity("canary", 300, "Successful", 1)])
-    aws.expect_metrics(
-        [
-            datum("primary", "InstancesShort", 3.0),
-            datum("primary", "InstancesInService", 5.0),
-            datum("primary", "FailedScalingActivities", 0.0),
-            datum("primary", "InstancesBelowMax", 4.0),  # MaxCapacity 12 - desired 8
-            datum("primary", "InstancesInService", 4.0, "ml.g5.xlarge"),
-            datum("primary", "InstancesInService", 1.0, "ml.g6.xlarge"),
-            datum("primary", "ScaleOutRefused", 0.0),
-            datum("primary", "InPeakWindow", 0.0),  # no PEAK_WINDOWS given
-            datum("canary", "InstancesShort", 0.0),
-            datum("canary", "InstancesInService", 1.0),
-            datum("canary", "FailedScalingActivities", 0.0),
-            datum("canary", "InstancesBelowMax", 11.0),
-            datum("canary", "ScaleOutRefused", 0.0),
-            datum("canary", "InPeakWindow", 0.0),  # no PEAK_WINDOWS given
-        ]
+    aws.expect_metrics(  # below max: MaxCapacity 12 - desired 8
+        variant_data("primary", 3, 5, 0, 4, pools={"ml.g5.xlarge": 4, "ml.g6.xlarge": 1})
+        + variant_data("canary", 0, 1, 0, 11)
     )
 
     assert run(aws) == {"endpoint": ENDPOINT, "status": "Updating", "metrics": 14}
@@ -234,22 +241,7 @@ def test_a_scheduled_raise_refused_by_the_quota_is_short_against_the_floor_and_a
         ],
     )
     aws.activities("canary")
-    aws.expect_metrics(
-        [
-            datum("primary", "InstancesShort", 4.0),
-            datum("primary", "InstancesInService", 3.0),
-            datum("primary", "FailedScalingActivities", 3.0),
-            datum("primary", "InstancesBelowMax", 9.0),
-            datum("primary", "ScaleOutRefused", 0.0),
-            datum("primary", "InPeakWindow", 0.0),  # no PEAK_WINDOWS given
-            datum("canary", "InstancesShort", 0.0),
-            datum("canary", "InstancesInService", 1.0),
-            datum("canary", "FailedScalingActivities", 0.0),
-            datum("canary", "InstancesBelowMax", 11.0),
-            datum("canary", "ScaleOutRefused", 0.0),
-            datum("canary", "InPeakWindow", 0.0),  # no PEAK_WINDOWS given
-        ]
-    )
+    aws.expect_metrics(variant_data("primary", 4, 3, 3, 9) + variant_data("canary", 0, 1, 0, 11))
 
     run(aws)
 
@@ -264,16 +256,7 @@ def test_a_target_tracking_scale_out_refused_at_once_is_not_short_but_refused(aw
         "primary",
         [activity("primary", 1, "Failed", 5, QUOTA, took=0), activity("primary", 9, "Failed", 5, QUOTA, took=0)],
     )
-    aws.expect_metrics(
-        [
-            datum("primary", "InstancesShort", 0.0),
-            datum("primary", "InstancesInService", 4.0),
-            datum("primary", "FailedScalingActivities", 2.0),
-            datum("primary", "InstancesBelowMax", 8.0),
-            datum("primary", "ScaleOutRefused", 1.0),
-            datum("primary", "InPeakWindow", 0.0),  # no PEAK_WINDOWS given
-        ]
-    )
+    aws.expect_metrics(variant_data("primary", 0, 4, 2, 8, refused=1))
 
     run(aws)
 
@@ -286,16 +269,7 @@ def test_activities_are_read_page_by_page_until_one_is_older_than_the_window(aws
     aws.activities(
         "primary", recent, [activity("primary", 3, "Failed", 3, QUOTA), activity("primary", 30, "Successful", 2)]
     )
-    aws.expect_metrics(
-        [
-            datum("primary", "InstancesShort", 0.0),
-            datum("primary", "InstancesInService", 2.0),
-            datum("primary", "FailedScalingActivities", 3.0),
-            datum("primary", "InstancesBelowMax", 10.0),
-            datum("primary", "ScaleOutRefused", 0.0),  # below target (AlarmHigh OK)
-            datum("primary", "InPeakWindow", 0.0),  # no PEAK_WINDOWS given
-        ]
-    )
+    aws.expect_metrics(variant_data("primary", 0, 2, 3, 10))  # not refused: below target (AlarmHigh OK)
 
     run(aws)  # the Stubber has no third page: a further call would fail here
 

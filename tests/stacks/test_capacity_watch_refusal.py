@@ -188,35 +188,27 @@ def test_a_scale_out_refused_while_above_target_is_1(world: World) -> None:
     assert [{d["Value"] for d in m["Dimensions"]} for m in refusals] == [{world.endpoint, "primary"}]
 
 
-def test_a_failed_activity_while_the_metric_is_below_target_is_0(world: World) -> None:
-    """Only the alarm that fires above the target counts: the AlarmLow in ALARM is below it."""
-    world.set_alarm("high", "OK")
-    entered = world.set_alarm("low", "ALARM")
-    world.activity("primary", entered + timedelta(seconds=5), "Failed", QUOTA)
+@pytest.mark.parametrize(
+    ("states", "activities", "minutes", "failed"),
+    [
+        # Only the alarm that fires above the target counts: the AlarmLow in ALARM is below it.
+        pytest.param({"high": "OK", "low": "ALARM"}, [(5, "Failed", QUOTA)], 1, 1, id="failed-below-target"),
+        pytest.param({"high": "ALARM"}, [(5, "InProgress", "")], 1, 0, id="no-failure-above-target"),
+        # A newer activity under way: the capacity is coming, and instances-short watches it from here.
+        pytest.param({"high": "ALARM"}, [(5, "Failed", "Cannot update in-progress endpoint"), (65, "InProgress", "")],
+                     2, 1, id="refusal-its-retry-answered"),
+    ],
+)  # fmt: skip
+def test_no_refusal_standing_above_target_is_0(world: World, states, activities, minutes, failed) -> None:
+    for which, state in states.items():
+        entered = world.set_alarm(which, state)
+    for seconds, status, message in activities:
+        world.activity("primary", entered + timedelta(seconds=seconds), status, message)
 
-    published = world.run(now=entered + timedelta(minutes=1))
+    published = world.run(now=entered + timedelta(minutes=minutes))
 
     assert published["ScaleOutRefused"] == 0
-    assert published["FailedScalingActivities"] == 1  # still the ticket's
-
-
-def test_no_failure_while_above_target_is_0(world: World) -> None:
-    entered = world.set_alarm("high", "ALARM")
-    world.activity("primary", entered + timedelta(seconds=5), "InProgress")
-
-    published = world.run(now=entered + timedelta(minutes=1))
-
-    assert published["ScaleOutRefused"] == 0
-    assert published["FailedScalingActivities"] == 0
-
-
-def test_a_refusal_its_retry_answered_is_0(world: World) -> None:
-    """A newer activity under way: the capacity is coming, and instances-short watches it from here."""
-    entered = world.set_alarm("high", "ALARM")
-    world.activity("primary", entered + timedelta(seconds=5), "Failed", "Cannot update in-progress endpoint")
-    world.activity("primary", entered + timedelta(seconds=65), "InProgress")
-
-    assert world.run(now=entered + timedelta(minutes=2))["ScaleOutRefused"] == 0
+    assert published["FailedScalingActivities"] == failed  # still the ticket's
 
 
 def test_a_refusal_stays_1_while_the_alarm_stays_in_alarm_past_the_window(world: World) -> None:

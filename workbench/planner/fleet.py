@@ -104,11 +104,6 @@ class Fleet:
         self._serving = counts
         self._refresh()
 
-    @property
-    def launching(self) -> dict[str, int]:
-        """Provisioning, by instance type."""
-        return self._launching
-
     def _refresh(self) -> None:
         self.in_service = sum(self._serving.values())
         self.provisioning = sum(self._launching.values())

@@ -32,7 +32,7 @@ def test_each_environments_figure_is_the_planners(env: str) -> None:
 
 
 def test_the_figure_is_the_plans_configured_cost_times_the_margin() -> None:
-    cfg, catalog = load_environment("prod", against_deployed=False), load_catalog()
+    cfg, catalog = load_environment("dev", against_deployed=False), load_catalog()
     plan = build_plan(cfg, catalog, traffic_for(cfg.planning.traffic))
     configured = plan.scenarios["configured"].total.monthly_cost_usd
     assert planned_monthly_cost_usd(cfg, catalog) == pytest.approx(configured, rel=1e-9)

@@ -1,8 +1,8 @@
 """`python -m workbench.planner` as a user runs it: files written, exit codes and messages.
 
 The commands run in-process through typer's runner (the CLI's own code path, without a Python start-up
-and imports per run); `test_unknown_environment` and the slow replay run the real `python -m workbench.planner`
-process, and tests/test_gate_command.py runs it through `bin/plan` (exit codes 0, 1 and 2)."""
+and imports per run); the slow replay runs the real `python -m workbench.planner` process, and
+test_gate_command.py runs it through `bin/plan` (exit codes 0, 1 and 2)."""
 
 import copy
 import subprocess
@@ -47,16 +47,6 @@ def prod_with(tmp_path: Path, change) -> Path:
     return path
 
 
-@pytest.mark.slow  # bin/plan's real-process twin in tests/test_gate_command.py: `make test-slow` (docs/explanation/testing.md)
-def test_plan_writes_summary_and_plot(tmp_path: Path) -> None:
-    result = planner("plan", "dev", "--out", str(tmp_path))
-    assert result.exit_code == 0, result.stderr  # dev.yaml as the tuner left it: at its frontier
-    assert result.stdout.startswith("## Capacity plan: dev (reference week × 0.1)")
-    assert "- Margin: holds down to " in result.stdout
-    assert (tmp_path / "summary.md").read_text().startswith("## Capacity plan: dev")
-    assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
 def test_diff_shows_what_a_bigger_off_peak_floor_costs(tmp_path: Path) -> None:
     # The off-peak window's floor at the variant's maximum: more instances than target tracking keeps there.
     def off_peak_floor_at_the_max(raw: dict) -> None:
@@ -72,8 +62,8 @@ def test_diff_shows_what_a_bigger_off_peak_floor_costs(tmp_path: Path) -> None:
 
 
 def test_unknown_environment(tmp_path: Path) -> None:
-    result = planner_process("plan", "qa", "--out", str(tmp_path))
-    assert result.returncode == 2
+    result = planner("plan", "qa", "--out", str(tmp_path))
+    assert result.exit_code == 2
     assert "error: unknown environment 'qa'; known: dev, prod, staging" in result.stderr
     assert "Traceback" not in result.stderr
 
@@ -126,24 +116,6 @@ def test_exported_reference_week_replays_to_the_same_plan(tmp_path: Path) -> Non
         return next(line for line in output.splitlines() if line.startswith("| Configured"))
 
     assert configured(result.stdout) == configured(reference.stdout)
-
-
-@pytest.mark.slow  # bin/plan's real-process twin in tests/test_gate_command.py: `make test-slow` (docs/explanation/testing.md)
-def test_plan_not_met_exits_1_after_writing_its_files(tmp_path: Path) -> None:
-    """CI gates on `make plan`: twice the reference week overwhelms prod's ceiling; the verdict says why."""
-    week = tmp_path / "week.csv"
-    assert planner("export-traffic", str(week)).exit_code == 0
-    rows = week.read_text().splitlines()
-    doubled = [rows[0]] + [f"{ts},{float(n) * 2:g}" for ts, n in (row.split(",") for row in rows[1:])]
-    week.write_text("\n".join(doubled) + "\n")
-
-    result = planner("plan", "prod", "--traffic", str(week), "--out", str(tmp_path))
-    assert result.exit_code == 1, result.stderr
-    assert "### Verdict: not met" in (tmp_path / "summary.md").read_text()
-    assert (tmp_path / "plot.png").is_file()
-    assert "verdict: not met (prod, planning.budget): failed requests in peak windows " in result.stderr
-    assert "failed requests in the worst hour " in result.stderr and "of the worst hour against 1 %" in result.stderr
-    assert "Traceback" not in result.stderr
 
 
 def test_diff_verdict_names_what_breaks_the_budget(tmp_path: Path) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
+from workbench.planner.cli import app
 
 REPO = Path(__file__).resolve().parents[3]
 INVALID = "max_num_seqs: -1"  # engine.max_num_seqs must be positive: one problem, named by field
@@ -98,13 +100,11 @@ def test_the_planner_names_the_base_as_told_and_removes_its_earlier_output(tmp_p
     out = tmp_path / "diff.md"
     out.write_text("an earlier run's comparison\n")
 
-    result = subprocess.run(
-        [sys.executable, "-m", "workbench.planner", "diff", "dev", "--base", str(base),
-         "--base-name", "main:config/environments/dev.yaml", "--out", str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    result = CliRunner().invoke(
+        app, ["diff", "dev", "--base", str(base), "--base-name", "main:config/environments/dev.yaml", "--out", str(out)]
+    )
 
-    assert result.returncode == 2
+    assert result.exit_code == 2
     assert result.stderr.startswith("error: main:config/environments/dev.yaml: 1 problem(s)")
     assert str(base) not in result.stderr
     assert not out.exists()

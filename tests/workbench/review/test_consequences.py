@@ -1,5 +1,7 @@
 """Deploy consequences read from two serving templates: a real synthesised template, then edited the way
-a config change would edit it (only the parts the rules read)."""
+a config change would edit it (only the parts the rules read). A routing change is named as the blue/green
+deployment it is (issue 29 §2): RoutingConfig is create-only, so a new strategy or new prefix-aware settings
+replace the endpoint config."""
 
 from __future__ import annotations
 
@@ -23,6 +25,11 @@ def prod() -> dict:
 
 def resources(template: dict, kind: str) -> list[dict]:
     return [r["Properties"] for r in template["Resources"].values() if r["Type"] == kind]
+
+
+def endpoint_variants(template: dict) -> list[dict]:
+    (config,) = resources(template, "AWS::SageMaker::EndpointConfig")
+    return config["ProductionVariants"]
 
 
 def consequences(base: dict, head: dict, *changes: ResourceChange, iam: IamChanges | None = None) -> list[str]:
@@ -99,3 +106,29 @@ def test_the_clis_resource_lines_are_parsed() -> None:
         ResourceChange("removed", "AWS::CloudWatch::Alarm", "AlarmsOldAB12CD34", "", "destroy"),
         ResourceChange("added", "AWS::CloudWatch::Alarm", "AlarmsnewalarmAB12CD34", "Alarms/new-alarm", ""),
     ]
+
+
+def test_a_switch_to_prefix_aware_routing_is_a_blue_green_deployment(prod) -> None:
+    base = copy.deepcopy(prod)  # prod routes PREFIX_AWARE (issue 52); before, LEAST_OUTSTANDING_REQUESTS
+    for variant in endpoint_variants(base):
+        variant["RoutingConfig"] = {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"}
+    assert consequences(base, prod) == [
+        f"variant '{name}' routing LEAST_OUTSTANDING_REQUESTS → PREFIX_AWARE (PrefixLength 2560, "
+        "ConcurrencyThreshold 16): the endpoint config is replaced, so this is a blue/green deployment; the green "
+        'fleet starts with empty prefix caches (docs/explanation/capacity-model.md "Routing")'
+        for name in ("canary", "primary")
+    ]
+
+
+def test_a_new_threshold_alone_is_one_too(prod) -> None:
+    base, head = copy.deepcopy(prod), copy.deepcopy(prod)
+    for template, threshold in ((base, 20), (head, 12)):
+        endpoint_variants(template)[0]["RoutingConfig"] = {
+            "RoutingStrategy": "PREFIX_AWARE",
+            "PrefixAwareRoutingConfig": {"PrefixLength": 2560, "ConcurrencyThreshold": threshold},
+        }
+    (line,) = consequences(base, head)
+    assert line.startswith(
+        "variant 'primary' routing PREFIX_AWARE (PrefixLength 2560, ConcurrencyThreshold 20) → PREFIX_AWARE "
+        "(PrefixLength 2560, ConcurrencyThreshold 12): the endpoint config is replaced"
+    )

@@ -45,16 +45,24 @@ def test_an_asset_hash_changed_inside_an_arn_is_no_iam_change(prod) -> None:
     assert not [c for c in deploy_consequences("prod", None, None, [diff], None) if "IAM" in c]
 
 
-def test_a_new_assume_role_statement_is_broadening(prod) -> None:
+@pytest.mark.parametrize(
+    ("policy", "statement", "added"),
+    [
+        ("ModelsExecutionRole", {"Action": "sts:AssumeRole", "Resource": "arn:aws:iam::222222222222:role/cdk-deploy"},
+         "sts:AssumeRole on arn:aws:iam::222222222222:role/cdk-deploy"),
+        # iam:PassRole also through a wildcard
+        ("CapacityWatchRole", {"Action": "iam:Pass*", "Resource": {"Fn::GetAtt": ["ModelsExecutionRole71BC3EA4", "Arn"]}},
+         "iam:Pass* on ${ModelsExecutionRole71BC3EA4.Arn}"),
+        ("ModelsExecutionRole", {"Action": ["s3:GetObject", "s3:ListBucket"], "Resource": "*"},
+         "s3:GetObject, s3:ListBucket on *"),
+    ],
+)  # fmt: skip
+def test_a_new_assume_role_pass_role_or_star_statement_is_broadening(prod, policy, statement, added) -> None:
     base = prod.serving.to_json()
     head = copy.deepcopy(base)
-    policy_of(head, "ModelsExecutionRoleDefaultPolicy").append(
-        {"Action": "sts:AssumeRole", "Effect": "Allow", "Resource": "arn:aws:iam::222222222222:role/cdk-deploy"}
-    )
+    policy_of(head, f"{policy}DefaultPolicy").append({**statement, "Effect": "Allow"})
 
-    assert iam_lines(base, head) == [
-        f"IAM broadened in {SERVING}: ModelsExecutionRole: sts:AssumeRole on arn:aws:iam::222222222222:role/cdk-deploy"
-    ]
+    assert iam_lines(base, head) == [f"IAM broadened in {SERVING}: {policy}: {added}"]
 
 
 def test_a_widened_assume_role_names_only_what_was_added(prod) -> None:
@@ -72,30 +80,6 @@ def test_a_widened_assume_role_names_only_what_was_added(prod) -> None:
 
     assert iam_lines(base, head) == [
         f"IAM broadened in {SERVING}: CapacityWatchRole: sts:AssumeRole on arn:aws:iam::222222222222:role/admin"
-    ]
-
-
-def test_a_new_pass_role_is_broadening_also_through_a_wildcard(prod) -> None:
-    base = prod.serving.to_json()
-    head = copy.deepcopy(base)
-    policy_of(head, "CapacityWatchRoleDefaultPolicy").append(
-        {"Action": "iam:Pass*", "Effect": "Allow", "Resource": {"Fn::GetAtt": ["ModelsExecutionRole71BC3EA4", "Arn"]}}
-    )
-
-    assert iam_lines(base, head) == [
-        f"IAM broadened in {SERVING}: CapacityWatchRole: iam:Pass* on ${{ModelsExecutionRole71BC3EA4.Arn}}"
-    ]
-
-
-def test_a_star_resource_is_broadening(prod) -> None:
-    base = prod.serving.to_json()
-    head = copy.deepcopy(base)
-    policy_of(head, "ModelsExecutionRoleDefaultPolicy").append(
-        {"Action": ["s3:GetObject", "s3:ListBucket"], "Effect": "Allow", "Resource": "*"}
-    )
-
-    assert iam_lines(base, head) == [
-        f"IAM broadened in {SERVING}: ModelsExecutionRole: s3:GetObject, s3:ListBucket on *"
     ]
 
 
