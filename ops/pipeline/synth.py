@@ -4,7 +4,7 @@ templates, which the sandbox and every ops command read); then cfn-lint checks e
 (ops/pipeline/lint_templates.py).
 
 cfn-lint is loaded while the CDK synthesises: the synth keeps about one core busy (app.py and jsii's Node take
-turns), so on two cores the load costs no time. Interrupted, it is one line saying what it leaves, and
+turns), so on two cores the load runs beside it. Interrupted, it is one line saying what it leaves, and
 128 + the signal, as ops/pipeline/quiet_child.py.
 """
 
